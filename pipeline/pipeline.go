@@ -1,0 +1,312 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Source is what the pipeline reads from; capture.Source satisfies it. Read
+// fills dst completely unless the input ends (n < len(dst) with io.EOF) or
+// fails, and returns the number of float32 values written.
+type Source interface {
+	Read(ctx context.Context, dst []float32) (int, error)
+}
+
+// Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
+// it. The pipeline never closes the sink: its owner does, after Run.
+type Sink interface {
+	Write(samples []float32) error
+}
+
+// Output is one filtered block. Samples belongs to the backend and is valid
+// until the next call to Backend.Next.
+type Output struct {
+	Seq       uint64
+	Timestamp int64 // capture time, ns on the run's clock
+	Samples   []float32
+}
+
+// Backend filters blocks. Start returns the ring the producer writes into;
+// the backend chooses where it lives (Go heap, pinned or mapped host memory)
+// and who consumes it (a host goroutine or a GPU kernel). Next returns the
+// filtered blocks in order, and io.EOF once the ring is closed and drained.
+// Next and Close are called from one goroutine.
+type Backend interface {
+	Name() string
+	Start(ctx context.Context, l Layout) (*Ring, error)
+	Next(ctx context.Context) (Output, error)
+	Close() error
+}
+
+// Policy says what the producer does when the ring is full.
+type Policy int
+
+const (
+	// PolicyBlock makes the producer wait for a free slot: nothing is lost,
+	// the source is slowed down (files, pipes).
+	PolicyBlock Policy = iota
+	// PolicyDrop makes the producer discard the block it just captured and
+	// count it, so a live source keeps its timing (ADCs, paced sources).
+	PolicyDrop
+)
+
+// String returns the config spelling of the policy.
+func (p Policy) String() string {
+	switch p {
+	case PolicyBlock:
+		return "block"
+	case PolicyDrop:
+		return "drop"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// Config is the geometry and policy of a run.
+type Config struct {
+	BlockSize  int  // samples per block (complex: I/Q pairs)
+	Complex    bool // interleaved I/Q input
+	Slots      int  // ring depth, a power of two; 0 means 64
+	Policy     Policy
+	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
+}
+
+// Stats are a run's counters. Every block the source delivered is either
+// filtered or counted in DroppedBlocks; Gaps counts sequence numbers the
+// consumer never saw.
+type Stats struct {
+	SamplesIn      uint64 // samples read from the source, dropped ones included
+	SamplesOut     uint64 // filtered samples written to the sink
+	Blocks         uint64 // blocks written to the sink
+	DroppedBlocks  uint64 // blocks discarded at capture because the ring was full
+	DroppedSamples uint64
+	Gaps           uint64 // missing sequence numbers seen by the consumer
+	Wall           time.Duration
+	Interrupted    bool // the run was stopped by its context (Ctrl-C)
+}
+
+// MSps is the output rate in mega-samples per second of wall time.
+func (s Stats) MSps() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.SamplesOut) / s.Wall.Seconds() / 1e6
+}
+
+// String is the one-line run summary.
+func (s Stats) String() string {
+	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  wall %.3f s  %.2f MS/s",
+		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Wall.Seconds(), s.MSps())
+}
+
+// Options are optional hooks of a run.
+type Options struct {
+	// Progress, if set, is called with a snapshot every ProgressEvery
+	// (default 200 ms) from a separate goroutine.
+	Progress      func(Stats)
+	ProgressEvery time.Duration
+	// OnBlock, if set, is called in the consumer goroutine for every
+	// filtered block with the time (run clock, ns) the host saw it. It must
+	// not keep out.Samples.
+	OnBlock func(out Output, seenNs int64)
+	Log     zerolog.Logger
+}
+
+type counters struct {
+	in, out, blocks, dropB, dropS, gaps atomic.Uint64
+}
+
+func (c *counters) snapshot(start time.Time) Stats {
+	return Stats{
+		SamplesIn:      c.in.Load(),
+		SamplesOut:     c.out.Load(),
+		Blocks:         c.blocks.Load(),
+		DroppedBlocks:  c.dropB.Load(),
+		DroppedSamples: c.dropS.Load(),
+		Gaps:           c.gaps.Load(),
+		Wall:           time.Since(start),
+	}
+}
+
+// Run moves samples from src through be to snk until the source ends, the
+// sample budget is spent, an error occurs or ctx is cancelled. On
+// cancellation the producer stops, blocks already in the ring are still
+// filtered and written, and Run returns the stats with Interrupted set and a
+// nil error. The stats are valid whatever the error.
+func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts Options) (Stats, error) {
+	start := time.Now()
+	clock := func() int64 { return int64(time.Since(start)) }
+	l := Layout{BlockSize: cfg.BlockSize, Channels: 1, Slots: cfg.Slots}
+	if cfg.Complex {
+		l.Channels = 2
+	}
+	if l.Slots == 0 {
+		l.Slots = 64
+	}
+	if cfg.MaxSamples < 0 {
+		return Stats{}, fmt.Errorf("pipeline: max samples must be >= 0, got %d", cfg.MaxSamples)
+	}
+	if err := l.Validate(); err != nil {
+		return Stats{}, err
+	}
+	// The consumer drains after ctx is cancelled, so it runs on its own
+	// context, cancelled only when the run fails.
+	cctx, cancelConsumer := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelConsumer()
+	pctx, cancelProducer := context.WithCancel(ctx)
+	defer cancelProducer()
+
+	ring, err := be.Start(cctx, l)
+	if err != nil {
+		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
+	}
+	var c counters
+	if opts.Progress != nil {
+		every := opts.ProgressEvery
+		if every <= 0 {
+			every = 200 * time.Millisecond
+		}
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					opts.Progress(c.snapshot(start))
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	var perr error
+	var produced uint64 // sequence numbers handed out, dropped blocks included
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer ring.Close()
+		produced, perr = produce(pctx, src, ring, cfg, l, &c, clock)
+	}()
+
+	want, cerr := consume(cctx, be, snk, l.Channels, &c, clock, opts.OnBlock)
+	if cerr != nil {
+		cancelProducer()
+	}
+	wg.Wait()
+	if cerr == nil && produced > want {
+		// Blocks dropped after the last one delivered leave no later
+		// sequence number to reveal them: count them here.
+		c.gaps.Add(produced - want)
+	}
+	st := c.snapshot(start)
+	interrupted := ctx.Err() != nil
+	st.Interrupted = interrupted
+	if errors.Is(perr, context.Canceled) || errors.Is(perr, context.DeadlineExceeded) {
+		if interrupted {
+			perr = nil
+		}
+	}
+	if cerr != nil {
+		return st, cerr
+	}
+	if perr != nil {
+		return st, perr
+	}
+	if st.DroppedBlocks > 0 {
+		opts.Log.Warn().Uint64("blocks", st.DroppedBlocks).Uint64("samples", st.DroppedSamples).
+			Msg("ring overruns: blocks dropped at capture")
+	}
+	return st, nil
+}
+
+// produce reads the source into ring slots. Under PolicyDrop a full ring
+// makes it read into scratch and count the block as dropped; the block still
+// takes a sequence number, so the consumer sees the gap too.
+func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+	scratch := make([]float32, l.BlockValues())
+	remaining := cfg.MaxSamples
+	var seq uint64
+	for {
+		if err := ctx.Err(); err != nil {
+			return seq, err
+		}
+		buf, err := ring.Acquire(ctx, cfg.Policy == PolicyBlock)
+		dropped := false
+		switch {
+		case errors.Is(err, ErrFull):
+			buf, dropped = scratch, true
+		case err != nil:
+			return seq, err
+		}
+		if cfg.MaxSamples > 0 && remaining < int64(l.BlockSize) {
+			buf = buf[:remaining*int64(l.Channels)]
+		}
+		n, rerr := src.Read(ctx, buf)
+		ts := clock()
+		if n%l.Channels != 0 {
+			return seq, fmt.Errorf("pipeline: source returned %d values, not a multiple of %d channels", n, l.Channels)
+		}
+		if n > len(buf) {
+			return seq, fmt.Errorf("pipeline: source returned %d values for a %d-value buffer", n, len(buf))
+		}
+		count := n / l.Channels
+		if count > 0 {
+			c.in.Add(uint64(count))
+			remaining -= int64(count)
+			if dropped {
+				c.dropB.Add(1)
+				c.dropS.Add(uint64(count))
+			} else if err := ring.Publish(count, seq, ts, 0); err != nil {
+				return seq, err
+			}
+			seq++
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return seq, nil
+			}
+			return seq, fmt.Errorf("read source: %w", rerr)
+		}
+		if cfg.MaxSamples > 0 && remaining == 0 {
+			return seq, nil
+		}
+	}
+}
+
+func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+	var want uint64
+	for {
+		out, err := be.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return want, nil
+		}
+		if err != nil {
+			return want, fmt.Errorf("%s backend: %w", be.Name(), err)
+		}
+		seen := clock()
+		if out.Seq > want {
+			c.gaps.Add(out.Seq - want)
+		} else if out.Seq < want {
+			return want, fmt.Errorf("%s backend: block %d out of order (expected %d)", be.Name(), out.Seq, want)
+		}
+		want = out.Seq + 1
+		if onBlock != nil {
+			onBlock(out, seen)
+		}
+		if err := snk.Write(out.Samples); err != nil {
+			return want, fmt.Errorf("write sink: %w", err)
+		}
+		c.blocks.Add(1)
+		c.out.Add(uint64(len(out.Samples) / channels))
+	}
+}

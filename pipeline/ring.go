@@ -1,0 +1,297 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Ring memory layout. Every offset is in bytes from the start of the region
+// handed to NewRing, all fields little-endian. The CUDA kernels in kernels/
+// read the same layout through a device pointer, so these constants are the
+// contract between Go and the GPU: change them together.
+//
+//	[0,   128)  write_seq  uint64  blocks published by the producer (host)
+//	[128, 256)  read_seq   uint64  blocks consumed by the consumer (host or GPU)
+//	[256, ...)  Slots slots of SlotStride bytes each; slot i%Slots holds block i:
+//	            +0  seq       uint64  block sequence number (gaps mean drops)
+//	            +8  timestamp int64   capture time, ns on the run's monotonic clock
+//	            +16 count     uint32  samples in the block (<= BlockSize)
+//	            +20 flags     uint32  FlagLast on the final block of a stream
+//	            +128 data     float32 × BlockSize×Channels
+//
+// Each writer-owned header field sits on its own 128-byte line so producer and
+// consumer never false-share, and slot data starts 128-byte aligned so the
+// GPU's loads coalesce.
+const (
+	OffWriteSeq    = 0
+	OffReadSeq     = 128
+	HeaderSize     = 256
+	SlotHeaderSize = 128
+	OffSlotSeq     = 0
+	OffSlotTime    = 8
+	OffSlotCount   = 16
+	OffSlotFlags   = 20
+	// Alignment is the alignment NewRing requires of the region.
+	Alignment = 128
+)
+
+// FlagLast marks the final block of a stream in a slot's flags word.
+const FlagLast = 1
+
+// ErrFull is returned by Ring.Acquire when the ring has no free slot and the
+// caller asked not to wait.
+var ErrFull = errors.New("pipeline: ring full")
+
+// ErrClosed is returned by Ring.Acquire after Close.
+var ErrClosed = errors.New("pipeline: ring closed")
+
+// Layout is the geometry of a ring: Slots blocks of BlockSize samples of
+// Channels float32 values each (1 real, 2 complex I/Q).
+type Layout struct {
+	BlockSize int
+	Channels  int
+	Slots     int
+}
+
+// Validate reports whether the layout is usable.
+func (l Layout) Validate() error {
+	switch {
+	case l.BlockSize <= 0:
+		return fmt.Errorf("pipeline: block size must be > 0, got %d", l.BlockSize)
+	case l.Channels != 1 && l.Channels != 2:
+		return fmt.Errorf("pipeline: channels must be 1 or 2, got %d", l.Channels)
+	case l.Slots < 2:
+		return fmt.Errorf("pipeline: ring needs at least 2 slots, got %d", l.Slots)
+	case l.Slots&(l.Slots-1) != 0:
+		return fmt.Errorf("pipeline: ring slots must be a power of two, got %d", l.Slots)
+	case int64(l.BlockSize)*int64(l.Channels)*4 > 1<<30:
+		return fmt.Errorf("pipeline: block of %d samples is larger than 1 GiB", l.BlockSize)
+	}
+	return nil
+}
+
+// BlockValues is the number of float32 values in one full block.
+func (l Layout) BlockValues() int { return l.BlockSize * l.Channels }
+
+// SlotStride is the distance in bytes between consecutive slots.
+func (l Layout) SlotStride() int {
+	return SlotHeaderSize + roundUp(l.BlockValues()*4, Alignment)
+}
+
+// Size is the number of bytes a region must have to hold the ring.
+func (l Layout) Size() int { return HeaderSize + l.Slots*l.SlotStride() }
+
+func roundUp(n, a int) int { return (n + a - 1) / a * a }
+
+// AlignedBytes returns a zeroed Go-heap region of n bytes aligned to
+// Alignment, for rings that do not live in pinned memory.
+func AlignedBytes(n int) []byte {
+	buf := make([]byte, n+Alignment)
+	off := int(-uintptr(unsafe.Pointer(&buf[0])) & (Alignment - 1))
+	return buf[off : off+n : off+n]
+}
+
+// Block is one block read from a ring. Samples aliases ring memory and stays
+// valid until the consumer calls Release.
+type Block struct {
+	Seq       uint64
+	Timestamp int64 // ns on the run's clock
+	Flags     uint32
+	Samples   []float32 // Count×Channels values
+}
+
+// Ring is a single-producer, single-consumer ring of fixed-size blocks laid
+// out (see Layout) in a caller-provided memory region, which may be mapped
+// pinned host memory that a GPU reads. One goroutine may call the producer
+// methods (Acquire, Publish, Close) and one the consumer methods (Next,
+// Release) concurrently; either side may instead be a GPU kernel that follows
+// the same layout.
+type Ring struct {
+	l      Layout
+	mem    []byte
+	stride int
+	mask   uint64
+	write  *atomic.Uint64 // in mem: published blocks
+	read   *atomic.Uint64 // in mem: consumed blocks
+	closed atomic.Bool
+	// producer-local: slot handed out by Acquire but not yet published.
+	acquired bool
+}
+
+// NewRing lays a ring over mem, which must be at least l.Size() bytes and
+// aligned to Alignment. The header is reset; slot contents are left as they
+// are.
+func NewRing(mem []byte, l Layout) (*Ring, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if len(mem) < l.Size() {
+		return nil, fmt.Errorf("pipeline: ring needs %d bytes, region has %d", l.Size(), len(mem))
+	}
+	if p := uintptr(unsafe.Pointer(&mem[0])); p%Alignment != 0 {
+		return nil, fmt.Errorf("pipeline: ring region at %#x is not %d-byte aligned", p, Alignment)
+	}
+	r := &Ring{
+		l:      l,
+		mem:    mem[:l.Size()],
+		stride: l.SlotStride(),
+		mask:   uint64(l.Slots - 1),
+		write:  (*atomic.Uint64)(unsafe.Pointer(&mem[OffWriteSeq])),
+		read:   (*atomic.Uint64)(unsafe.Pointer(&mem[OffReadSeq])),
+	}
+	r.write.Store(0)
+	r.read.Store(0)
+	return r, nil
+}
+
+// Layout returns the ring's geometry.
+func (r *Ring) Layout() Layout { return r.l }
+
+// Mem returns the region the ring lives in.
+func (r *Ring) Mem() []byte { return r.mem }
+
+// Written returns the number of blocks published so far.
+func (r *Ring) Written() uint64 { return r.write.Load() }
+
+// ReadCount returns the number of blocks consumed so far.
+func (r *Ring) ReadCount() uint64 { return r.read.Load() }
+
+func (r *Ring) slot(i uint64) []byte {
+	off := HeaderSize + int(i&r.mask)*r.stride
+	return r.mem[off : off+r.stride]
+}
+
+func (r *Ring) data(s []byte, n int) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(&s[SlotHeaderSize])), n)
+}
+
+// Acquire returns the data area of the next free slot, BlockValues() long,
+// for the producer to fill before Publish. When the ring is full it waits for
+// the consumer if wait is true, and otherwise returns ErrFull at once so a
+// live source can drop the block and count it.
+func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	w := r.write.Load()
+	if w-r.read.Load() >= uint64(r.l.Slots) {
+		if !wait {
+			return nil, ErrFull
+		}
+		var b backoff
+		for w-r.read.Load() >= uint64(r.l.Slots) {
+			if err := b.wait(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.acquired = true
+	return r.data(r.slot(w), r.l.BlockValues()), nil
+}
+
+// Publish makes the slot returned by Acquire visible to the consumer, with
+// count samples (not values), sequence number seq and capture timestamp ts.
+// The slot header is written with plain stores and write_seq with one atomic
+// aligned 8-byte store, which orders after them (x86 TSO; a release store on
+// arm64), so a consumer that sees write_seq also sees the header and data.
+func (r *Ring) Publish(count int, seq uint64, ts int64, flags uint32) error {
+	if !r.acquired {
+		return errors.New("pipeline: Publish without Acquire")
+	}
+	if count < 0 || count > r.l.BlockSize {
+		return fmt.Errorf("pipeline: block count %d outside [0, %d]", count, r.l.BlockSize)
+	}
+	w := r.write.Load()
+	s := r.slot(w)
+	*(*uint64)(unsafe.Pointer(&s[OffSlotSeq])) = seq
+	*(*int64)(unsafe.Pointer(&s[OffSlotTime])) = ts
+	*(*uint32)(unsafe.Pointer(&s[OffSlotCount])) = uint32(count)
+	*(*uint32)(unsafe.Pointer(&s[OffSlotFlags])) = flags
+	r.acquired = false
+	r.write.Store(w + 1)
+	return nil
+}
+
+// Close tells the consumer that no more blocks follow; Next returns io.EOF
+// once the published blocks are drained.
+func (r *Ring) Close() { r.closed.Store(true) }
+
+// Closed reports whether Close was called.
+func (r *Ring) Closed() bool { return r.closed.Load() }
+
+// Next waits for the next published block and returns it without consuming
+// it; call Release when done with its samples. It returns io.EOF after Close
+// once every block has been consumed.
+func (r *Ring) Next(ctx context.Context) (Block, error) {
+	rd := r.read.Load()
+	var b backoff
+	for r.write.Load() == rd {
+		if r.closed.Load() && r.write.Load() == rd {
+			return Block{}, io.EOF
+		}
+		if err := b.wait(ctx); err != nil {
+			return Block{}, err
+		}
+	}
+	return r.blockAt(rd), nil
+}
+
+// Peek returns block i (absolute index) if it has been published, without
+// waiting; ok is false otherwise. It is for consumers that poll.
+func (r *Ring) Peek(i uint64) (Block, bool) {
+	if r.write.Load() <= i {
+		return Block{}, false
+	}
+	return r.blockAt(i), true
+}
+
+func (r *Ring) blockAt(i uint64) Block {
+	s := r.slot(i)
+	n := int(*(*uint32)(unsafe.Pointer(&s[OffSlotCount])))
+	if n > r.l.BlockSize { // memory shared with another writer: never trust it blindly
+		n = r.l.BlockSize
+	}
+	return Block{
+		Seq:       *(*uint64)(unsafe.Pointer(&s[OffSlotSeq])),
+		Timestamp: *(*int64)(unsafe.Pointer(&s[OffSlotTime])),
+		Flags:     *(*uint32)(unsafe.Pointer(&s[OffSlotFlags])),
+		Samples:   r.data(s, n*r.l.Channels),
+	}
+}
+
+// Release consumes the block returned by the last Next, freeing its slot.
+func (r *Ring) Release() { r.read.Add(1) }
+
+// backoff spins briefly, then yields, then sleeps with growing intervals, so
+// a waiting side reacts within microseconds when the other is busy and costs
+// little CPU when it is idle.
+type backoff struct{ n int }
+
+func (b *backoff) wait(ctx context.Context) error {
+	b.n++
+	switch {
+	case b.n < 64:
+		// spin
+	case b.n < 256:
+		runtime.Gosched()
+	default:
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := time.Duration(b.n-255) * time.Microsecond
+		if d > time.Millisecond {
+			d = time.Millisecond
+		}
+		time.Sleep(d)
+	}
+	if b.n&63 == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
