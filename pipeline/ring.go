@@ -122,7 +122,24 @@ type Ring struct {
 	closed atomic.Bool
 	// producer-local: slot handed out by Acquire but not yet published.
 	acquired bool
+	hook     PublishHook
+	spin     time.Duration // consumer: busy-wait this long before sleeping
 }
+
+// SetSpin makes Next busy-wait (yielding now and then) for up to d before
+// it starts sleeping between polls. Latency-critical consumers set it to
+// more than the block period, trading a core for microseconds; the default
+// sleeps after a few microseconds.
+func (r *Ring) SetSpin(d time.Duration) { r.spin = d }
+
+// PublishHook is called by Publish, on the producer goroutine, with the
+// block's absolute index and contents just before the block becomes visible.
+// The CUDA zero-copy backend uses it to copy each block into the tagged
+// words its kernel polls.
+type PublishHook func(index uint64, b Block)
+
+// SetPublishHook installs h; call it before the producer starts.
+func (r *Ring) SetPublishHook(h PublishHook) { r.hook = h }
 
 // NewRing lays a ring over mem, which must be at least l.Size() bytes and
 // aligned to Alignment. The header is reset; slot contents are left as they
@@ -214,6 +231,9 @@ func (r *Ring) Publish(count int, seq uint64, ts int64, flags uint32) error {
 	*(*uint32)(unsafe.Pointer(&s[OffSlotCount])) = uint32(count)
 	*(*uint32)(unsafe.Pointer(&s[OffSlotFlags])) = flags
 	r.acquired = false
+	if r.hook != nil {
+		r.hook(w, Block{Seq: seq, Timestamp: ts, Flags: flags, Samples: r.data(s, count*r.l.Channels)})
+	}
 	r.write.Store(w + 1)
 	return nil
 }
@@ -230,7 +250,7 @@ func (r *Ring) Closed() bool { return r.closed.Load() }
 // once every block has been consumed.
 func (r *Ring) Next(ctx context.Context) (Block, error) {
 	rd := r.read.Load()
-	var b backoff
+	b := backoff{spin: r.spin}
 	for r.write.Load() == rd {
 		if r.closed.Load() && r.write.Load() == rd {
 			return Block{}, io.EOF
@@ -270,28 +290,47 @@ func (r *Ring) Release() { r.read.Add(1) }
 
 // backoff spins briefly, then yields, then sleeps with growing intervals, so
 // a waiting side reacts within microseconds when the other is busy and costs
-// little CPU when it is idle.
-type backoff struct{ n int }
+// little CPU when it is idle. With spin set it keeps spinning and yielding
+// for that long before it sleeps.
+type backoff struct {
+	n     int
+	spin  time.Duration
+	start time.Time
+}
 
 func (b *backoff) wait(ctx context.Context) error {
 	b.n++
-	switch {
-	case b.n < 64:
-		// spin
-	case b.n < 256:
-		runtime.Gosched()
-	default:
+	if b.n&63 == 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d := time.Duration(b.n-255) * time.Microsecond
-		if d > time.Millisecond {
-			d = time.Millisecond
+	}
+	switch {
+	case b.n < 64:
+		return nil
+	case b.spin > 0:
+		if b.start.IsZero() {
+			b.start = time.Now()
 		}
-		time.Sleep(d)
+		if b.n&255 == 0 {
+			runtime.Gosched()
+		}
+		if b.n&63 != 0 || time.Since(b.start) < b.spin {
+			return nil
+		}
+		b.spin = 0 // spun long enough: fall back to sleeping
+		b.n = 256
+	case b.n < 256:
+		runtime.Gosched()
+		return nil
 	}
-	if b.n&63 == 0 {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	d := time.Duration(b.n-255) * time.Microsecond
+	if d > time.Millisecond {
+		d = time.Millisecond
+	}
+	time.Sleep(d)
 	return nil
 }

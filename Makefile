@@ -1,0 +1,89 @@
+# sigproc build, test and GPU targets. `make help` lists them.
+GO        ?= go
+BUILD     ?= build
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+FUZZTIME  ?= 5s
+
+# CUDA: on x86_64 the pinned CUDA 11.8 driver headers and libcuda stub from
+# Debian's nvidia-cuda-dev (gorgonia.org/cu does not compile against CUDA 13
+# headers); on a Jetson (aarch64) JetPack's own toolkit.
+ARCH      := $(shell uname -m)
+CUDA_DIR  ?= .cuda
+ifeq ($(ARCH),aarch64)
+CUDA_HOME    ?= /usr/local/cuda
+CUDA_INCLUDE ?= $(CUDA_HOME)/include
+CUDA_LIB     ?= $(CUDA_HOME)/lib64/stubs
+CUDA_DEPS    :=
+else
+CUDA_INCLUDE ?= $(CURDIR)/$(CUDA_DIR)/usr/include
+CUDA_LIB     ?= $(CURDIR)/$(CUDA_DIR)/usr/lib/x86_64-linux-gnu/stubs
+CUDA_DEPS    := cuda-headers
+endif
+CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INCLUDE)" CGO_LDFLAGS="-L$(CUDA_LIB)"
+NVCC      ?= nvcc
+PTX_ARCH  ?= compute_75
+
+.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin ptx bench clean
+
+help:
+	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
+	@echo "make run            run the default config (synthetic source, CPU backend)"
+	@echo "make test           unit tests, race tests, short fuzz runs (what CI runs)"
+	@echo "make ci             test + vet + gofmt + cuda compile check"
+	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
+	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
+	@echo "make ptx            rebuild kernels/fir.ptx from kernels/fir.cu (needs nvcc)"
+	@echo "make bench          CPU benchmarks"
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BUILD)/sigproc ./cmd/sigproc
+
+run:
+	$(GO) run ./cmd/sigproc run -c configs/synthetic-cpu.yaml
+
+# The README's test command; .ci/run calls it.
+test:
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./pipeline/... ./probe/... ./capture/... ./sink/... ./cmd/...
+	CGO_ENABLED=0 $(GO) test -count=1 -tags purego ./filter/...
+	$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	@set -e; for pkg in ./config ./capture ./filter; do \
+	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$fz ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
+	      { echo "fuzz $$pkg $$fz FAILED"; $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+	  done; \
+	done
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+ci: test vet fmt-check cuda-vet
+
+cuda-headers:
+	./scripts/fetch-cuda-headers.sh $(CUDA_DIR)
+
+cuda: $(CUDA_DEPS) build
+	$(CUDA_ENV) $(GO) build -tags cuda -ldflags '$(LDFLAGS)' -o $(BUILD)/sigproc-cuda ./cmd/sigproc
+
+cuda-vet: $(CUDA_DEPS)
+	$(CUDA_ENV) $(GO) vet -tags cuda ./...
+
+cuda-test-bin: $(CUDA_DEPS)
+	$(CUDA_ENV) $(GO) test -c -tags cuda -o $(BUILD)/gpu.test ./gpu
+
+ptx:
+	$(NVCC) -ptx -arch=$(PTX_ARCH) -o kernels/fir.ptx kernels/fir.cu
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink
+
+clean:
+	rm -rf $(BUILD)

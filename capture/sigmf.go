@@ -1,0 +1,322 @@
+package capture
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// SigMF file name extensions.
+const (
+	sigmfMetaExt    = ".sigmf-meta"
+	sigmfDataExt    = ".sigmf-data"
+	sigmfArchiveExt = ".sigmf"
+)
+
+// SigMFInfo is the part of a SigMF recording's metadata that this package
+// interprets.
+type SigMFInfo struct {
+	Version    string  // core:version ("" if absent)
+	Datatype   string  // core:datatype
+	SampleRate float64 // core:sample_rate
+	// Offset is core:offset, the index of the dataset's first sample in the
+	// original stream. It is informational: sample indices in the file are
+	// unaffected.
+	Offset uint64
+	// SampleStart and HeaderBytes come from captures[0]: reading starts
+	// after HeaderBytes bytes plus SampleStart samples of the dataset.
+	SampleStart uint64
+	HeaderBytes uint64
+	// TrailingBytes (core:trailing_bytes) are excluded at the end.
+	TrailingBytes uint64
+	// FrequencyHz is captures[0] core:frequency, 0 if absent.
+	FrequencyHz float64
+	Description string // core:description
+	// Dataset is core:dataset, the data file of a non-conforming dataset;
+	// "" means the conforming <base>.sigmf-data.
+	Dataset string
+}
+
+// SigMF is a source reading a SigMF recording.
+type SigMF struct {
+	*Raw
+	meta SigMFInfo
+}
+
+// Meta returns the interpreted metadata.
+func (s *SigMF) Meta() SigMFInfo { return s.meta }
+
+// sigmfJSON mirrors the metadata fields read; pointers tell absent from zero.
+type sigmfJSON struct {
+	Global *struct {
+		Datatype      *string  `json:"core:datatype"`
+		SampleRate    *float64 `json:"core:sample_rate"`
+		Version       *string  `json:"core:version"`
+		NumChannels   *int64   `json:"core:num_channels"`
+		Offset        *uint64  `json:"core:offset"`
+		TrailingBytes *uint64  `json:"core:trailing_bytes"`
+		Description   *string  `json:"core:description"`
+		Dataset       *string  `json:"core:dataset"`
+		MetadataOnly  *bool    `json:"core:metadata_only"`
+	} `json:"global"`
+	Captures []struct {
+		SampleStart *uint64  `json:"core:sample_start"`
+		HeaderBytes *uint64  `json:"core:header_bytes"`
+		Frequency   *float64 `json:"core:frequency"`
+	} `json:"captures"`
+}
+
+// ParseSigMFMeta parses and validates the contents of a .sigmf-meta file.
+// Only single-channel recordings of ri16_le, rf32_le, ci16_le or cf32_le
+// samples are accepted.
+func ParseSigMFMeta(data []byte) (SigMFInfo, error) {
+	info, err := parseSigMFMeta(data)
+	if err != nil {
+		return SigMFInfo{}, fmt.Errorf("capture: sigmf metadata: %w", err)
+	}
+	return info, nil
+}
+
+func parseSigMFMeta(data []byte) (SigMFInfo, error) {
+	var m sigmfJSON
+	if err := json.Unmarshal(data, &m); err != nil {
+		return SigMFInfo{}, inputErr(ErrFormat, "metadata is not valid SigMF JSON: %v", err)
+	}
+	g := m.Global
+	if g == nil {
+		return SigMFInfo{}, inputErr(ErrFormat, "metadata has no \"global\" object")
+	}
+	var info SigMFInfo
+	if g.Version != nil {
+		info.Version = *g.Version
+		if major, _, _ := strings.Cut(info.Version, "."); major != "0" && major != "1" {
+			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:version %q (supported: 0.x, 1.x)", info.Version)
+		}
+	}
+	if g.Datatype == nil {
+		return SigMFInfo{}, inputErr(ErrFormat, "global core:datatype is missing")
+	}
+	info.Datatype = *g.Datatype
+	if _, err := lookupDatatype(info.Datatype); err != nil {
+		return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:datatype %q (supported: %s)", info.Datatype, supportedDatatypes)
+	}
+	if g.SampleRate == nil {
+		return SigMFInfo{}, inputErr(ErrFormat, "global core:sample_rate is missing")
+	}
+	info.SampleRate = *g.SampleRate
+	if !(info.SampleRate > 0) || math.IsInf(info.SampleRate, 0) {
+		return SigMFInfo{}, inputErr(ErrFormat, "core:sample_rate %g must be a positive finite number", info.SampleRate)
+	}
+	if g.NumChannels != nil {
+		switch nc := *g.NumChannels; {
+		case nc < 1:
+			return SigMFInfo{}, inputErr(ErrFormat, "core:num_channels %d must be at least 1", nc)
+		case nc > 1:
+			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:num_channels %d (multi-channel recordings are not supported; want 1)", nc)
+		}
+	}
+	if g.MetadataOnly != nil && *g.MetadataOnly {
+		return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:metadata_only recording: it has no samples")
+	}
+	if g.Offset != nil {
+		info.Offset = *g.Offset
+	}
+	if g.TrailingBytes != nil {
+		info.TrailingBytes = *g.TrailingBytes
+	}
+	if g.Description != nil {
+		info.Description = *g.Description
+	}
+	if g.Dataset != nil {
+		info.Dataset = *g.Dataset
+		// The dataset is a file next to the metadata, never a path elsewhere.
+		if info.Dataset == "" || strings.ContainsAny(info.Dataset, `/\`) || info.Dataset == "." || info.Dataset == ".." {
+			return SigMFInfo{}, inputErr(ErrFormat, "core:dataset %q must be a file name in the metadata's directory", info.Dataset)
+		}
+	}
+	for i, c := range m.Captures {
+		if i == 0 {
+			if c.SampleStart != nil {
+				info.SampleStart = *c.SampleStart
+			}
+			if c.HeaderBytes != nil {
+				info.HeaderBytes = *c.HeaderBytes
+			}
+			if c.Frequency != nil {
+				info.FrequencyHz = *c.Frequency
+			}
+			continue
+		}
+		if c.HeaderBytes != nil && *c.HeaderBytes != 0 {
+			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:header_bytes in captures[%d]; only a header before the first capture is supported", i)
+		}
+	}
+	dt, _ := lookupDatatype(info.Datatype)
+	if info.SampleStart > math.MaxInt64/uint64(dt.frame()) ||
+		info.HeaderBytes > math.MaxInt64/2 || info.TrailingBytes > math.MaxInt64/2 {
+		return SigMFInfo{}, inputErr(ErrFormat, "captures[0] offsets are out of range")
+	}
+	return info, nil
+}
+
+// skipBytes is the byte position of the first sample read.
+func (i SigMFInfo) skipBytes(dt datatype) int64 {
+	return int64(i.HeaderBytes) + int64(i.SampleStart)*int64(dt.frame())
+}
+
+// OpenSigMF opens a SigMF recording given its .sigmf-meta or .sigmf-data
+// path, its base name (without extension), or a .sigmf archive (tar holding
+// one recording). Reading starts at captures[0]'s core:sample_start.
+func OpenSigMF(p string) (*SigMF, error) {
+	base := p
+	for _, ext := range []string{sigmfMetaExt, sigmfDataExt} {
+		if strings.HasSuffix(base, ext) {
+			base = strings.TrimSuffix(base, ext)
+			break
+		}
+	}
+	metaPath := base + sigmfMetaExt
+	data, err := os.ReadFile(metaPath)
+	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(p, sigmfArchiveExt) {
+		if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
+			return openSigMFArchive(p)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("capture: sigmf: %w", err)
+	}
+	info, err := parseSigMFMeta(data)
+	if err != nil {
+		return nil, fmt.Errorf("capture: sigmf %s: %w", metaPath, err)
+	}
+	dataPath := base + sigmfDataExt
+	if info.Dataset != "" {
+		dataPath = filepath.Join(filepath.Dir(metaPath), info.Dataset)
+	}
+	dt, _ := lookupDatatype(info.Datatype)
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return nil, fmt.Errorf("capture: sigmf: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("capture: sigmf: %w", err)
+	}
+	var r io.Reader = f
+	declared := int64(-1)
+	skipN := info.skipBytes(dt)
+	if fi.Mode().IsRegular() {
+		n, err := sigmfDataLen(info, dt, fi.Size(), dataPath)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("capture: sigmf %s: %w", metaPath, err)
+		}
+		if _, err := f.Seek(skipN, io.SeekStart); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("capture: sigmf: seek %s: %w", dataPath, err)
+		}
+		r, declared = io.LimitReader(f, n), n
+	} else {
+		// A pipe or device: no length to trim trailing bytes from.
+		if info.TrailingBytes != 0 {
+			f.Close()
+			return nil, inputErr(ErrUnsupported, "capture: sigmf: unsupported core:trailing_bytes with non-regular data file %s", dataPath)
+		}
+		if _, err := io.CopyN(io.Discard, f, skipN); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("capture: sigmf %s: skipping to captures[0] core:sample_start: %w", dataPath, err)
+		}
+	}
+	return &SigMF{Raw: newRaw(r, f, dataPath, dt, info.SampleRate, declared), meta: info}, nil
+}
+
+// sigmfDataLen is the number of sample bytes after the skipped start and
+// before the trailing bytes, for a data file of size bytes.
+func sigmfDataLen(info SigMFInfo, dt datatype, size int64, name string) (int64, error) {
+	skipN := info.skipBytes(dt)
+	n := size - skipN - int64(info.TrailingBytes)
+	if n < 0 {
+		return 0, inputErr(ErrFormat, "data file %s is %d bytes, fewer than the %d header and skipped bytes (captures[0] core:sample_start %d) plus %d trailing bytes",
+			name, size, skipN, info.SampleStart, info.TrailingBytes)
+	}
+	return n, nil
+}
+
+// openSigMFArchive reads the first recording of a SigMF archive: a tar file
+// holding <name>.sigmf-meta and <name>.sigmf-data. The archive is scanned
+// twice so that the members may be in either order.
+func openSigMFArchive(p string) (*SigMF, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("capture: sigmf: %w", err)
+	}
+	fail := func(err error) (*SigMF, error) {
+		f.Close()
+		return nil, fmt.Errorf("capture: sigmf archive %s: %w", p, err)
+	}
+	var info SigMFInfo
+	var dataName string
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return fail(inputErr(ErrFormat, "no %s member", sigmfMetaExt))
+		}
+		if err != nil {
+			return fail(inputErr(ErrFormat, "%v", err))
+		}
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, sigmfMetaExt) {
+			continue
+		}
+		if h.Size > 64<<20 {
+			return fail(inputErr(ErrFormat, "%s is %d bytes", h.Name, h.Size))
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return fail(inputErr(ErrFormat, "reading %s: %v", h.Name, err))
+		}
+		if info, err = parseSigMFMeta(data); err != nil {
+			return fail(fmt.Errorf("%s: %w", h.Name, err))
+		}
+		dataName = strings.TrimSuffix(h.Name, sigmfMetaExt) + sigmfDataExt
+		if info.Dataset != "" {
+			dataName = path.Join(path.Dir(h.Name), info.Dataset)
+		}
+		break
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	tr = tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return fail(inputErr(ErrFormat, "no member %s", dataName))
+		}
+		if err != nil {
+			return fail(inputErr(ErrFormat, "%v", err))
+		}
+		if h.Typeflag != tar.TypeReg || h.Name != dataName {
+			continue
+		}
+		dt, _ := lookupDatatype(info.Datatype)
+		name := p + ":" + dataName
+		n, err := sigmfDataLen(info, dt, h.Size, name)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := io.CopyN(io.Discard, tr, info.skipBytes(dt)); err != nil {
+			return fail(err)
+		}
+		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info}, nil
+	}
+}

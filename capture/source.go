@@ -1,0 +1,83 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Info describes a stream.
+type Info struct {
+	// SampleRate is in samples per second (complex samples for a complex stream).
+	SampleRate float64
+	// Complex is true for interleaved I,Q streams.
+	Complex bool
+}
+
+// Channels returns the number of float32 values per sample: 1 for a real
+// stream, 2 for a complex (I,Q) stream.
+func (i Info) Channels() int {
+	if i.Complex {
+		return 2
+	}
+	return 1
+}
+
+// Source reads blocks of samples into a buffer the caller gives, like io.Reader.
+type Source interface {
+	// Read fills dst (float32 values; complex = interleaved I,Q) completely
+	// unless the input ends or fails. It returns the number of float32 values
+	// written, always a multiple of Info().Channels().
+	//
+	// At end of input it returns n < len(dst) (possibly 0) together with
+	// io.EOF. Any other error may also come with n > 0 valid values, which
+	// the caller should use before handling the error. ctx cancellation
+	// returns ctx.Err(). len(dst) must be a multiple of Info().Channels().
+	Read(ctx context.Context, dst []float32) (int, error)
+	// Info describes the stream.
+	Info() Info
+	// Close releases the source; Read afterwards returns ErrClosed.
+	Close() error
+}
+
+// Sentinel errors of the package; match them with errors.Is.
+var (
+	// ErrTruncated means the input ended inside a sample (or before the
+	// length its header declared). The whole samples before it are returned
+	// first; the wrapping error says how many bytes were left over.
+	ErrTruncated = errors.New("capture: truncated input")
+	// ErrDstLength means Read was given a buffer whose length is not a
+	// multiple of the channel count.
+	ErrDstLength = errors.New("capture: dst length is not a multiple of the channel count")
+	// ErrClosed means Read was called after Close.
+	ErrClosed = errors.New("capture: source closed")
+	// ErrUnsupported means the input uses an encoding, datatype or layout
+	// this package does not decode.
+	ErrUnsupported = errors.New("capture: unsupported input")
+	// ErrFormat means a header or metadata file is malformed.
+	ErrFormat = errors.New("capture: malformed input")
+)
+
+// checkDst validates the dst length against the channel count.
+func checkDst(dst []float32, ch int) error {
+	if len(dst)%ch != 0 {
+		return fmt.Errorf("%w: len(dst)=%d, channels=%d", ErrDstLength, len(dst), ch)
+	}
+	return nil
+}
+
+// inputError carries a complete message and unwraps to one of the sentinel
+// errors, so that messages read naturally ("unsupported datatype ...")
+// instead of repeating the sentinel's text, while errors.Is still works.
+type inputError struct {
+	msg  string
+	kind error
+}
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Unwrap() error { return e.kind }
+
+// inputErr formats an error of the given sentinel kind.
+func inputErr(kind error, format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...), kind: kind}
+}

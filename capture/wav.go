@@ -1,0 +1,225 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// WAV support: RIFF/WAVE with PCM 16-bit (format 1) or IEEE float 32-bit
+// (format 3) samples, directly or as WAVE_FORMAT_EXTENSIBLE (0xFFFE)
+// subformats. One channel is a real stream; two channels are taken as a
+// complex stream with the left channel as I and the right as Q, the layout
+// SDR tools (SDR#, HDSDR, SDRuno) use for baseband recordings. Unknown chunks
+// (LIST, fact, ...) are skipped; reading stops at the end of the data chunk.
+
+// ksGUIDTail is the fixed part (bytes 2..15) of the KSDATAFORMAT_SUBTYPE
+// GUIDs; the first two bytes carry the format code.
+var ksGUIDTail = [14]byte{0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71}
+
+const (
+	wavPCM        = 0x0001
+	wavFloat      = 0x0003
+	wavExtensible = 0xFFFE
+	// wavUnknownSize is the data size streaming writers use when the length
+	// is not known; such data runs to the end of the input.
+	wavUnknownSize = 0xFFFFFFFF
+)
+
+// OpenWAV opens a WAV file; see the package notes on supported encodings.
+func OpenWAV(path string) (*Raw, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	r, err := newWAV(f, f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewWAV reads a WAV stream from r (for example stdin). Close does not close r.
+func NewWAV(r io.Reader) (*Raw, error) {
+	if r == nil {
+		return nil, errors.New("capture: NewWAV: nil reader")
+	}
+	return newWAV(r, nil, "stream")
+}
+
+func newWAV(r io.Reader, closer io.Closer, name string) (*Raw, error) {
+	dt, rate, size, err := parseWAVHeader(r)
+	if err != nil {
+		return nil, fmt.Errorf("capture: wav %s: %w", name, err)
+	}
+	if size == wavUnknownSize {
+		return newRaw(r, closer, name, dt, rate, -1), nil
+	}
+	return newRaw(io.LimitReader(r, size), closer, name, dt, rate, size), nil
+}
+
+// parseWAVHeader reads up to the start of the data chunk and returns the
+// sample layout, rate and declared data size (wavUnknownSize if unknown).
+func parseWAVHeader(r io.Reader) (dt datatype, rate float64, size int64, err error) {
+	var hdr [12]byte
+	if n, err := io.ReadFull(r, hdr[:]); err != nil {
+		return dt, 0, 0, shortErr(err, fmt.Sprintf("input is %d bytes, too short for a RIFF header", n))
+	}
+	switch string(hdr[0:4]) {
+	case "RIFF":
+	case "RF64", "BW64":
+		return dt, 0, 0, inputErr(ErrUnsupported, "unsupported %s (64-bit RIFF) file", hdr[0:4])
+	case "RIFX":
+		return dt, 0, 0, inputErr(ErrUnsupported, "unsupported big-endian RIFX file")
+	default:
+		return dt, 0, 0, inputErr(ErrFormat, "not a RIFF file (starts with %q)", hdr[0:4])
+	}
+	if string(hdr[8:12]) != "WAVE" {
+		return dt, 0, 0, inputErr(ErrFormat, "RIFF form type is %q, want \"WAVE\"", hdr[8:12])
+	}
+	haveFmt := false
+	for {
+		var ck [8]byte
+		if _, err := io.ReadFull(r, ck[:]); err != nil {
+			if err == io.EOF {
+				if !haveFmt {
+					return dt, 0, 0, inputErr(ErrFormat, "no fmt chunk")
+				}
+				return dt, 0, 0, inputErr(ErrFormat, "no data chunk")
+			}
+			return dt, 0, 0, shortErr(err, "chunk header cut short")
+		}
+		id := string(ck[0:4])
+		csize := int64(binary.LittleEndian.Uint32(ck[4:]))
+		switch id {
+		case "fmt ":
+			if haveFmt {
+				return dt, 0, 0, inputErr(ErrFormat, "more than one fmt chunk")
+			}
+			if csize < 16 {
+				return dt, 0, 0, inputErr(ErrFormat, "fmt chunk is %d bytes, want at least 16", csize)
+			}
+			var f [40]byte
+			n := min(csize, int64(len(f)))
+			if _, err := io.ReadFull(r, f[:n]); err != nil {
+				return dt, 0, 0, shortErr(err, "fmt chunk cut short")
+			}
+			if dt, rate, err = parseWAVFmt(f[:n]); err != nil {
+				return dt, 0, 0, err
+			}
+			if err := skip(r, csize-n+csize&1, "fmt "); err != nil {
+				return dt, 0, 0, err
+			}
+			haveFmt = true
+		case "data":
+			if !haveFmt {
+				return dt, 0, 0, inputErr(ErrFormat, "data chunk before fmt chunk")
+			}
+			return dt, rate, csize, nil
+		default:
+			if err := skip(r, csize+csize&1, id); err != nil {
+				return dt, 0, 0, err
+			}
+		}
+	}
+}
+
+// parseWAVFmt decodes a fmt chunk body (16 to 40 bytes).
+func parseWAVFmt(f []byte) (datatype, float64, error) {
+	le := binary.LittleEndian
+	tag := le.Uint16(f[0:])
+	chans := int(le.Uint16(f[2:]))
+	rate := le.Uint32(f[4:])
+	align := int(le.Uint16(f[12:]))
+	bits := int(le.Uint16(f[14:]))
+	if tag == wavExtensible {
+		if len(f) < 40 {
+			return datatype{}, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE fmt chunk is %d bytes, want 40", len(f))
+		}
+		if cb := le.Uint16(f[16:]); cb < 22 {
+			return datatype{}, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE extension is %d bytes, want 22", cb)
+		}
+		if valid := int(le.Uint16(f[18:])); valid > bits {
+			return datatype{}, 0, inputErr(ErrFormat, "%d valid bits in %d-bit samples", valid, bits)
+		}
+		guid := f[24:40]
+		if !bytes.Equal(guid[2:], ksGUIDTail[:]) {
+			return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAVE_FORMAT_EXTENSIBLE subformat GUID %x (supported: PCM 16-bit, IEEE float 32-bit)", guid)
+		}
+		tag = le.Uint16(guid[0:])
+	}
+	var dt datatype
+	switch {
+	case tag == wavPCM && bits == 16:
+		dt = datatype{name: "ri16_le", size: 2}
+	case tag == wavFloat && bits == 32:
+		dt = datatype{name: "rf32_le", size: 4, float: true}
+	default:
+		return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAV encoding %s (supported: PCM 16-bit, IEEE float 32-bit)", wavEncoding(tag, bits))
+	}
+	switch chans {
+	case 1:
+	case 2:
+		dt.complex = true
+		dt.name = "c" + dt.name[1:]
+	default:
+		return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAV channel count %d (supported: 1 = real, 2 = complex I/Q)", chans)
+	}
+	if align != dt.frame() {
+		return datatype{}, 0, inputErr(ErrFormat, "block align %d, want %d for %d channel(s) of %d bits", align, dt.frame(), chans, bits)
+	}
+	if rate == 0 {
+		return datatype{}, 0, inputErr(ErrFormat, "sample rate is 0")
+	}
+	return dt, float64(rate), nil
+}
+
+// wavEncoding names a WAV format tag for error messages.
+func wavEncoding(tag uint16, bits int) string {
+	var name string
+	switch tag {
+	case wavPCM:
+		name = "PCM"
+	case wavFloat:
+		name = "IEEE float"
+	case 0x0002:
+		name = "MS ADPCM"
+	case 0x0006:
+		name = "A-law"
+	case 0x0007:
+		name = "µ-law"
+	case 0x0011:
+		name = "IMA ADPCM"
+	case 0x0055:
+		name = "MPEG layer 3"
+	default:
+		name = fmt.Sprintf("format tag 0x%04x", tag)
+	}
+	return fmt.Sprintf("%s %d-bit", name, bits)
+}
+
+// skip discards n bytes of chunk id.
+func skip(r io.Reader, n int64, id string) error {
+	if n <= 0 {
+		return nil
+	}
+	if _, err := io.CopyN(io.Discard, r, n); err != nil {
+		if err == io.EOF {
+			return inputErr(ErrFormat, "input ends inside chunk %q (no data chunk follows)", id)
+		}
+		return err
+	}
+	return nil
+}
+
+// shortErr turns an unexpected EOF into a malformed-header error.
+func shortErr(err error, what string) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return inputErr(ErrFormat, "%s", what)
+	}
+	return err
+}

@@ -1,0 +1,244 @@
+package capture_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sigproc/sigproc/capture"
+)
+
+// wavSpec describes a WAV file for buildWAV.
+type wavSpec struct {
+	tag         uint16 // format tag (1 PCM, 3 float); the subformat if extensible
+	chans, bits uint16
+	rate        uint32
+	extensible  bool
+	badGUID     bool
+	data        []byte
+	declared    int    // data chunk size field; 0 = len(data)
+	list        bool   // add odd-sized LIST chunks before fmt and before data, and one after data
+	noFmt       bool   // omit the fmt chunk
+	noData      bool   // omit the data chunk
+	dataFirst   bool   // put data before fmt
+	align       uint16 // block align override
+	riff, wave  string // header overrides
+}
+
+func chunk(id string, body []byte) []byte {
+	b := append([]byte(id), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(body)))
+	b = append(b, body...)
+	if len(body)%2 == 1 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// buildWAV returns the bytes of the WAV file s describes.
+func buildWAV(s wavSpec) []byte {
+	le := binary.LittleEndian
+	align := s.chans * s.bits / 8
+	if s.align != 0 {
+		align = s.align
+	}
+	fmtBody := make([]byte, 16)
+	tag := s.tag
+	if s.extensible {
+		tag = 0xFFFE
+	}
+	le.PutUint16(fmtBody[0:], tag)
+	le.PutUint16(fmtBody[2:], s.chans)
+	le.PutUint32(fmtBody[4:], s.rate)
+	le.PutUint32(fmtBody[8:], s.rate*uint32(align))
+	le.PutUint16(fmtBody[12:], align)
+	le.PutUint16(fmtBody[14:], s.bits)
+	if s.extensible {
+		ext := make([]byte, 24)
+		le.PutUint16(ext[0:], 22)
+		le.PutUint16(ext[2:], s.bits)
+		le.PutUint32(ext[4:], 3) // channel mask FL|FR
+		le.PutUint16(ext[8:], s.tag)
+		copy(ext[10:], []byte{0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71})
+		if s.badGUID {
+			ext[23] = 0x72
+		}
+		fmtBody = append(fmtBody, ext...)
+	}
+	dataChunk := chunk("data", s.data)
+	if s.declared != 0 {
+		le.PutUint32(dataChunk[4:], uint32(s.declared))
+		dataChunk = dataChunk[:8+len(s.data)] // no pad: the file simply ends
+	}
+	var body []byte
+	body = append(body, "WAVE"...)
+	if s.wave != "" {
+		copy(body, s.wave)
+	}
+	list := chunk("LIST", []byte("INFOISFT\x03\x00\x00\x00ab\x00"))
+	if s.list {
+		body = append(body, list...)
+	}
+	if s.dataFirst && !s.noData {
+		body = append(body, dataChunk...)
+	}
+	if !s.noFmt {
+		body = append(body, chunk("fmt ", fmtBody)...)
+	}
+	if s.list {
+		body = append(body, chunk("fact", []byte{1, 2, 3})...)
+	}
+	if !s.dataFirst && !s.noData {
+		body = append(body, dataChunk...)
+	}
+	if s.list && !s.noData && s.declared == 0 {
+		body = append(body, list...) // must not be read as samples
+	}
+	out := append([]byte("RIFF"), 0, 0, 0, 0)
+	if s.riff != "" {
+		copy(out, s.riff)
+	}
+	le.PutUint32(out[4:], uint32(len(body)))
+	return append(out, body...)
+}
+
+func TestWAVDecode(t *testing.T) {
+	pcm := le16(16384, -16384, 32767, -32768)
+	pcmWant := []float32{0.5, -0.5, 32767.0 / 32768, -1}
+	flt := le32f(0.25, -0.125, 1.5, -2)
+	fltWant := []float32{0.25, -0.125, 1.5, -2}
+	tests := []struct {
+		name    string
+		spec    wavSpec
+		complex bool
+		want    []float32
+	}{
+		{"pcm16 mono", wavSpec{tag: 1, chans: 1, bits: 16, rate: 48000, data: pcm}, false, pcmWant},
+		{"pcm16 stereo as IQ", wavSpec{tag: 1, chans: 2, bits: 16, rate: 2400000, data: pcm}, true, pcmWant},
+		{"float32 mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 8000, data: flt}, false, fltWant},
+		{"float32 stereo as IQ", wavSpec{tag: 3, chans: 2, bits: 32, rate: 8000, data: flt}, true, fltWant},
+		{"extensible pcm16 stereo", wavSpec{tag: 1, chans: 2, bits: 16, rate: 96000, extensible: true, data: pcm}, true, pcmWant},
+		{"extensible float mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 96000, extensible: true, data: flt}, false, fltWant},
+		{"extra chunks skipped", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050, data: pcm, list: true}, false, pcmWant},
+		{"empty data", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050}, false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := capture.NewWAV(bytes.NewReader(buildWAV(tc.spec)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info := src.Info(); info.SampleRate != float64(tc.spec.rate) || info.Complex != tc.complex {
+				t.Fatalf("Info %+v, want rate %d complex %v", info, tc.spec.rate, tc.complex)
+			}
+			got, err := readAll(src, 1)
+			if err != io.EOF || !equal(got, tc.want) {
+				t.Fatalf("got %v, %v; want %v, EOF", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenWAVFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "iq.wav")
+	if err := os.WriteFile(path, buildWAV(wavSpec{tag: 3, chans: 2, bits: 32, rate: 250000, data: le32f(1, 2, 3, 4), list: true}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(path, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := readAll(src, 7)
+	if err != io.EOF || !equal(got, []float32{1, 2, 3, 4}) || !src.Info().Complex {
+		t.Fatalf("got %v %v %+v", got, err, src.Info())
+	}
+}
+
+func TestWAVErrors(t *testing.T) {
+	pcm := le16(1, 2, 3, 4)
+	tests := []struct {
+		name string
+		data []byte
+		want string
+		is   error
+	}{
+		{"empty", nil, "too short for a RIFF header", capture.ErrFormat},
+		{"bad RIFF", []byte("RIFX\x00\x00\x00\x00WAVE"), "big-endian RIFX", capture.ErrUnsupported},
+		{"not RIFF", []byte("OggS\x00\x00\x00\x00WAVEfmt "), `not a RIFF file (starts with "OggS")`, capture.ErrFormat},
+		{"not WAVE", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 1, wave: "AVI "}), `RIFF form type is "AVI "`, capture.ErrFormat},
+		{"RF64", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 1, riff: "RF64"}), "RF64", capture.ErrUnsupported},
+		{"8-bit", buildWAV(wavSpec{tag: 1, chans: 1, bits: 8, rate: 8000, data: pcm}), "unsupported WAV encoding PCM 8-bit", capture.ErrUnsupported},
+		{"24-bit", buildWAV(wavSpec{tag: 1, chans: 1, bits: 24, rate: 8000, data: pcm}), "PCM 24-bit", capture.ErrUnsupported},
+		{"24-bit extensible", buildWAV(wavSpec{tag: 1, chans: 2, bits: 24, rate: 8000, extensible: true, data: pcm}), "PCM 24-bit", capture.ErrUnsupported},
+		{"float64", buildWAV(wavSpec{tag: 3, chans: 1, bits: 64, rate: 8000, data: pcm}), "IEEE float 64-bit", capture.ErrUnsupported},
+		{"A-law", buildWAV(wavSpec{tag: 6, chans: 1, bits: 8, rate: 8000, data: pcm}), "A-law 8-bit", capture.ErrUnsupported},
+		{"3 channels", buildWAV(wavSpec{tag: 1, chans: 3, bits: 16, rate: 8000, data: le16(1, 2, 3)}), "unsupported WAV channel count 3", capture.ErrUnsupported},
+		{"0 channels", buildWAV(wavSpec{tag: 1, chans: 0, bits: 16, rate: 8000, align: 2}), "channel count 0", capture.ErrUnsupported},
+		{"bad GUID", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, extensible: true, badGUID: true}), "subformat GUID", capture.ErrUnsupported},
+		{"block align", buildWAV(wavSpec{tag: 1, chans: 2, bits: 16, rate: 8000, align: 3}), "block align 3, want 4", capture.ErrFormat},
+		{"rate 0", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 0}), "sample rate is 0", capture.ErrFormat},
+		{"no fmt", buildWAV(wavSpec{noFmt: true, noData: true}), "no fmt chunk", capture.ErrFormat},
+		{"no data", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, noData: true}), "no data chunk", capture.ErrFormat},
+		{"no data after LIST", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, noData: true, list: true}), "no data chunk", capture.ErrFormat},
+		{"data before fmt", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, dataFirst: true, data: pcm}), "data chunk before fmt chunk", capture.ErrFormat},
+		{"fmt cut short", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, noData: true})[:30], "fmt chunk cut short", capture.ErrFormat},
+		{"LIST cut short", append([]byte("RIFF\x00\x00\x00\x00WAVELIST\xff\x00\x00\x00"), 1, 2), `input ends inside chunk "LIST"`, capture.ErrFormat},
+		{"fmt too small", append([]byte("RIFF\x00\x00\x00\x00WAVEfmt \x04\x00\x00\x00"), 1, 0, 1, 0), "fmt chunk is 4 bytes", capture.ErrFormat},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := capture.NewWAV(bytes.NewReader(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, tc.is) {
+				t.Fatalf("error %v, want it to contain %q and match %v", err, tc.want, tc.is)
+			}
+			if src != nil {
+				t.Fatal("non-nil source with error")
+			}
+		})
+	}
+}
+
+func TestWAVTruncatedData(t *testing.T) {
+	tests := []struct {
+		name string
+		spec wavSpec
+		want []float32
+		msg  string
+	}{
+		{"shorter than declared", wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192), declared: 100},
+			[]float32{0.5, 0.25}, "header declares 100 data bytes but input ends after 4"},
+		{"partial sample", wavSpec{tag: 1, chans: 2, bits: 16, rate: 8000, data: append(le16(16384, 8192), 1, 2, 3)},
+			[]float32{0.5, 0.25}, "3 byte(s) left over"},
+		{"short and partial", wavSpec{tag: 3, chans: 1, bits: 32, rate: 8000, data: append(le32f(1), 9, 9), declared: 40},
+			[]float32{1}, "header declares 40 data bytes but input ends after 6, and the last 2 byte(s)"},
+	}
+	for _, tc := range tests {
+		src, err := capture.NewWAV(bytes.NewReader(buildWAV(tc.spec)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := readAll(src, 64)
+		if !equal(got, tc.want) || !errors.Is(err, capture.ErrTruncated) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: got %v, %v; want %v and ErrTruncated with %q", tc.name, got, err, tc.want, tc.msg)
+		}
+	}
+}
+
+func TestWAVUnknownSize(t *testing.T) {
+	// Streaming writers that cannot seek back declare 0xFFFFFFFF: read to EOF.
+	b := buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192)})
+	binary.LittleEndian.PutUint32(b[len(b)-8:], 0xFFFFFFFF)
+	src, err := capture.NewWAV(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(src, 64); err != io.EOF || !equal(got, []float32{0.5, 0.25}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+}

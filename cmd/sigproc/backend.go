@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// gpuOptions maps the config's cuda section to backend options.
+func gpuOptions(cfg *config.Config, log zerolog.Logger) gpu.Options {
+	return gpu.Options{
+		Device:    cfg.CUDA.Device,
+		Transport: gpu.Transport(cfg.CUDA.Transport),
+		MaxPinned: int64(cfg.CUDA.MaxPinnedMB) << 20,
+		Watchdog:  time.Duration(cfg.CUDA.WatchdogMS) * time.Millisecond,
+		PTXPath:   os.Getenv("SIGPROC_PTX"),
+		Log:       log,
+	}
+}
+
+func newCPUBackend(taps []float32, complex bool, blockSize int) (pipeline.Backend, error) {
+	fir, err := filter.NewFIR(taps, complex, blockSize)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.NewCPUBackend(fir), nil
+}
+
+// newBackend builds the configured backend. backend: auto takes the GPU when
+// this binary has CUDA and a device answers, and otherwise the CPU, saying
+// why in the log; backend: cuda never falls back.
+func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Logger) (pipeline.Backend, error) {
+	switch cfg.Backend {
+	case "", "cpu":
+		return newCPUBackend(taps, complex, cfg.BlockSize)
+	case "cuda":
+		if reason := os.Getenv(gpu.FallbackEnv); reason != "" {
+			return nil, fmt.Errorf("backend cuda: CUDA is not usable here: %s", reason)
+		}
+		return gpu.NewBackend(taps, complex, gpuOptions(cfg, log))
+	case "auto":
+		reason := ""
+		if r := os.Getenv(gpu.FallbackEnv); r != "" {
+			reason = r
+		} else if !gpu.Built() {
+			reason = "this binary was built without CUDA (make cuda builds build/sigproc-cuda)"
+		} else if _, err := gpu.Probe(gpuOptions(cfg, log)); err != nil {
+			reason = err.Error()
+		}
+		if reason != "" {
+			log.Info().Str("reason", reason).Msg("backend auto: using cpu")
+			return newCPUBackend(taps, complex, cfg.BlockSize)
+		}
+		log.Info().Msg("backend auto: using cuda")
+		return gpu.NewBackend(taps, complex, gpuOptions(cfg, log))
+	}
+	return nil, fmt.Errorf("unknown backend %q (want cpu, cuda or auto)", cfg.Backend)
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/filter"
+)
+
+// designOptions are the flags of "sigproc design".
+type designOptions struct {
+	config     string
+	typ        string
+	rate       float64
+	cutoff     float64
+	low, high  float64
+	taps       int
+	window     string
+	beta       float64
+	format     string
+	transition float64
+	response   string
+	points     int
+}
+
+const designExample = `  # 129-tap Hamming lowpass at 100 kHz for 1 MS/s, one tap per line
+  sigproc design --type lowpass --rate 1e6 --cutoff 1e5 --taps 129 > taps.txt
+
+  # Use the file in a config:   filter: {taps_file: taps.txt}
+
+  # Kaiser bandpass as a Go slice, plus its response for plotting
+  sigproc design --type bandpass --rate 48000 --low 300 --high 3400 --taps 255 \
+      --window kaiser --beta 8 --format go --response response.csv
+
+  # The filter a config designs (flags override its filter.design)
+  sigproc design -c configs/synthetic-cpu.yaml --taps 255`
+
+func newDesignCmd() *cobra.Command {
+	var o designOptions
+	cmd := &cobra.Command{
+		Use:   "design",
+		Short: "Design windowed-sinc FIR taps and measure their response",
+		Long: `Design prints the taps of a windowed-sinc FIR filter on stdout, then on
+stderr its measured passband ripple and stopband attenuation.
+
+The filter comes from the flags, or from a config's filter.design with -c
+(the config's sample rate is used; flags that are given override it).
+
+Output formats (--format):
+  lines  one tap per line, exact float32 values; usable as filter.taps_file
+  csv    all taps on one line, comma-separated; also readable as a taps file
+  json   a JSON array; paste it into a config as filter.taps
+  go     a Go []float32 literal
+
+The measurement ignores a --transition Hz wide region centred on every band
+edge (default 4*rate/taps, narrowed so every band keeps a tenth of its width). --response FILE
+writes freq_hz,magnitude_db from DC to Nyquist for plotting.`,
+		Example: designExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDesign(cmd, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "take the design (and sample rate) from this config's filter.design")
+	f.StringVar(&o.typ, "type", filter.Lowpass, "lowpass, highpass, bandpass or bandstop")
+	f.Float64Var(&o.rate, "rate", 0, "sample rate in S/s (required without -c)")
+	f.Float64Var(&o.cutoff, "cutoff", 0, "cutoff in Hz (lowpass, highpass)")
+	f.Float64Var(&o.low, "low", 0, "lower band edge in Hz (bandpass, bandstop)")
+	f.Float64Var(&o.high, "high", 0, "upper band edge in Hz (bandpass, bandstop)")
+	f.IntVar(&o.taps, "taps", 0, "number of taps (required without -c; odd for highpass and bandstop)")
+	f.StringVar(&o.window, "window", filter.WindowHamming, "hamming, hann, blackman, kaiser or rectangular")
+	f.Float64Var(&o.beta, "beta", 0, "Kaiser window beta (default 8.6, about 80 dB stopband)")
+	f.StringVar(&o.format, "format", "lines", "output format: lines, csv, json or go")
+	f.Float64Var(&o.transition, "transition", 0, "transition width in Hz ignored around band edges when measuring (default 4*rate/taps)")
+	f.StringVar(&o.response, "response", "", "write the magnitude response as CSV (freq_hz,magnitude_db) to this file")
+	f.IntVar(&o.points, "points", 1024, "number of frequencies in --response")
+	return cmd
+}
+
+func runDesign(cmd *cobra.Command, o *designOptions) error {
+	spec, err := designSpec(cmd, o)
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "lines", "csv", "json", "go":
+	default:
+		return fmt.Errorf("--format: unknown value %q (allowed: lines, csv, json, go)", o.format)
+	}
+	if o.response != "" && o.points < 2 {
+		return fmt.Errorf("--points: must be >= 2, got %d", o.points)
+	}
+	taps, err := filter.Design(spec)
+	if err != nil {
+		return fmt.Errorf("design: %w", err)
+	}
+	transition := o.transition
+	if !cmd.Flags().Changed("transition") {
+		transition = defaultTransition(spec)
+	}
+	resp, err := filter.Measure(taps, spec, transition)
+	if err != nil {
+		return fmt.Errorf("measure: %w (try a smaller --transition)", err)
+	}
+
+	w := bufio.NewWriter(cmd.OutOrStdout())
+	if err := writeTaps(w, taps, spec, o.format); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write taps: %w", err)
+	}
+	if o.response != "" {
+		if err := writeResponse(o.response, taps, spec.SampleRate, o.points); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: passband ripple %.3f dB, stopband attenuation %.1f dB (%s Hz transition bands excluded)\n",
+		describeSpec(spec), resp.PassbandRippleDB, resp.StopbandAttenDB, fmtHz(math.Round(transition*10)/10))
+	return err
+}
+
+// designSpec builds the spec from -c and/or the flags.
+func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
+	changed := cmd.Flags().Changed
+	var spec filter.Spec
+	if o.config != "" {
+		cfg, err := config.Load(o.config)
+		if err != nil {
+			return spec, err
+		}
+		if cfg.Filter.Design == nil {
+			return spec, fmt.Errorf("%s: filter has no design (it uses taps or taps_file); give the design as flags instead", o.config)
+		}
+		rate := cfg.Source.SampleRate
+		if rate == 0 && cfg.Source.Type == config.SourceFile && !changed("rate") {
+			// wav and sigmf carry the rate in the file.
+			src, err := capture.OpenFile(cfg.Source.Path, cfg.Source.Format, 0)
+			if err != nil {
+				return spec, cfg.Wrap("source.path", fmt.Errorf("%w (or give --rate)", err))
+			}
+			rate = src.Info().SampleRate
+			src.Close()
+		}
+		spec = cfg.Filter.Design.Spec(rate)
+	} else {
+		var missing []string
+		if !changed("rate") {
+			missing = append(missing, "--rate")
+		}
+		if !changed("taps") {
+			missing = append(missing, "--taps")
+		}
+		if len(missing) > 0 {
+			return spec, fmt.Errorf("%s required (or take the design from a config with -c)", strings.Join(missing, " and "))
+		}
+		spec = filter.Spec{Type: o.typ, Window: o.window}
+	}
+	if changed("type") {
+		spec.Type = o.typ
+	}
+	if changed("rate") {
+		spec.SampleRate = o.rate
+	}
+	if changed("cutoff") {
+		spec.CutoffHz = o.cutoff
+	}
+	if changed("low") {
+		spec.LowHz = o.low
+	}
+	if changed("high") {
+		spec.HighHz = o.high
+	}
+	if changed("taps") {
+		spec.NumTaps = o.taps
+	}
+	if changed("window") {
+		spec.Window = o.window
+		if o.window != filter.WindowKaiser {
+			spec.KaiserBeta = 0
+		}
+	}
+	if changed("beta") {
+		spec.KaiserBeta = o.beta
+	}
+	if spec.Window == filter.WindowKaiser && spec.KaiserBeta == 0 {
+		spec.KaiserBeta = filter.DefaultKaiserBeta
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, err
+	}
+	return spec, nil
+}
+
+// defaultTransition is 4*rate/taps (about the main-lobe width of the usual
+// windows), narrowed where needed so that every band keeps at least a tenth
+// of its width: Measure ignores transition/2 on each side of an edge, so a
+// band with one edge (at DC or Nyquist) loses transition/2 and a band with
+// two edges loses the whole transition.
+func defaultTransition(s filter.Spec) float64 {
+	t := 4 * s.SampleRate / float64(s.NumTaps)
+	nyq := s.SampleRate / 2
+	type band struct{ width, edges float64 }
+	var bands []band
+	switch s.Type {
+	case filter.Lowpass, filter.Highpass:
+		bands = []band{{s.CutoffHz, 1}, {nyq - s.CutoffHz, 1}}
+	default:
+		bands = []band{{s.LowHz, 1}, {s.HighHz - s.LowHz, 2}, {nyq - s.HighHz, 1}}
+	}
+	for _, b := range bands {
+		t = math.Min(t, 0.9*b.width*2/b.edges)
+	}
+	return t
+}
+
+func writeTaps(w io.Writer, taps []float32, spec filter.Spec, format string) error {
+	ftoa := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+	var err error
+	switch format {
+	case "lines":
+		for _, t := range taps {
+			if _, err = fmt.Fprintln(w, ftoa(t)); err != nil {
+				break
+			}
+		}
+	case "csv":
+		parts := make([]string, len(taps))
+		for i, t := range taps {
+			parts[i] = ftoa(t)
+		}
+		_, err = fmt.Fprintln(w, strings.Join(parts, ","))
+	case "json":
+		var b []byte
+		if b, err = json.Marshal(taps); err == nil {
+			_, err = fmt.Fprintf(w, "%s\n", b)
+		}
+	case "go":
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "// %s (sigproc design)\nvar taps = []float32{\n", describeSpec(spec))
+		for i, t := range taps {
+			if i%6 == 0 {
+				sb.WriteString("\t")
+			}
+			sb.WriteString(ftoa(t))
+			sb.WriteString(",")
+			if i%6 == 5 || i == len(taps)-1 {
+				sb.WriteString("\n")
+			} else {
+				sb.WriteString(" ")
+			}
+		}
+		sb.WriteString("}\n")
+		_, err = io.WriteString(w, sb.String())
+	}
+	if err != nil {
+		return fmt.Errorf("write taps: %w", err)
+	}
+	return nil
+}
+
+// writeResponse writes |H| in dB at points frequencies from DC to Nyquist.
+func writeResponse(path string, taps []float32, rate float64, points int) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--response: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--response: close %s: %w", path, cerr)
+		}
+	}()
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "freq_hz,magnitude_db")
+	mag := filter.FrequencyResponse(taps, points)
+	for k, m := range mag {
+		freq := float64(k) * rate / 2 / float64(points-1)
+		db := -300.0 // floor for exact zeros, so the CSV has no -Inf
+		if m > 0 {
+			db = math.Max(20*math.Log10(m), db)
+		}
+		fmt.Fprintf(w, "%s,%.4f\n", strconv.FormatFloat(freq, 'f', 3, 64), db)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("--response: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func describeSpec(s filter.Spec) string {
+	var edges string
+	switch s.Type {
+	case filter.Bandpass, filter.Bandstop:
+		edges = fmtHz(s.LowHz) + "-" + fmtHz(s.HighHz) + " Hz"
+	default:
+		edges = fmtHz(s.CutoffHz) + " Hz"
+	}
+	win := s.Window
+	if win == "" {
+		win = filter.WindowHamming
+	}
+	if win == filter.WindowKaiser {
+		win += " beta " + strconv.FormatFloat(s.KaiserBeta, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%s %s, %d taps, %s window, %s S/s", s.Type, edges, s.NumTaps, win, fmtHz(s.SampleRate))
+}
+
+func fmtHz(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,0 +1,453 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/sink"
+)
+
+// runOptions are the flags of "sigproc run".
+type runOptions struct {
+	config     string
+	blockSize  int
+	backend    string
+	duration   time.Duration
+	numSamples countFlag
+	sinkPath   string
+	sinkType   string
+	paced      bool
+	noPaced    bool
+	overrun    string
+	progress   bool
+}
+
+const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass, SigMF output
+  sigproc run -c configs/synthetic-cpu.yaml
+
+  # Benchmark: discard the output, larger blocks, 1e8 samples
+  sigproc run -c configs/synthetic-cpu.yaml --sink-type null --block-size 65536 --num-samples 1e8
+
+  # Live-style run for 5 s, then stop (Ctrl-C also stops it and prints the summary)
+  sigproc run -c configs/paced-live.yaml --duration 5s
+
+  # Write raw float32 instead of SigMF
+  sigproc run -c configs/synthetic-cpu.yaml --sink-type file --sink-path out/y.f32`
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run -c CONFIG",
+		Short: "Run a filtering pipeline described by a YAML config",
+		Long: `Run builds the source, the FIR filter (from filter.taps, filter.taps_file or
+filter.design), the backend and the sink that CONFIG describes, then streams
+samples through them until the source ends, the run's bound (duration_s or
+num_samples) is reached, or Ctrl-C.
+
+Flags override the config; an invalid override is reported with the flag's
+name. On Ctrl-C the blocks already captured are still filtered, the sink is
+flushed and closed, and the summary is printed.
+
+Progress goes to stderr (a bar for bounded runs, a spinner otherwise) when
+stderr is a terminal or --progress is given; logs go to stderr; the one-line
+summary goes to stdout:
+
+  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  wall 0.180 s  23.30 MS/s`,
+		Example: runExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPipeline(cmd, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "YAML config file (required)")
+	f.IntVar(&o.blockSize, "block-size", 0, "samples per block (overrides block_size)")
+	f.StringVar(&o.backend, "backend", "", "cpu, cuda or auto (overrides backend)")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
+	f.Var(&o.numSamples, "num-samples", "stop after this many samples, e.g. 4194304 or 1e6 (overrides num_samples and duration_s)")
+	f.StringVar(&o.sinkPath, "sink-path", "", "output path, relative to the current directory (overrides sink.path)")
+	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf or null (overrides sink.type)")
+	f.BoolVar(&o.paced, "paced", false, "deliver synthetic samples in real time (overrides source.paced)")
+	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
+	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
+	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
+	_ = cmd.MarkFlagRequired("config")
+	cmd.MarkFlagsMutuallyExclusive("paced", "no-paced")
+	cmd.MarkFlagsMutuallyExclusive("duration", "num-samples")
+	return cmd
+}
+
+// applyOverrides copies the flags that were given into cfg and validates it.
+func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error {
+	changed := func(name string) bool { return cmd.Flags().Changed(name) }
+	if changed("block-size") {
+		cfg.BlockSize = o.blockSize
+		cfg.MarkOverride("block_size", "--block-size")
+	}
+	if changed("backend") {
+		cfg.Backend = o.backend
+		cfg.MarkOverride("backend", "--backend")
+	}
+	if changed("duration") {
+		cfg.Source.DurationS = o.duration.Seconds()
+		cfg.Source.NumSamples = 0
+		cfg.MarkOverride("source.duration_s", "--duration")
+	}
+	if changed("num-samples") {
+		cfg.Source.NumSamples = int64(o.numSamples)
+		cfg.Source.DurationS = 0
+		cfg.MarkOverride("source.num_samples", "--num-samples")
+	}
+	if changed("sink-type") {
+		cfg.Sink.Type = o.sinkType
+		cfg.MarkOverride("sink.type", "--sink-type")
+		if o.sinkType == config.SinkNull {
+			cfg.Sink.Path = ""
+		}
+	}
+	if changed("sink-path") {
+		cfg.Sink.Path = o.sinkPath
+		cfg.MarkOverride("sink.path", "--sink-path")
+	}
+	if changed("paced") || changed("no-paced") {
+		flag := "--paced"
+		cfg.Source.Paced = o.paced
+		if changed("no-paced") {
+			flag = "--no-paced"
+			cfg.Source.Paced = !o.noPaced
+		}
+		cfg.MarkOverride("source.paced", flag)
+	}
+	if changed("overrun") {
+		cfg.Overrun = o.overrun
+		cfg.MarkOverride("overrun", "--overrun")
+	}
+	return cfg.Validate()
+}
+
+func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := config.Load(o.config)
+	if err != nil {
+		return err
+	}
+	if err := applyOverrides(cmd, cfg, o); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	level, json := logSettings(cmd, cfg.Log.Level, cfg.Log.Format)
+	log, err := newLogger(stderr, level, json)
+	if err != nil {
+		return err
+	}
+
+	src, err := openSource(cfg, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := src.Close(); cerr != nil && !errors.Is(cerr, capture.ErrClosed) {
+			err = errors.Join(err, fmt.Errorf("close source: %w", cerr))
+		}
+	}()
+	info := src.Info()
+	maxSamples, err := cfg.MaxSamples(info.SampleRate)
+	if err != nil {
+		return err
+	}
+	taps, err := cfg.Taps(info.SampleRate)
+	if err != nil {
+		return err
+	}
+	format, err := cfg.SinkFormat(info.Complex)
+	if err != nil {
+		return err
+	}
+	be, err := newBackend(cfg, taps, info.Complex, log)
+	if err != nil {
+		return cfg.Wrap("backend", err)
+	}
+	defer func() {
+		if cerr := be.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close %s backend: %w", be.Name(), cerr))
+		}
+	}()
+	snk, err := createSink(cfg, format, info)
+	if err != nil {
+		return err
+	}
+
+	policy := pipeline.PolicyBlock
+	if cfg.EffectiveOverrun() == config.OverrunDrop {
+		policy = pipeline.PolicyDrop
+	}
+	pcfg := pipeline.Config{
+		BlockSize:  cfg.BlockSize,
+		Complex:    info.Complex,
+		Slots:      cfg.RingSlots,
+		Policy:     policy,
+		MaxSamples: maxSamples,
+	}
+	log.Info().
+		Str("config", o.config).
+		Str("source", describeSource(cfg)).
+		Float64("sample_rate", info.SampleRate).
+		Bool("complex", info.Complex).
+		Int("taps", len(taps)).
+		Int("block_size", cfg.BlockSize).
+		Int("ring_slots", cfg.RingSlots).
+		Str("overrun", policy.String()).
+		Str("backend", be.Name()).
+		Str("sink", describeSink(cfg, format)).
+		Int64("max_samples", maxSamples).
+		Msg("starting")
+
+	opts := pipeline.Options{Log: log}
+	show := isTerminal(stderr)
+	if cmd.Flags().Changed("progress") {
+		show = o.progress
+	}
+	var bar *progress
+	if show {
+		bar = newProgress(stderr, maxSamples)
+		opts.Progress = bar.update
+		opts.ProgressEvery = 100 * time.Millisecond
+	}
+
+	st, runErr := pipeline.Run(ctx, src, be, snk, pcfg, opts)
+	if bar != nil {
+		bar.stop()
+	}
+	// The sink is closed here, exactly once, whatever happened: this
+	// flushes buffered samples and writes the SigMF metadata.
+	if cerr := snk.Close(); cerr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", describeSink(cfg, format), cerr))
+	}
+	summary := st.String()
+	if st.Interrupted {
+		summary += "  (interrupted)"
+		log.Warn().Uint64("samples_out", st.SamplesOut).Msg("interrupted: output flushed")
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), summary)
+	return runErr
+}
+
+// openSource opens the configured source; stdin is the command's input.
+func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
+	s := &cfg.Source
+	switch s.Type {
+	case config.SourceSynthetic:
+		sc := syntheticConfig(s.Waveform)
+		sc.SampleRate = s.SampleRate
+		sc.Complex = s.Complex
+		sc.Paced = s.Paced
+		n, err := cfg.MaxSamples(s.SampleRate)
+		if err != nil {
+			return nil, err
+		}
+		sc.NumSamples = n
+		src, err := capture.NewSynthetic(sc)
+		if err != nil {
+			return nil, cfg.Wrap("source", err)
+		}
+		return src, nil
+	case config.SourceFile:
+		src, err := capture.OpenFile(s.Path, s.Format, s.SampleRate)
+		if err != nil {
+			return nil, cfg.Wrap("source.path", err)
+		}
+		return src, nil
+	case config.SourceStdin:
+		src, err := capture.NewRaw(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
+		if err != nil {
+			return nil, cfg.Wrap("source", err)
+		}
+		return src, nil
+	}
+	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
+}
+
+// syntheticConfig converts a config waveform (recursively) to capture's form.
+// Components inherit the sample rate and complexness from the top level.
+func syntheticConfig(w config.Waveform) capture.SyntheticConfig {
+	sc := capture.SyntheticConfig{
+		Signal:       w.Signal,
+		FrequencyHz:  w.FrequencyHz,
+		Amplitude:    w.Amplitude,
+		PhaseRad:     w.PhaseRad,
+		ChirpEndHz:   w.ChirpEndHz,
+		ChirpPeriodS: w.ChirpPeriodS,
+		NoiseStdDev:  w.NoiseStd,
+		Seed:         w.Seed,
+		ImpulseEvery: w.ImpulseEvery,
+	}
+	for _, t := range w.Tones {
+		sc.Tones = append(sc.Tones, capture.Tone{FrequencyHz: t.FrequencyHz, Amplitude: t.Amplitude, PhaseRad: t.PhaseRad})
+	}
+	for _, c := range w.Components {
+		sc.Components = append(sc.Components, syntheticConfig(c))
+	}
+	return sc
+}
+
+// createSink creates the configured sink. Relative sink paths are relative
+// to the current directory; missing parent directories are created.
+func createSink(cfg *config.Config, format string, info capture.Info) (sink.Sink, error) {
+	s := &cfg.Sink
+	if s.Type == config.SinkNull {
+		return sink.NewNull(), nil
+	}
+	if dir := filepath.Dir(s.Path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, cfg.Wrap("sink.path", fmt.Errorf("create output directory: %w", err))
+		}
+	}
+	switch s.Type {
+	case config.SinkFile:
+		snk, err := sink.CreateFile(s.Path, format)
+		if err != nil {
+			return nil, cfg.Wrap("sink.path", err)
+		}
+		return snk, nil
+	case config.SinkSigMF:
+		snk, err := sink.CreateSigMF(s.Path, sink.SigMFMeta{
+			Datatype:    format,
+			SampleRate:  info.SampleRate,
+			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg),
+		})
+		if err != nil {
+			return nil, cfg.Wrap("sink.path", err)
+		}
+		return snk, nil
+	}
+	return nil, cfg.Wrap("sink.type", fmt.Errorf("unknown sink type %q", s.Type))
+}
+
+func describeSource(cfg *config.Config) string {
+	s := &cfg.Source
+	switch s.Type {
+	case config.SourceSynthetic:
+		d := "synthetic " + s.Signal
+		if s.Paced {
+			d += " (paced)"
+		}
+		return d
+	case config.SourceFile:
+		return "file " + s.Path
+	}
+	return s.Type + " " + s.Format
+}
+
+func describeSink(cfg *config.Config, format string) string {
+	if cfg.Sink.Type == config.SinkNull {
+		return "null"
+	}
+	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
+}
+
+func describeFilter(cfg *config.Config) string {
+	f := &cfg.Filter
+	switch {
+	case f.Design != nil:
+		d := f.Design
+		edges := strconv.FormatFloat(d.CutoffHz, 'g', -1, 64) + " Hz"
+		if d.Type == filter.Bandpass || d.Type == filter.Bandstop {
+			edges = strconv.FormatFloat(d.LowHz, 'g', -1, 64) + "-" + strconv.FormatFloat(d.HighHz, 'g', -1, 64) + " Hz"
+		}
+		return fmt.Sprintf("%d-tap %s %s (%s window)", d.NumTaps, d.Type, edges, d.Window)
+	case f.TapsFile != "":
+		return "taps from " + filepath.Base(f.TapsFile)
+	}
+	return fmt.Sprintf("%d inline taps", len(f.Taps))
+}
+
+// progress renders run progress on stderr. update may be called from the
+// pipeline's progress goroutine after stop; it is then ignored.
+type progress struct {
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar
+	stopped bool
+}
+
+func newProgress(w io.Writer, total int64) *progress {
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("samples"),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetDescription("filtering"),
+	}
+	max := total
+	if total <= 0 {
+		max = -1 // unknown length: spinner
+		opts = append(opts, progressbar.OptionSpinnerType(14))
+	} else {
+		opts = append(opts, progressbar.OptionSetPredictTime(true))
+	}
+	return &progress{bar: progressbar.NewOptions64(max, opts...)}
+}
+
+func (p *progress) update(st pipeline.Stats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.bar.Describe(fmt.Sprintf("%6.2f MS/s", st.MSps()))
+	_ = p.bar.Set64(int64(min(st.SamplesIn, math.MaxInt64)))
+}
+
+func (p *progress) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	_ = p.bar.Finish() // clears the line (OptionClearOnFinish)
+}
+
+// countFlag is a sample count flag that accepts integers and exact
+// floating-point forms such as 1e6; fractions and negatives are rejected.
+type countFlag int64
+
+func (c *countFlag) String() string { return strconv.FormatInt(int64(*c), 10) }
+
+// Set parses the flag value.
+func (c *countFlag) Set(s string) error {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n <= 0 {
+			return fmt.Errorf("must be > 0, got %d", n)
+		}
+		*c = countFlag(n)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f <= 0 || f >= math.MaxInt64 {
+		return fmt.Errorf("want a positive whole number of samples such as 4194304 or 1e6, got %q", s)
+	}
+	*c = countFlag(f)
+	return nil
+}
+
+// Type names the flag's value in --help.
+func (c *countFlag) Type() string { return "count" }

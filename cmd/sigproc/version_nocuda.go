@@ -1,0 +1,6 @@
+//go:build !cuda
+
+package main
+
+// cudaBuilt reports whether this binary was built with -tags cuda.
+const cudaBuilt = false

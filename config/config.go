@@ -1,0 +1,284 @@
+package config
+
+// Source types (source.type).
+const (
+	SourceSynthetic = "synthetic" // generated in-process, see Waveform
+	SourceFile      = "file"      // raw, WAV or SigMF recording
+	SourceStdin     = "stdin"     // raw samples piped in (rtl_sdr, arecord, sox)
+)
+
+// Sample formats. The raw formats are little-endian; r = real, c = complex
+// interleaved I,Q; i16 samples are scaled by 1/32768.
+const (
+	FormatRF32  = "rf32_le"
+	FormatRI16  = "ri16_le"
+	FormatCF32  = "cf32_le"
+	FormatCI16  = "ci16_le"
+	FormatWAV   = "wav"   // source only; rate and channels come from the header
+	FormatSigMF = "sigmf" // source only; rate and datatype come from the .sigmf-meta
+)
+
+// Synthetic signal kinds (source.signal, components[].signal).
+const (
+	SignalTone      = "tone"
+	SignalMultitone = "multitone"
+	SignalChirp     = "chirp"
+	SignalNoise     = "noise"
+	SignalImpulse   = "impulse"
+	SignalSum       = "sum"
+)
+
+// Overrun policies (overrun): what the capture side does when the ring is full.
+const (
+	OverrunBlock = "block" // wait for a free slot; nothing is lost, the source is slowed down
+	OverrunDrop  = "drop"  // drop the block and count it; the source keeps real time
+)
+
+// Backends (backend).
+const (
+	BackendCPU  = "cpu"
+	BackendCUDA = "cuda"
+	BackendAuto = "auto" // CUDA when built with -tags cuda and a device is usable, else CPU
+)
+
+// CUDA host<->device transports (cuda.transport).
+const (
+	TransportAuto     = "auto"
+	TransportZeroCopy = "zero-copy"
+	TransportExplicit = "explicit"
+)
+
+// Sink types (sink.type).
+const (
+	SinkFile  = "file"  // raw samples in sink.format
+	SinkSigMF = "sigmf" // <path>.sigmf-data + <path>.sigmf-meta
+	SinkNull  = "null"  // discard (benchmarking)
+)
+
+// Log formats (log.format).
+const (
+	LogConsole = "console"
+	LogJSON    = "json"
+)
+
+// Limits enforced by Validate.
+const (
+	// MaxBlockSize is the largest accepted block_size in samples.
+	MaxBlockSize = 1 << 24
+	// MaxRingSlots is the largest accepted ring_slots.
+	MaxRingSlots = 1 << 16
+	// MaxRingBytes bounds block_size*ring_slots*4 (*2 for complex), so a
+	// typo cannot ask for terabytes of ring memory.
+	MaxRingBytes = 4 << 30
+)
+
+// Defaults filled in by Load and Parse (and by SetDefaults).
+const (
+	DefaultBlockSize   = 256
+	DefaultRingSlots   = 64
+	DefaultBackend     = BackendCPU
+	DefaultWindow      = "hamming"
+	DefaultKaiserBeta  = 8.6
+	DefaultTransport   = TransportAuto
+	DefaultMaxPinnedMB = 256
+	DefaultWatchdogMS  = 2000
+	DefaultLogLevel    = "info"
+	DefaultLogFormat   = LogConsole
+	DefaultAmplitude   = 1.0
+)
+
+// Config is one sigproc run: source -> ring of blocks -> FIR backend -> sink.
+type Config struct {
+	// Source is where samples come from. Required.
+	Source Source `yaml:"source"`
+	// BlockSize is the number of samples per ring block (complex samples
+	// count once). Default 256; 1..MaxBlockSize.
+	BlockSize int `yaml:"block_size"`
+	// RingSlots is the number of blocks in the ring between capture and
+	// filter. Default 64; a power of two in 2..MaxRingSlots.
+	RingSlots int `yaml:"ring_slots"`
+	// Overrun is block or drop. Empty means automatic: drop for paced
+	// synthetic (live) sources, block for file, stdin and unpaced sources.
+	// Use EffectiveOverrun for the resolved value.
+	Overrun string `yaml:"overrun"`
+	// Filter is the FIR filter. Exactly one of taps, taps_file, design.
+	Filter Filter `yaml:"filter"`
+	// Backend is cpu, cuda or auto. Default cpu.
+	Backend string `yaml:"backend"`
+	// CUDA holds GPU settings used by backend cuda and auto.
+	CUDA CUDA `yaml:"cuda"`
+	// Sink is where filtered samples go. Required.
+	Sink Sink `yaml:"sink"`
+	// Log configures logging.
+	Log Log `yaml:"log"`
+	// Metrics configures the metrics endpoint.
+	Metrics Metrics `yaml:"metrics"`
+
+	// name is the file name used in error messages, dir the directory
+	// relative input paths were resolved against.
+	name string
+	dir  string
+	// idx holds key positions from the YAML; nil for configs built in Go.
+	idx *index
+	// origin maps a field path to the command-line flag that set it.
+	origin map[string]string
+}
+
+// Source describes the sample source. Which keys are allowed depends on Type:
+//
+//	synthetic: sample_rate, complex, paced, duration_s, num_samples + Waveform keys
+//	file:      path, format, sample_rate, duration_s, num_samples
+//	stdin:     format, sample_rate, duration_s, num_samples
+type Source struct {
+	// Type is synthetic, file or stdin. Required.
+	Type string `yaml:"type"`
+	// Path is the input file (file only, required). A relative path is
+	// resolved against the config file's directory.
+	Path string `yaml:"path"`
+	// Format is the sample format: rf32_le, ri16_le, cf32_le, ci16_le, wav or
+	// sigmf. For file it may be omitted when the extension says (.wav,
+	// .sigmf-meta, .sigmf-data, .sigmf); for stdin it is required and raw.
+	Format string `yaml:"format"`
+	// SampleRate in samples per second. Required for synthetic and raw
+	// formats; wav and sigmf take it from the file (if also given here, the
+	// two must agree, checked when the file is opened).
+	SampleRate float64 `yaml:"sample_rate"`
+
+	// Waveform is the synthetic signal (synthetic only).
+	Waveform `yaml:",inline"`
+
+	// Complex makes a synthetic source produce complex (I,Q) samples.
+	// File and stdin take complexness from the format.
+	Complex bool `yaml:"complex"`
+	// Paced delivers synthetic samples at SampleRate in real time; false
+	// (the default) generates as fast as the pipeline consumes.
+	Paced bool `yaml:"paced"`
+	// DurationS bounds the run to this many seconds of samples.
+	DurationS float64 `yaml:"duration_s"`
+	// NumSamples bounds the run to this many samples. At most one of
+	// DurationS and NumSamples; neither means unbounded (until end of file
+	// or Ctrl-C).
+	NumSamples int64 `yaml:"num_samples"`
+}
+
+// Waveform is a synthetic signal. Which keys are allowed depends on Signal:
+//
+//	tone:      frequency_hz, amplitude, phase_rad
+//	multitone: tones
+//	chirp:     frequency_hz (start), chirp_end_hz, chirp_period_s, amplitude, phase_rad
+//	noise:     noise_std, seed
+//	impulse:   impulse_every, amplitude
+//	sum:       components (each a Waveform)
+//
+// Frequencies must lie below Nyquist (sample_rate/2); negative frequencies
+// are allowed for complex sources only.
+type Waveform struct {
+	// Signal is tone, multitone, chirp, noise, impulse or sum. Required for
+	// synthetic sources.
+	Signal string `yaml:"signal"`
+	// FrequencyHz is the tone frequency or the chirp start frequency.
+	FrequencyHz float64 `yaml:"frequency_hz"`
+	// Amplitude is the peak amplitude of tone, chirp and impulse. Default 1
+	// when the key is absent.
+	Amplitude float64 `yaml:"amplitude"`
+	// PhaseRad is the phase at sample 0 of tone and chirp, in radians.
+	PhaseRad float64 `yaml:"phase_rad"`
+	// Tones are the components of a multitone signal. At least one.
+	Tones []Tone `yaml:"tones"`
+	// ChirpEndHz is the frequency the chirp sweeps to.
+	ChirpEndHz float64 `yaml:"chirp_end_hz"`
+	// ChirpPeriodS is the sweep period in seconds (> 0).
+	ChirpPeriodS float64 `yaml:"chirp_period_s"`
+	// NoiseStd is the standard deviation of Gaussian noise (> 0).
+	NoiseStd float64 `yaml:"noise_std"`
+	// Seed seeds the noise generator; the same seed gives the same samples.
+	Seed int64 `yaml:"seed"`
+	// ImpulseEvery is the impulse period in samples; 0 gives a single
+	// impulse at sample 0 (an impulse response).
+	ImpulseEvery int `yaml:"impulse_every"`
+	// Components are summed for signal sum. At least one.
+	Components []Waveform `yaml:"components"`
+}
+
+// Tone is one component of a multitone signal.
+type Tone struct {
+	// FrequencyHz of the tone; below Nyquist.
+	FrequencyHz float64 `yaml:"frequency_hz"`
+	// Amplitude is the peak amplitude. Default 1 when the key is absent.
+	Amplitude float64 `yaml:"amplitude"`
+	// PhaseRad is the initial phase in radians.
+	PhaseRad float64 `yaml:"phase_rad"`
+}
+
+// Filter selects the FIR taps: exactly one of Taps, TapsFile and Design.
+type Filter struct {
+	// Taps are inline coefficients. Must not be empty.
+	Taps []float32 `yaml:"taps"`
+	// TapsFile is a file of coefficients (see filter.LoadTaps). A relative
+	// path is resolved against the config file's directory.
+	TapsFile string `yaml:"taps_file"`
+	// Design designs the taps with the window method.
+	Design *Design `yaml:"design"`
+}
+
+// Design is a windowed-sinc filter design. Which frequency keys are allowed
+// depends on Type: lowpass/highpass use cutoff_hz, bandpass/bandstop use
+// low_hz and high_hz. kaiser_beta is only allowed with window kaiser.
+type Design struct {
+	// Type is lowpass, highpass, bandpass or bandstop. Required.
+	Type string `yaml:"type"`
+	// CutoffHz is the -6 dB edge of lowpass and highpass.
+	CutoffHz float64 `yaml:"cutoff_hz"`
+	// LowHz is the lower band edge of bandpass and bandstop.
+	LowHz float64 `yaml:"low_hz"`
+	// HighHz is the upper band edge of bandpass and bandstop.
+	HighHz float64 `yaml:"high_hz"`
+	// NumTaps is the filter length. Required (> 0).
+	NumTaps int `yaml:"num_taps"`
+	// Window is the design window. Default hamming.
+	Window string `yaml:"window"`
+	// KaiserBeta is the Kaiser window shape. Default 8.6 when window is
+	// kaiser.
+	KaiserBeta float64 `yaml:"kaiser_beta"`
+}
+
+// CUDA holds settings for the GPU backend.
+type CUDA struct {
+	// Device is the CUDA device ordinal. Default 0.
+	Device int `yaml:"device"`
+	// Transport is auto, zero-copy or explicit. Default auto.
+	Transport string `yaml:"transport"`
+	// MaxPinnedMB caps pinned host memory in MiB. Default 256.
+	MaxPinnedMB int `yaml:"max_pinned_mb"`
+	// WatchdogMS fails the run if one GPU step takes longer. Default 2000.
+	WatchdogMS int `yaml:"watchdog_ms"`
+}
+
+// Sink describes where filtered samples go.
+type Sink struct {
+	// Type is file, sigmf or null. Required.
+	Type string `yaml:"type"`
+	// Path is the output file (file) or base name (sigmf: writes
+	// <path>.sigmf-data and <path>.sigmf-meta; a trailing .sigmf-data or
+	// .sigmf-meta is accepted). Required for file and sigmf,
+	// not allowed for null. A relative path is relative to the current
+	// working directory, not to the config file.
+	Path string `yaml:"path"`
+	// Format is rf32_le, cf32_le, ri16_le or ci16_le. Empty means rf32_le
+	// for real sources and cf32_le for complex ones; use FormatFor.
+	Format string `yaml:"format"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is trace, debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is console (human, to stderr) or json. Default console.
+	Format string `yaml:"format"`
+}
+
+// Metrics configures the metrics HTTP endpoint.
+type Metrics struct {
+	// Listen is host:port to serve metrics on; empty disables it.
+	Listen string `yaml:"listen"`
+}

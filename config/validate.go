@@ -1,0 +1,537 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sigproc/sigproc/filter"
+)
+
+// Allowed enum values, in the order error messages list them.
+var (
+	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin}
+	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatWAV, FormatSigMF}
+	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16}
+	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
+	overruns     = []string{OverrunBlock, OverrunDrop}
+	backends     = []string{BackendCPU, BackendCUDA, BackendAuto}
+	transports   = []string{TransportAuto, TransportZeroCopy, TransportExplicit}
+	sinkTypes    = []string{SinkFile, SinkSigMF, SinkNull}
+	sinkFormats  = []string{FormatRF32, FormatCF32, FormatRI16, FormatCI16}
+	logLevels    = []string{"trace", "debug", "info", "warn", "error"}
+	logFormats   = []string{LogConsole, LogJSON}
+	designTypes  = []string{filter.Lowpass, filter.Highpass, filter.Bandpass, filter.Bandstop}
+	designWindow = []string{filter.WindowHamming, filter.WindowHann, filter.WindowBlackman, filter.WindowKaiser, filter.WindowRectangular}
+)
+
+// Keys each source type and signal uses, beyond what the struct allows.
+var (
+	sourceKeys = map[string][]string{
+		SourceSynthetic: {"type", "sample_rate", "complex", "paced", "duration_s", "num_samples"},
+		SourceFile:      {"type", "path", "format", "sample_rate", "duration_s", "num_samples"},
+		SourceStdin:     {"type", "format", "sample_rate", "duration_s", "num_samples"},
+	}
+	signalKeys = map[string][]string{
+		SignalTone:      {"signal", "frequency_hz", "amplitude", "phase_rad"},
+		SignalMultitone: {"signal", "tones"},
+		SignalChirp:     {"signal", "frequency_hz", "chirp_end_hz", "chirp_period_s", "amplitude", "phase_rad"},
+		SignalNoise:     {"signal", "noise_std", "seed"},
+		SignalImpulse:   {"signal", "impulse_every", "amplitude"},
+		SignalSum:       {"signal", "components"},
+	}
+	designKeys = map[string][]string{
+		"lowpass":  {"type", "cutoff_hz", "num_taps", "window"},
+		"highpass": {"type", "cutoff_hz", "num_taps", "window"},
+		"bandpass": {"type", "low_hz", "high_hz", "num_taps", "window"},
+		"bandstop": {"type", "low_hz", "high_hz", "num_taps", "window"},
+	}
+)
+
+// checkKeys rejects keys that the chosen type does not use (a tones list on a
+// tone, a path on a null sink): they would be silently ignored otherwise.
+func (c *Config) checkKeys(errs *errorList) {
+	unused := func(mapPath, key, what string, allowed []string) {
+		errs.add(&Error{File: c.name, Line: c.idx.lineOf(join(mapPath, key)), Field: join(mapPath, key),
+			Msg: fmt.Sprintf("not used by %s (keys used: %s)", what, strings.Join(allowed, ", "))})
+	}
+	if allowed, ok := sourceKeys[c.Source.Type]; ok {
+		if c.Source.Type == SourceSynthetic {
+			if sk, ok := signalKeys[c.Source.Signal]; ok {
+				allowed = append(slices.Clone(allowed), sk...)
+			} else {
+				allowed = nil // unknown signal: Validate reports it
+			}
+		}
+		for _, k := range c.idx.keys["source"] {
+			if allowed != nil && !slices.Contains(allowed, k) {
+				what := "source type " + c.Source.Type
+				if c.Source.Type == SourceSynthetic && slices.Contains(yamlKeys(reflect.TypeOf(Waveform{})), k) {
+					what = "signal " + c.Source.Signal
+				}
+				unused("source", k, what, allowed)
+			}
+		}
+	}
+	var walk func(w *Waveform, path string)
+	walk = func(w *Waveform, path string) {
+		for i := range w.Components {
+			p := fmt.Sprintf("%s.components[%d]", path, i)
+			if allowed, ok := signalKeys[w.Components[i].Signal]; ok {
+				for _, k := range c.idx.keys[p] {
+					if !slices.Contains(allowed, k) {
+						unused(p, k, "signal "+w.Components[i].Signal, allowed)
+					}
+				}
+			}
+			walk(&w.Components[i], p)
+		}
+	}
+	if c.Source.Type == SourceSynthetic {
+		walk(&c.Source.Waveform, "source")
+	}
+	if d := c.Filter.Design; d != nil {
+		if allowed, ok := designKeys[d.Type]; ok {
+			if d.Window == "kaiser" {
+				allowed = append(slices.Clone(allowed), "kaiser_beta")
+			}
+			for _, k := range c.idx.keys["filter.design"] {
+				if !slices.Contains(allowed, k) {
+					what := d.Type
+					if k == "kaiser_beta" {
+						what = "window " + d.Window
+						if d.Window == "" {
+							what = "the default window " + DefaultWindow
+						}
+					}
+					unused("filter.design", k, what, allowed)
+				}
+			}
+		}
+	}
+	if c.Sink.Type == SinkNull && c.idx.has("sink.path") {
+		unused("sink", "path", "sink type null", []string{"type"})
+	}
+}
+
+// Validate checks every field and returns all problems found, each as an
+// *Error (joined with errors.Join when there are several). Load and Parse
+// call it; call it again after changing fields (command-line overrides).
+func (c *Config) Validate() error {
+	var errs errorList
+	add := func(path, format string, args ...any) {
+		e := &Error{File: c.name, Line: c.idx.lineOf(path), Field: path, Msg: fmt.Sprintf(format, args...)}
+		if flag, ok := c.origin[path]; ok {
+			e.Flag = flag
+		}
+		errs.add(e)
+	}
+	enum := func(path, value string, allowed []string, required bool) bool {
+		if value == "" {
+			if required {
+				add(path, "required (one of %s)", strings.Join(allowed, ", "))
+			}
+			return false
+		}
+		if !slices.Contains(allowed, value) {
+			add(path, "unknown value %q (allowed: %s)", value, strings.Join(allowed, ", "))
+			return false
+		}
+		return true
+	}
+	positive := func(path string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			add(path, "must be > 0, got %s", num(v))
+		}
+	}
+
+	// Source.
+	s := &c.Source
+	rate := 0.0 // known-before-open sample rate
+	if c.idx != nil && !c.idx.has("source") && s.Type == "" {
+		add("source", "required (a mapping with at least type)")
+	} else if enum("source.type", s.Type, sourceTypes, true) {
+		switch s.Type {
+		case SourceSynthetic:
+			if s.SampleRate == 0 && !c.idx.has("source.sample_rate") {
+				add("source.sample_rate", "required for synthetic sources")
+			} else {
+				positive("source.sample_rate", s.SampleRate)
+			}
+			rate = s.SampleRate
+			c.validateWaveform(&s.Waveform, "source", s.SampleRate, s.Complex, add, enum)
+		case SourceFile, SourceStdin:
+			if s.Type == SourceFile && s.Path == "" {
+				add("source.path", "required for file sources")
+			}
+			format := s.EffectiveFormat()
+			switch {
+			case s.Type == SourceStdin && s.Format == "":
+				add("source.format", "required for stdin (one of %s)", strings.Join(rawFormats, ", "))
+			case s.Type == SourceStdin && !slices.Contains(rawFormats, s.Format):
+				add("source.format", "unknown value %q for stdin (allowed: %s)", s.Format, strings.Join(rawFormats, ", "))
+			case s.Format == "" && format == "" && s.Path != "":
+				add("source.format", "required: cannot infer the format from %q (extension is not .wav, .sigmf-meta, .sigmf-data or .sigmf; allowed: %s)",
+					filepath.Base(s.Path), strings.Join(fileFormats, ", "))
+			case s.Format != "":
+				enum("source.format", s.Format, fileFormats, false)
+			}
+			raw := slices.Contains(rawFormats, format)
+			switch {
+			case s.SampleRate != 0 || c.idx.has("source.sample_rate"):
+				positive("source.sample_rate", s.SampleRate)
+			case raw:
+				add("source.sample_rate", "required for raw format %s", format)
+			}
+			if raw {
+				rate = s.SampleRate
+			}
+			if s.Paced {
+				add("source.paced", "only synthetic sources can be paced")
+			}
+			if s.Complex {
+				add("source.complex", "only for synthetic sources; file and stdin take it from the format")
+			}
+		}
+	}
+	if s.DurationS != 0 || c.idx.has("source.duration_s") {
+		positive("source.duration_s", s.DurationS)
+	}
+	if s.NumSamples < 0 || (s.NumSamples == 0 && c.idx.has("source.num_samples")) {
+		add("source.num_samples", "must be > 0, got %d (omit it for an unbounded run)", s.NumSamples)
+	}
+	if s.DurationS != 0 && s.NumSamples != 0 {
+		add("source.num_samples", "set duration_s or num_samples, not both")
+	}
+	if rate > 0 && s.DurationS > 0 && s.DurationS*rate >= math.MaxInt64 {
+		add("source.duration_s", "%s s at %s S/s is more samples than fit in int64", num(s.DurationS), num(rate))
+	}
+
+	// Ring.
+	if c.BlockSize <= 0 || c.BlockSize > MaxBlockSize {
+		add("block_size", "must be in 1..%d, got %d", MaxBlockSize, c.BlockSize)
+	}
+	if c.RingSlots < 2 || c.RingSlots > MaxRingSlots || c.RingSlots&(c.RingSlots-1) != 0 {
+		add("ring_slots", "must be a power of two in 2..%d, got %d", MaxRingSlots, c.RingSlots)
+	}
+	if c.BlockSize > 0 && c.BlockSize <= MaxBlockSize && c.RingSlots >= 2 && c.RingSlots <= MaxRingSlots && c.RingSlots&(c.RingSlots-1) == 0 {
+		per := int64(4)
+		if cplx, known := s.complexKnown(); cplx || !known {
+			per = 8
+		}
+		if bytes := int64(c.BlockSize) * int64(c.RingSlots) * per; bytes > MaxRingBytes {
+			p := "ring_slots"
+			if !c.idx.has(p) {
+				p = "block_size"
+			}
+			add(p, "ring needs block_size*ring_slots*%d = %d bytes, more than the %d limit", per, bytes, MaxRingBytes)
+		}
+	}
+	enum("overrun", c.Overrun, overruns, false)
+
+	// Filter.
+	c.validateFilter(rate, &errs, add, enum)
+
+	// Backend.
+	enum("backend", c.Backend, backends, true)
+	if c.CUDA.Device < 0 {
+		add("cuda.device", "must be >= 0, got %d", c.CUDA.Device)
+	}
+	enum("cuda.transport", c.CUDA.Transport, transports, true)
+	if c.CUDA.MaxPinnedMB <= 0 {
+		add("cuda.max_pinned_mb", "must be > 0, got %d", c.CUDA.MaxPinnedMB)
+	}
+	if c.CUDA.WatchdogMS <= 0 {
+		add("cuda.watchdog_ms", "must be > 0, got %d", c.CUDA.WatchdogMS)
+	}
+
+	// Sink.
+	if c.idx != nil && !c.idx.has("sink") && c.Sink.Type == "" {
+		add("sink", "required (a mapping with at least type)")
+	} else if enum("sink.type", c.Sink.Type, sinkTypes, true) && c.Sink.Type != SinkNull && c.Sink.Path == "" {
+		add("sink.path", "required for sink type %s", c.Sink.Type)
+	}
+	if enum("sink.format", c.Sink.Format, sinkFormats, false) {
+		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != cplx {
+			add("sink.format", "%s does not match the %s source (use %s)", c.Sink.Format, realOrComplex(cplx), Sink{}.FormatFor(cplx))
+		}
+	}
+
+	// Log and metrics.
+	enum("log.level", c.Log.Level, logLevels, true)
+	enum("log.format", c.Log.Format, logFormats, true)
+	if l := c.Metrics.Listen; l != "" {
+		host, port, err := net.SplitHostPort(l)
+		p, perr := strconv.Atoi(port)
+		switch {
+		case err != nil:
+			add("metrics.listen", "want host:port (e.g. 127.0.0.1:9100), got %q", l)
+		case perr != nil || p < 0 || p > 65535:
+			add("metrics.listen", "port must be a number in 0..65535, got %q", port)
+		case strings.ContainsAny(host, " /"):
+			add("metrics.listen", "bad host %q", host)
+		}
+	}
+	return errs.err()
+}
+
+type addFunc func(path, format string, args ...any)
+type enumFunc func(path, value string, allowed []string, required bool) bool
+
+// validateWaveform checks one synthetic signal and its components.
+func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx bool, add addFunc, enum enumFunc) {
+	if !enum(join(path, "signal"), w.Signal, signals, true) {
+		return
+	}
+	finite := func(p string, v float64) bool {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			add(p, "must be a finite number, got %s", num(v))
+			return false
+		}
+		return true
+	}
+	freq := func(p string, f float64) {
+		if !finite(p, f) || !(rate > 0) {
+			return
+		}
+		ny := rate / 2
+		switch {
+		case !cplx && f < 0:
+			add(p, "must be >= 0 for a real source, got %s (negative frequencies need complex: true)", num(f))
+		case math.Abs(f) > ny:
+			add(p, "%s is above Nyquist (sample_rate/2 = %s)", num(f), num(ny))
+		}
+	}
+	switch w.Signal {
+	case SignalTone:
+		freq(join(path, "frequency_hz"), w.FrequencyHz)
+		finite(join(path, "amplitude"), w.Amplitude)
+		finite(join(path, "phase_rad"), w.PhaseRad)
+	case SignalMultitone:
+		if len(w.Tones) == 0 {
+			add(join(path, "tones"), "multitone needs at least one tone")
+		}
+		for i, t := range w.Tones {
+			p := fmt.Sprintf("%s.tones[%d]", path, i)
+			freq(p+".frequency_hz", t.FrequencyHz)
+			finite(p+".amplitude", t.Amplitude)
+			finite(p+".phase_rad", t.PhaseRad)
+		}
+	case SignalChirp:
+		freq(join(path, "frequency_hz"), w.FrequencyHz)
+		freq(join(path, "chirp_end_hz"), w.ChirpEndHz)
+		finite(join(path, "amplitude"), w.Amplitude)
+		finite(join(path, "phase_rad"), w.PhaseRad)
+		if p := join(path, "chirp_period_s"); !(w.ChirpPeriodS > 0) || math.IsInf(w.ChirpPeriodS, 0) {
+			add(p, "must be > 0, got %s", num(w.ChirpPeriodS))
+		}
+	case SignalNoise:
+		if p := join(path, "noise_std"); !(w.NoiseStd > 0) || math.IsInf(w.NoiseStd, 0) {
+			add(p, "must be > 0, got %s", num(w.NoiseStd))
+		}
+	case SignalImpulse:
+		finite(join(path, "amplitude"), w.Amplitude)
+		if w.ImpulseEvery < 0 {
+			add(join(path, "impulse_every"), "must be >= 0 samples (0 = one impulse at sample 0), got %d", w.ImpulseEvery)
+		}
+	case SignalSum:
+		if len(w.Components) == 0 {
+			add(join(path, "components"), "sum needs at least one component")
+		}
+		for i := range w.Components {
+			c.validateWaveform(&w.Components[i], fmt.Sprintf("%s.components[%d]", path, i), rate, cplx, add, enum)
+		}
+	}
+}
+
+// validateFilter checks that exactly one tap source is given and that it is
+// usable. rate is the sample rate when known before opening the source.
+func (c *Config) validateFilter(rate float64, errs *errorList, add addFunc, enum enumFunc) {
+	f := &c.Filter
+	var given []string
+	if f.Taps != nil || c.idx.has("filter.taps") {
+		given = append(given, "taps")
+	}
+	if f.TapsFile != "" || c.idx.has("filter.taps_file") {
+		given = append(given, "taps_file")
+	}
+	if f.Design != nil || c.idx.has("filter.design") {
+		given = append(given, "design")
+	}
+	switch {
+	case len(given) == 0:
+		add("filter", "required: one of taps, taps_file or design")
+		return
+	case len(given) > 1:
+		add("filter."+given[1], "give only one of taps, taps_file, design (found %s)", strings.Join(given, " and "))
+		return
+	}
+	switch given[0] {
+	case "taps":
+		if len(f.Taps) == 0 {
+			add("filter.taps", "must not be empty")
+		} else if len(f.Taps) > filter.MaxTaps {
+			add("filter.taps", "%d taps exceeds the limit %d", len(f.Taps), filter.MaxTaps)
+		}
+		for i, t := range f.Taps {
+			if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+				add(fmt.Sprintf("filter.taps[%d]", i), "must be a finite float32, got %v", t)
+			}
+		}
+	case "taps_file":
+		if f.TapsFile == "" {
+			add("filter.taps_file", "must not be empty")
+		}
+	case "design":
+		d := f.Design
+		if d == nil {
+			add("filter.design", "must be a mapping with type, num_taps and cutoff_hz or low_hz/high_hz")
+			return
+		}
+		before := len(*errs)
+		enum("filter.design.type", d.Type, designTypes, true)
+		enum("filter.design.window", d.Window, designWindow, true)
+		if d.NumTaps <= 0 {
+			add("filter.design.num_taps", "must be > 0, got %d", d.NumTaps)
+		}
+		if d.Window == "kaiser" && !(d.KaiserBeta >= 0) {
+			add("filter.design.kaiser_beta", "must be >= 0, got %s", num(d.KaiserBeta))
+		}
+		switch d.Type {
+		case "lowpass", "highpass":
+			if !(d.CutoffHz > 0) || math.IsInf(d.CutoffHz, 0) {
+				add("filter.design.cutoff_hz", "must be > 0, got %s", num(d.CutoffHz))
+			} else if rate > 0 && d.CutoffHz >= rate/2 {
+				add("filter.design.cutoff_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.CutoffHz), num(rate/2))
+			}
+		case "bandpass", "bandstop":
+			switch {
+			case !(d.LowHz > 0) || math.IsInf(d.LowHz, 0):
+				add("filter.design.low_hz", "must be > 0, got %s", num(d.LowHz))
+			case !(d.HighHz > d.LowHz) || math.IsInf(d.HighHz, 0):
+				add("filter.design.high_hz", "must be > low_hz (%s), got %s", num(d.LowHz), num(d.HighHz))
+			case rate > 0 && d.HighHz >= rate/2:
+				add("filter.design.high_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.HighHz), num(rate/2))
+			}
+		}
+		if len(*errs) == before {
+			// The rest (odd length for highpass/bandstop, tap limit) is
+			// filter's rule; without a known rate, use one so high that
+			// no Nyquist check can fire.
+			r := rate
+			if !(r > 0) {
+				r = math.MaxFloat64 / 4
+			}
+			if err := d.Spec(r).Validate(); err != nil {
+				add("filter.design", "%s", strings.TrimPrefix(err.Error(), filter.ErrSpec.Error()+": "))
+			}
+		}
+	}
+}
+
+// EffectiveFormat returns Format, or for file sources the format implied by
+// the path's extension ("" when it cannot be inferred).
+func (s *Source) EffectiveFormat() string {
+	if s.Format != "" || s.Type != SourceFile {
+		return s.Format
+	}
+	switch strings.ToLower(filepath.Ext(s.Path)) {
+	case ".wav":
+		return FormatWAV
+	case ".sigmf-meta", ".sigmf-data", ".sigmf":
+		return FormatSigMF
+	}
+	return ""
+}
+
+// complexKnown reports whether the source is complex, and whether that is
+// known before opening it (not for wav and sigmf files).
+func (s *Source) complexKnown() (complex, known bool) {
+	switch s.Type {
+	case SourceSynthetic:
+		return s.Complex, true
+	case SourceFile, SourceStdin:
+		if f := s.EffectiveFormat(); slices.Contains(rawFormats, f) {
+			return isComplexFormat(f), true
+		}
+	}
+	return false, false
+}
+
+// FormatFor returns the sink format, defaulting to rf32_le for a real stream
+// and cf32_le for a complex one.
+func (s Sink) FormatFor(complex bool) string {
+	if s.Format != "" {
+		return s.Format
+	}
+	if complex {
+		return FormatCF32
+	}
+	return FormatRF32
+}
+
+// EffectiveOverrun returns Overrun, or when empty the default: drop for a
+// paced synthetic source (it must keep real time), block otherwise.
+func (c *Config) EffectiveOverrun() string {
+	if c.Overrun != "" {
+		return c.Overrun
+	}
+	if c.Source.Type == SourceSynthetic && c.Source.Paced {
+		return OverrunDrop
+	}
+	return OverrunBlock
+}
+
+// MaxSamples returns the run bound in samples for a source running at
+// sampleRate: num_samples, or duration_s*sampleRate rounded; 0 = unbounded.
+func (c *Config) MaxSamples(sampleRate float64) (int64, error) {
+	s := &c.Source
+	if s.NumSamples > 0 {
+		return s.NumSamples, nil
+	}
+	if s.DurationS <= 0 {
+		return 0, nil
+	}
+	n := math.Round(s.DurationS * sampleRate)
+	if !(n >= 1) || n >= math.MaxInt64 {
+		return 0, &Error{File: c.name, Line: c.idx.lineOf("source.duration_s"), Field: "source.duration_s", Flag: c.origin["source.duration_s"],
+			Msg: fmt.Sprintf("%s s at %s S/s is %s samples; need at least 1 and fewer than 2^63", num(s.DurationS), num(sampleRate), num(n))}
+	}
+	return int64(n), nil
+}
+
+// SinkFormat returns the sink format for a stream whose complexness is
+// known (after opening the source), rejecting a format that does not match.
+func (c *Config) SinkFormat(complex bool) (string, error) {
+	f := c.Sink.FormatFor(complex)
+	if isComplexFormat(f) != complex {
+		return "", &Error{File: c.name, Line: c.idx.lineOf("sink.format"), Field: "sink.format", Flag: c.origin["sink.format"],
+			Msg: fmt.Sprintf("%s does not match the %s source (use %s)", f, realOrComplex(complex), Sink{}.FormatFor(complex))}
+	}
+	return f, nil
+}
+
+// IsComplexFormat reports whether a raw format holds complex (I,Q) samples.
+func IsComplexFormat(f string) bool { return isComplexFormat(f) }
+
+func isComplexFormat(f string) bool { return f == FormatCF32 || f == FormatCI16 }
+
+func realOrComplex(cplx bool) string {
+	if cplx {
+		return "complex"
+	}
+	return "real"
+}
+
+// num formats a float for messages as written by people: 1e6 -> 1000000.
+func num(v float64) string {
+	if a := math.Abs(v); a == 0 || (a >= 1e-4 && a < 1e15) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

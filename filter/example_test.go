@@ -1,0 +1,57 @@
+package filter_test
+
+import (
+	"fmt"
+	"log"
+	"math"
+
+	"github.com/sigproc/sigproc/filter"
+)
+
+// Design a 4 kHz lowpass for a 48 kHz stream and run two tones through
+// it in blocks: the 500 Hz tone passes, the 12 kHz tone is removed.
+func Example() {
+	const rate = 48000.0
+	taps, err := filter.Design(filter.Spec{
+		Type:       filter.Lowpass,
+		SampleRate: rate,
+		CutoffHz:   4000,
+		NumTaps:    129,
+		Window:     filter.WindowBlackman,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	const block = 480
+	fir, err := filter.NewFIR(taps, false, block)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	rms := func(hz float64) float64 {
+		fir.Reset()
+		buf := make([]float32, block)
+		var sum float64
+		for b := 0; b < 20; b++ {
+			for i := range buf {
+				n := float64(b*block + i)
+				buf[i] = float32(math.Sin(2 * math.Pi * hz * n / rate))
+			}
+			if err := fir.Process(buf, buf); err != nil { // in place
+				log.Fatal(err)
+			}
+			if b >= 10 { // skip the start-up transient
+				for _, v := range buf {
+					sum += float64(v) * float64(v)
+				}
+			}
+		}
+		return math.Sqrt(sum / (10 * block))
+	}
+	fmt.Printf("500 Hz out: %.3f RMS (in: 0.707)\n", rms(500))
+	atten := -20 * math.Log10(rms(12000)/math.Sqrt(0.5))
+	fmt.Printf("12 kHz attenuated by more than 70 dB: %v\n", atten > 70)
+	// Output:
+	// 500 Hz out: 0.707 RMS (in: 0.707)
+	// 12 kHz attenuated by more than 70 dB: true
+}

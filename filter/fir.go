@@ -1,0 +1,152 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by NewFIR and FIR.Process.
+var (
+	ErrMaxBlock    = errors.New("filter: bad maxBlock")
+	ErrBlockLength = errors.New("filter: bad block length")
+)
+
+// FIR is a streaming FIR filter: y[n] = Σ_k h[k]·x[n−k] with x[n<0] = 0,
+// one output per input and no delay compensation. History carries
+// across Process calls, so any split of a stream into blocks gives the
+// same output as one call. Complex streams (interleaved I/Q) are filtered
+// per component with the same real taps. A FIR is not safe for
+// concurrent use.
+type FIR struct {
+	taps    []float32  // as given
+	rev     []float32  // reversed taps: y[i] = Σ_j rev[j]·buf[i+ch·j]
+	complex bool       // interleaved I/Q: ch = 2 values per sample
+	max     int        // max samples (IQ pairs when complex) per Process call
+	kern    kernelKind // inner loop; tests set it to reach every kernel
+
+	// buf is [history (ntaps-1 samples) | block (<= max samples)], in
+	// the caller's layout, so complex data needs no de-interleaving: the
+	// kernels step ch values per tap.
+	buf []float32
+}
+
+// NewFIR returns a filter with the given taps for blocks of at most
+// maxBlock samples (IQ pairs when complex is true). All buffers are
+// allocated here; Process allocates nothing.
+func NewFIR(taps []float32, complex bool, maxBlock int) (*FIR, error) {
+	if len(taps) == 0 {
+		return nil, ErrNoTaps
+	}
+	if len(taps) > MaxTaps {
+		return nil, fmt.Errorf("filter: %d taps exceeds the limit %d", len(taps), MaxTaps)
+	}
+	if err := checkFinite(taps); err != nil {
+		return nil, err
+	}
+	if maxBlock <= 0 {
+		return nil, fmt.Errorf("%w: must be > 0, got %d", ErrMaxBlock, maxBlock)
+	}
+	ch := 1
+	if complex {
+		ch = 2
+	}
+	if maxBlock > maxBufferValues/ch-len(taps) {
+		return nil, fmt.Errorf("%w: %d is too large for %d taps", ErrMaxBlock, maxBlock, len(taps))
+	}
+	f := &FIR{
+		taps:    append([]float32(nil), taps...),
+		rev:     make([]float32, len(taps)),
+		complex: complex,
+		max:     maxBlock,
+		kern:    bestKernel,
+		buf:     make([]float32, ch*(len(taps)-1+maxBlock)),
+	}
+	for i, v := range taps {
+		f.rev[len(taps)-1-i] = v
+	}
+	return f, nil
+}
+
+// maxBufferValues bounds the history+block buffer (4 GiB of float32).
+const maxBufferValues = 1 << 30
+
+func (f *FIR) channels() int {
+	if f.complex {
+		return 2
+	}
+	return 1
+}
+
+// Process filters src into dst. len(dst) must equal len(src) and be at
+// most maxBlock samples; complex blocks hold interleaved I/Q and must
+// have even length. dst may be src (in-place filtering).
+func (f *FIR) Process(dst, src []float32) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("%w: len(dst)=%d != len(src)=%d", ErrBlockLength, len(dst), len(src))
+	}
+	ch := f.channels()
+	n := len(src)
+	if f.complex {
+		if n%2 != 0 {
+			return fmt.Errorf("%w: complex block has odd length %d (want interleaved I/Q pairs)", ErrBlockLength, n)
+		}
+		if n/2 > f.max {
+			return fmt.Errorf("%w: %d IQ samples exceeds maxBlock %d", ErrBlockLength, n/2, f.max)
+		}
+	} else if n > f.max {
+		return fmt.Errorf("%w: %d samples exceeds maxBlock %d", ErrBlockLength, n, f.max)
+	}
+	hist := ch * (len(f.rev) - 1)
+	buf := f.buf[:hist+n]
+	copy(buf[hist:], src) // src is fully consumed here, so dst may alias it
+	runKernel(f.kern, ch, dst, buf, f.rev)
+	copy(buf, buf[n:]) // keep the last ntaps-1 samples
+	return nil
+}
+
+// Reset clears the history, as if no input had been seen.
+func (f *FIR) Reset() {
+	clear(f.buf[:f.channels()*(len(f.rev)-1)])
+}
+
+// Taps returns a copy of the filter taps.
+func (f *FIR) Taps() []float32 { return append([]float32(nil), f.taps...) }
+
+// Complex reports whether the filter takes interleaved I/Q input.
+func (f *FIR) Complex() bool { return f.complex }
+
+// Kernel names the inner loop in use: "avx512", "avx2" or "generic".
+func (f *FIR) Kernel() string { return f.kern.String() }
+
+// MaxBlock returns the most samples (IQ pairs when complex) one Process
+// call accepts.
+func (f *FIR) MaxBlock() int { return f.max }
+
+// Convolve is the reference for FIR: direct convolution of x with taps,
+// accumulated in float64, with the same semantics as a fresh FIR fed x in
+// one call. It returns nil when taps is empty, or when complex is true and
+// len(x) is odd.
+func Convolve(taps, x []float32, complex bool) []float32 {
+	if len(taps) == 0 || (complex && len(x)%2 != 0) {
+		return nil
+	}
+	stride := 1
+	if complex {
+		stride = 2
+	}
+	y := make([]float32, len(x))
+	for c := 0; c < stride; c++ {
+		for n := c; n < len(x); n += stride {
+			var acc float64
+			for k, h := range taps {
+				i := n - k*stride
+				if i < 0 {
+					break
+				}
+				acc += float64(h) * float64(x[i])
+			}
+			y[n] = float32(acc)
+		}
+	}
+	return y
+}

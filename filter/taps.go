@@ -1,0 +1,72 @@
+package filter
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// maxTapLine bounds one line of a taps file.
+const maxTapLine = 1 << 20
+
+// ErrTapsSyntax is wrapped by ParseTaps for malformed content.
+var ErrTapsSyntax = errors.New("filter: bad taps file")
+
+// ParseTaps reads filter taps from text: numbers separated by whitespace,
+// commas or newlines; '#' starts a comment that runs to the end of the
+// line. Errors name the input as name:line. At least one tap and at most
+// MaxTaps are required; every value must be finite and fit a float32.
+func ParseTaps(r io.Reader, name string) ([]float32, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), maxTapLine)
+	var taps []float32
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.FieldsFunc(text, func(r rune) bool {
+			return r == ',' || r == ' ' || r == '\t' || r == '\r' || r == '\v' || r == '\f'
+		})
+		for _, fld := range fields {
+			v, err := strconv.ParseFloat(fld, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: %s:%d: %q is not a finite number", ErrTapsSyntax, name, line, fld)
+			}
+			if math.Abs(v) > math.MaxFloat32 {
+				return nil, fmt.Errorf("%w: %s:%d: %q overflows float32", ErrTapsSyntax, name, line, fld)
+			}
+			if len(taps) == MaxTaps {
+				return nil, fmt.Errorf("%w: %s:%d: more than %d taps", ErrTapsSyntax, name, line, MaxTaps)
+			}
+			taps = append(taps, float32(v))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%w: %s:%d: line longer than %d bytes", ErrTapsSyntax, name, line+1, maxTapLine)
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(taps) == 0 {
+		return nil, fmt.Errorf("%w: %s: no taps found", ErrTapsSyntax, name)
+	}
+	return taps, nil
+}
+
+// LoadTaps reads a taps file with ParseTaps.
+func LoadTaps(path string) ([]float32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open taps %s: %w", path, err)
+	}
+	defer f.Close()
+	return ParseTaps(f, path)
+}

@@ -1,0 +1,538 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	_ "github.com/sigproc/sigproc/gpu/cuinit" // must initialise before gorgonia.org/cu
+	"github.com/sigproc/sigproc/internal/tagged"
+	"github.com/sigproc/sigproc/kernels"
+	"github.com/sigproc/sigproc/pipeline"
+	"gorgonia.org/cu"
+)
+
+// spinWait is how long the consumer busy-waits for the next input block
+// before it sleeps.
+const spinWait = 50 * time.Millisecond
+
+// Built reports whether this binary was built with CUDA support.
+func Built() bool { return true }
+
+// Control block offsets, mirrored from struct Ctrl in kernels/fir.cu.
+const (
+	ctrlStop      = 0
+	ctrlHeartbeat = 128
+	ctrlError     = 256
+	ctrlRunning   = 384
+	ctrlSize      = 512
+)
+
+func deviceInfo(ordinal int) (cu.Device, DeviceInfo, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: count devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d does not exist (%d CUDA device(s) found)", ordinal, n)
+	}
+	d, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
+	}
+	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
+	if info.Name, err = d.Name(); err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d name: %w", ordinal, err)
+	}
+	attr := func(a cu.DeviceAttribute) int {
+		v, e := d.Attribute(a)
+		if e != nil && err == nil {
+			err = fmt.Errorf("gpu: device %d attribute %d: %w", ordinal, a, e)
+		}
+		return v
+	}
+	info.ComputeCapability = [2]int{attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)}
+	info.Integrated = attr(cu.Integrated) != 0
+	info.CanMapHost = attr(cu.CanMapHostMemory) != 0
+	info.UnifiedAddressing = attr(cu.UnifiedAddressing) != 0
+	if err != nil {
+		return 0, DeviceInfo{}, err
+	}
+	if info.SharedOptin, err = deviceAttrOptinSmem(d); err != nil {
+		return 0, DeviceInfo{}, err
+	}
+	return d, info, nil
+}
+
+// Probe reports the device that Options select, or why it is not usable.
+func Probe(o Options) (DeviceInfo, error) {
+	_, info, err := deviceInfo(o.Device)
+	return info, err
+}
+
+// NewBackend returns the CUDA FIR backend. The transport is resolved when
+// the pipeline starts it, once the block size is known.
+func NewBackend(taps []float32, complex bool, opts Options) (pipeline.Backend, error) {
+	if len(taps) == 0 {
+		return nil, errors.New("gpu: no taps")
+	}
+	for i, t := range taps {
+		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+			return nil, fmt.Errorf("gpu: tap %d is %v", i, t)
+		}
+	}
+	if _, err := ParseTransport(string(opts.Transport)); err != nil {
+		return nil, err
+	}
+	if opts.Transport == "" {
+		opts.Transport = TransportAuto
+	}
+	return &backend{taps: append([]float32(nil), taps...), complex: complex, opts: opts}, nil
+}
+
+type backend struct {
+	taps    []float32
+	complex bool
+	opts    Options
+
+	info      DeviceInfo
+	transport Transport
+	ctx       cu.CUContext
+	haveCtx   bool
+	locked    bool
+	mod       cu.Module
+	stream    cu.Stream
+	l         pipeline.Layout
+	ring      *pipeline.Ring
+	next      uint64 // index of the next block Next returns
+	out       []float32
+	dtaps     cu.DevicePtr
+	dev       []cu.DevicePtr // device allocations to free
+	host      []*HostBuf     // pinned allocations to free
+
+	// zero-copy
+	ctrl     []byte
+	inWords  []uint64
+	outWords []uint64
+	words    int // tagged words per slot
+	launched bool
+	deadline time.Duration
+
+	// explicit
+	fn      cu.Function
+	dbuf    [2]cu.DevicePtr
+	cur     int
+	dout    cu.DevicePtr
+	hout    []float32
+	threads int
+	smem    int
+}
+
+func (b *backend) Name() string {
+	if b.transport == "" {
+		return "cuda"
+	}
+	return "cuda/" + string(b.transport)
+}
+
+// Transport returns the transport in use once started.
+func (b *backend) Transport() Transport { return b.transport }
+
+// Device returns the device in use once started.
+func (b *backend) Device() DeviceInfo { return b.info }
+
+// Start creates the context on the calling goroutine's OS thread, which it
+// locks: Next and Close must be called from the same goroutine (the
+// pipeline's consumer).
+func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Ring, err error) {
+	if (l.Channels == 2) != b.complex {
+		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d channels", b.complex, l.Channels)
+	}
+	dev, info, err := deviceInfo(b.opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	b.info, b.l = info, l
+	var why string
+	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
+	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
+	if b.transport == TransportZeroCopy && !info.CanMapHost {
+		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
+	}
+	if err := checkPinned(b.pinnedNeed(l), b.opts.maxPinned()); err != nil {
+		return nil, err
+	}
+
+	runtime.LockOSThread()
+	b.locked = true
+	defer func() {
+		if err != nil {
+			_ = b.Close()
+		}
+	}()
+	if b.ctx, err = dev.MakeContext(cu.SchedSpin | cu.MapHost); err != nil {
+		return nil, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
+	}
+	b.haveCtx = true
+	ptx := kernels.PTX
+	if b.opts.PTXPath != "" {
+		data, err := os.ReadFile(b.opts.PTXPath)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: read PTX: %w", err)
+		}
+		ptx = string(data)
+	}
+	if len(ptx) == 0 {
+		return nil, errors.New("gpu: no PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_path")
+	}
+	if b.mod, err = cu.LoadData(ptx); err != nil {
+		return nil, fmt.Errorf("gpu: load FIR kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit): %w", err)
+	}
+	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return nil, fmt.Errorf("gpu: create stream: %w", err)
+	}
+	if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
+		return nil, err
+	}
+	if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
+		return nil, fmt.Errorf("gpu: copy taps: %w", err)
+	}
+	b.out = make([]float32, l.BlockValues())
+	b.next = 0
+	if b.transport == TransportZeroCopy {
+		err = b.startZeroCopy(l)
+	} else {
+		err = b.startExplicit(l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The consumer waits for the producer between blocks; sleeping there
+	// would cost tens of microseconds of latency.
+	b.ring.SetSpin(spinWait)
+	return b.ring, nil
+}
+
+// pinnedNeed is the pinned host memory the transport will take, computed
+// before anything is allocated so a bad config is refused up front.
+func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
+	switch b.transport {
+	case TransportZeroCopy:
+		words := int64(evenWords(l))
+		return pageAlign(ctrlSize) + 2*pageAlign(int64(l.Slots)*words*8)
+	case TransportExplicit:
+		return pageAlign(int64(l.Size())) + pageAlign(int64(l.BlockValues())*4)
+	}
+	return pageAlign(int64(l.BlockValues()) * 4)
+}
+
+func evenWords(l pipeline.Layout) int { return (l.BlockValues() + 1) &^ 1 }
+
+func (b *backend) alloc(n int64) (cu.DevicePtr, error) {
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: allocate %d bytes of device memory: %w", n, err)
+	}
+	b.dev = append(b.dev, p)
+	return p, nil
+}
+
+func (b *backend) pin(n int64, mapped, wc bool) (*HostBuf, error) {
+	h, err := allocHost(n, mapped, wc)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	b.host = append(b.host, h)
+	return h, nil
+}
+
+func (b *backend) startZeroCopy(l pipeline.Layout) error {
+	ntaps := len(b.taps)
+	b.words = evenWords(l)
+	// Circular shared-memory buffer: a power of two >= ntaps-1+B samples.
+	p := 1
+	for p < ntaps-1+l.BlockSize {
+		p <<= 1
+	}
+	smem := ((ntaps+3)&^3)*4 + p*l.Channels*4
+	if smem > b.info.SharedOptin {
+		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
+			smem>>10, ntaps, l.BlockSize, b.info.Name, b.info.SharedOptin>>10)
+	}
+	fn, err := b.mod.Function("fir_persistent")
+	if err != nil {
+		return fmt.Errorf("gpu: kernel fir_persistent: %w", err)
+	}
+	if smem > 48<<10 {
+		if err := setMaxDynamicSmem(fn, smem); err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+	}
+	ctrl, err := b.pin(ctrlSize, true, false)
+	if err != nil {
+		return err
+	}
+	in, err := b.pin(int64(l.Slots*b.words)*8, true, b.opts.WriteCombined)
+	if err != nil {
+		return err
+	}
+	out, err := b.pin(int64(l.Slots*b.words)*8, true, false)
+	if err != nil {
+		return err
+	}
+	b.ctrl = ctrl.Bytes()
+	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
+	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
+
+	// The producer writes into a Go-memory staging ring; the publish hook
+	// turns each block into tagged words in the mapped ring.
+	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
+	if err != nil {
+		return err
+	}
+	words, slots := b.words, uint64(l.Slots)
+	inWords := b.inWords
+	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
+		s := int(i%slots) * words
+		tagged.Write(inWords[s:s+words], blk.Samples, uint32(i+1))
+	})
+	b.ring = ring
+
+	threads := (b.words/2 + 31) &^ 31
+	if threads > 1024 {
+		threads = 1024
+	}
+	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(p - 1), b.opts.StallAt}
+	params := []unsafe.Pointer{
+		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&b.dtaps),
+		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
+		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]),
+	}
+	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, params); err != nil {
+		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
+	}
+	b.launched = true
+	// The kernel must report running within the watchdog, or it never will.
+	if err := b.waitCtrl(ctrlRunning, 1, b.opts.watchdog()); err != nil {
+		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
+	}
+	b.opts.Log.Debug().Int("threads", threads).Int("smem", smem).Int("slots", l.Slots).Msg("persistent FIR kernel running")
+	return nil
+}
+
+func (b *backend) ctrlWord(off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&b.ctrl[off]))
+}
+
+// waitCtrl spins until the control word at off reaches want.
+func (b *backend) waitCtrl(off int, want uint64, limit time.Duration) error {
+	t0 := time.Now()
+	for b.ctrlWord(off).Load() < want {
+		if e := b.ctrlWord(ctrlError).Load(); e != 0 {
+			return fmt.Errorf("kernel reported error %d", e)
+		}
+		if err := b.stream.Query(); err != nil && !errors.Is(err, cu.NotReady) {
+			return fmt.Errorf("kernel failed: %w", err)
+		}
+		if time.Since(t0) > limit {
+			return fmt.Errorf("%w in %v (heartbeat %d)", ErrWatchdog, limit, b.ctrlWord(ctrlHeartbeat).Load())
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+func (b *backend) startExplicit(l pipeline.Layout) error {
+	ntaps := len(b.taps)
+	b.smem = ((ntaps + 3) &^ 3) * 4 // zero-padded to whole float4s, as fir_block expects
+	if b.smem > b.info.SharedOptin {
+		return fmt.Errorf("gpu: %d taps do not fit in shared memory", ntaps)
+	}
+	fn, err := b.mod.Function("fir_block")
+	if err != nil {
+		return fmt.Errorf("gpu: kernel fir_block: %w", err)
+	}
+	if b.smem > 48<<10 {
+		if err := setMaxDynamicSmem(fn, b.smem); err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+	}
+	b.fn = fn
+	bufBytes := int64((ntaps-1+l.BlockSize)*l.Channels) * 4
+	for i := range b.dbuf {
+		if b.dbuf[i], err = b.alloc(bufBytes); err != nil {
+			return err
+		}
+		if err := cu.MemsetD32(b.dbuf[i], 0, bufBytes/4); err != nil {
+			return fmt.Errorf("gpu: clear history: %w", err)
+		}
+	}
+	if b.dout, err = b.alloc(int64(l.BlockValues()) * 4); err != nil {
+		return err
+	}
+	var mem []byte
+	if b.transport == TransportExplicit {
+		ringMem, err := b.pin(int64(l.Size()), false, false)
+		if err != nil {
+			return err
+		}
+		mem = ringMem.Bytes()[:l.Size()]
+		hout, err := b.pin(int64(l.BlockValues())*4, false, false)
+		if err != nil {
+			return err
+		}
+		b.hout = unsafe.Slice((*float32)(hout.Ptr()), l.BlockValues())
+	} else {
+		mem = pipeline.AlignedBytes(l.Size())
+		b.hout = make([]float32, l.BlockValues())
+	}
+	if b.ring, err = pipeline.NewRing(mem, l); err != nil {
+		return err
+	}
+	b.threads = 256
+	b.cur = 0
+	return nil
+}
+
+func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
+	if b.transport == TransportZeroCopy {
+		return b.nextZeroCopy(ctx)
+	}
+	return b.nextExplicit(ctx)
+}
+
+func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
+	blk, err := b.ring.Next(ctx)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	i := b.next
+	s := int(i%uint64(b.l.Slots)) * b.words
+	out := b.out[:len(blk.Samples)]
+	// Spin on the output tags: the latency path. Every 4096 polls, check
+	// the kernel's health and the watchdog (heartbeat must advance).
+	spins := 0
+	var t0 time.Time
+	beat := b.ctrlWord(ctrlHeartbeat).Load()
+	limit := b.opts.watchdog()
+	err = tagged.Read(out, b.outWords[s:s+len(out)], uint32(i+1), func() error {
+		spins++
+		if spins&4095 != 0 {
+			return nil
+		}
+		if t0.IsZero() {
+			t0 = time.Now()
+		}
+		if e := b.ctrlWord(ctrlError).Load(); e != 0 {
+			return fmt.Errorf("gpu: kernel reported error %d at block %d", e, i)
+		}
+		if h := b.ctrlWord(ctrlHeartbeat).Load(); h != beat {
+			beat, t0 = h, time.Now()
+		}
+		if time.Since(t0) > limit {
+			return fmt.Errorf("%w for %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, i, beat)
+		}
+		if spins&(1<<16-1) == 0 {
+			runtime.Gosched()
+		}
+		return nil
+	})
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	b.ring.Release()
+	b.next++
+	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+}
+
+func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
+	blk, err := b.ring.Next(ctx)
+	if err != nil {
+		return pipeline.Output{}, err
+	}
+	n := len(blk.Samples)
+	ntaps := len(b.taps)
+	hist := (ntaps - 1) * b.l.Channels
+	cur, nxt := b.dbuf[b.cur], b.dbuf[1-b.cur]
+	if n > 0 {
+		if err := cu.MemcpyHtoDAsync(cur+cu.DevicePtr(hist*4), unsafe.Pointer(&blk.Samples[0]), int64(n)*4, b.stream); err != nil {
+			return pipeline.Output{}, fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
+		}
+	}
+	args := []int64{int64(ntaps), int64(b.l.BlockSize), int64(b.l.Channels)}
+	params := []unsafe.Pointer{unsafe.Pointer(&cur), unsafe.Pointer(&nxt), unsafe.Pointer(&b.dout), unsafe.Pointer(&b.dtaps),
+		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2])}
+	grid := (b.l.BlockValues() + b.threads - 1) / b.threads
+	if err := b.fn.Launch(grid, 1, 1, b.threads, 1, 1, b.smem, b.stream, params); err != nil {
+		return pipeline.Output{}, fmt.Errorf("gpu: launch fir_block: %w", err)
+	}
+	if n > 0 {
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&b.hout[0]), b.dout, int64(n)*4, b.stream); err != nil {
+			return pipeline.Output{}, fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
+		}
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
+	}
+	b.ring.Release()
+	b.cur ^= 1
+	b.next++
+	out := b.out[:n]
+	copy(out, b.hout[:n])
+	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+}
+
+// Close stops the kernel through the stop flag, waits for it (bounded by
+// the watchdog), and frees every device and pinned allocation. It must run
+// on the goroutine that called Start.
+func (b *backend) Close() error {
+	var errs []error
+	if b.launched {
+		b.ctrlWord(ctrlStop).Store(1)
+		if err := b.waitCtrl(ctrlRunning, 2, b.opts.watchdog()); err != nil {
+			// A kernel that ignores the stop flag still reads the mapped
+			// rings: freeing them under it could crash, and destroying the
+			// context would wait for it. Leave both to process exit.
+			if b.locked {
+				runtime.UnlockOSThread()
+				b.locked = false
+			}
+			return fmt.Errorf("gpu: stop persistent kernel (its memory is released at process exit): %w", err)
+		}
+		if err := b.stream.Synchronize(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: persistent kernel: %w", err))
+		}
+		b.launched = false
+	}
+	if b.haveCtx {
+		for _, p := range b.dev {
+			if err := cu.MemFree(p); err != nil {
+				errs = append(errs, fmt.Errorf("gpu: free device memory: %w", err))
+			}
+		}
+		for _, h := range b.host {
+			if err := h.Free(); err != nil {
+				errs = append(errs, fmt.Errorf("gpu: free pinned memory: %w", err))
+			}
+		}
+		b.dev, b.host = nil, nil
+		if err := b.ctx.Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: destroy context: %w", err))
+		}
+		b.haveCtx = false
+	}
+	if b.locked {
+		runtime.UnlockOSThread()
+		b.locked = false
+	}
+	return errors.Join(errs...)
+}

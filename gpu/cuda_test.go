@@ -1,0 +1,235 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/rs/zerolog"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+	"gorgonia.org/cu"
+)
+
+// These tests need a CUDA device. Build them here with
+// `make cuda-test-bin` (go test -c -tags cuda) and run the binary on a GPU
+// machine; see the README.
+
+func testOptions(t Transport) Options {
+	return Options{Transport: t, PTXPath: os.Getenv("SIGPROC_PTX"), Log: zerolog.Nop(), Watchdog: 2 * time.Second}
+}
+
+type sliceSource struct {
+	x   []float32
+	pos int
+}
+
+func (s *sliceSource) Read(_ context.Context, dst []float32) (int, error) {
+	n := copy(dst, s.x[s.pos:])
+	s.pos += n
+	if n < len(dst) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+type collect struct{ got []float32 }
+
+func (c *collect) Write(v []float32) error { c.got = append(c.got, v...); return nil }
+
+func randSignal(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// maxRelErr compares against the float64-accumulated reference, relative
+// to the reference's RMS so near-zero outputs do not dominate.
+func maxRelErr(got, want []float32) float64 {
+	var rms float64
+	for _, v := range want {
+		rms += float64(v) * float64(v)
+	}
+	rms = math.Sqrt(rms / float64(len(want)))
+	var worst float64
+	for i := range want {
+		if e := math.Abs(float64(got[i])-float64(want[i])) / rms; e > worst {
+			worst = e
+		}
+	}
+	return worst
+}
+
+func TestBackendsMatchCPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tr := range []Transport{TransportZeroCopy, TransportExplicit, TransportExplicitPageable} {
+		for _, tc := range []struct {
+			taps, block int
+			complex     bool
+			samples     int
+		}{
+			{1, 64, false, 64 * 9},
+			{64, 256, false, 256*40 + 100}, // partial last block
+			{129, 256, true, 256 * 30},
+			{16, 1000, false, 1000 * 7},
+			{512, 4096, false, 4096 * 6},
+			{64, 4096, true, 4096 * 4},
+			{200, 64, false, 64 * 50}, // history longer than a block
+		} {
+			name := fmt.Sprintf("%s/taps=%d/block=%d/complex=%v", tr, tc.taps, tc.block, tc.complex)
+			t.Run(name, func(t *testing.T) {
+				ch := 1
+				if tc.complex {
+					ch = 2
+				}
+				taps := randSignal(r, tc.taps)
+				x := randSignal(r, tc.samples*ch)
+				be, err := NewBackend(taps, tc.complex, testOptions(tr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				snk := &collect{}
+				st, err := pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
+					pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 8}, pipeline.Options{})
+				if cerr := be.Close(); cerr != nil {
+					t.Errorf("close: %v", cerr)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.SamplesOut != uint64(tc.samples) || st.DroppedBlocks != 0 || st.Gaps != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+				want := filter.Convolve(taps, x, tc.complex)
+				if e := maxRelErr(snk.got, want); e > 1e-5 {
+					t.Fatalf("max relative error %g > 1e-5", e)
+				}
+			})
+		}
+	}
+}
+
+func TestWatchdogFiresOnStalledKernel(t *testing.T) {
+	opts := testOptions(TransportZeroCopy)
+	opts.StallAt = 5
+	opts.Watchdog = 300 * time.Millisecond
+	be, err := NewBackend([]float32{1, 0.5}, false, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 256*20)
+	t0 := time.Now()
+	st, err := pipeline.Run(context.Background(), &sliceSource{x: x}, be, &collect{},
+		pipeline.Config{BlockSize: 256, Slots: 8}, pipeline.Options{})
+	took := time.Since(t0)
+	if !errors.Is(err, ErrWatchdog) {
+		t.Fatalf("want watchdog error, got %v", err)
+	}
+	if took > 3*time.Second {
+		t.Fatalf("watchdog took %v", took)
+	}
+	if st.Blocks != 4 {
+		t.Fatalf("blocks before the stall: %d, want 4", st.Blocks)
+	}
+	// The stalled kernel still honours the stop flag, so Close frees all.
+	if err := be.Close(); err != nil {
+		t.Fatalf("close after stall: %v", err)
+	}
+	t.Logf("watchdog fired after %v: %v", took, err)
+}
+
+func TestPinnedLimitRefusedBeforeAllocation(t *testing.T) {
+	opts := testOptions(TransportZeroCopy)
+	opts.MaxPinned = 1 << 20
+	be, err := NewBackend([]float32{1}, false, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = be.Start(context.Background(), pipeline.Layout{BlockSize: 1 << 16, Channels: 1, Slots: 64})
+	if !errors.Is(err, ErrPinnedLimit) {
+		t.Fatalf("want ErrPinnedLimit, got %v", err)
+	}
+	if err := be.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCancelStopsKernelAndFreesMemory(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		be, err := NewBackend([]float32{1, 2, 3}, false, testOptions(TransportZeroCopy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		st, err := pipeline.Run(ctx, &endless{}, be, &collect{}, pipeline.Config{BlockSize: 256, Slots: 8}, pipeline.Options{})
+		cancel()
+		if err != nil || !st.Interrupted {
+			t.Fatalf("run %d: %v %+v", i, err, st)
+		}
+		if err := be.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(ctx context.Context, dst []float32) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	time.Sleep(100 * time.Microsecond)
+	return len(dst), nil
+}
+
+func TestRegisterHostMapsExistingMemory(t *testing.T) {
+	dev, _, err := deviceInfo(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := dev.MakeContext(cu.SchedSpin | cu.MapHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Destroy()
+	mem, err := syscall.Mmap(-1, 0, 1<<16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	h, err := registerHost(mem, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.DevicePtr() == 0 {
+		t.Fatal("no device pointer")
+	}
+	// The device writes through its pointer; the host sees it in its memory.
+	if err := cu.MemsetD32(h.DevicePtr(), 0x3f800000, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := cu.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if v := *(*float32)(unsafe.Pointer(&mem[8])); v != 1 {
+		t.Fatalf("host sees %v", v)
+	}
+	if err := h.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registerHost(mem[1:4097], true); err == nil {
+		t.Fatal("unaligned register accepted")
+	}
+}

@@ -1,0 +1,26 @@
+// Package gpu is sigproc's CUDA backend: a persistent FIR kernel that polls
+// a ring in mapped, pinned host memory (zero-copy), and the classic
+// copy-launch-copy path for comparison.
+//
+// All code that touches the CUDA driver is behind the `cuda` build tag and
+// lives in this package. Without the tag the package still builds: Built
+// reports false and NewBackend returns ErrNotBuilt, so callers never see the
+// tag. The cuda binary links libcuda.so.1 and gorgonia.org/cu calls cuInit
+// (and exits on failure) in its package init; the subpackage cuinit runs
+// first and turns a failure into a clear message (see cuinit's doc).
+//
+// # Zero-copy protocol
+//
+// The input and output rings hold 8-byte words {float32 value, uint32 tag},
+// tag = block index + 1 (flag-in-data, as in NCCL's LL protocol). The host
+// writes every word with one aligned 8-byte store (internal/tagged, in assembly
+// on amd64, so the store is one MOVQ by construction, not by compiler
+// whim), so a word with the right tag carries the right value, and the
+// kernel needs no separate index that would cost another PCIe round trip.
+// The kernel writes its output the same way and the host consumer spins on
+// the output tags. Slot i%N is reused only after the host has read block
+// i's output, so neither side needs a credit counter. A control block
+// holds the stop flag (host), heartbeat, error and running words (kernel),
+// each on its own 128-byte line; the host watchdog turns a kernel whose
+// heartbeat stops into an error instead of a hang.
+package gpu

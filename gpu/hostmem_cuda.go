@@ -1,0 +1,149 @@
+//go:build cuda
+
+package gpu
+
+/*
+#include <cuda.h>
+
+static CUresult sp_hostAlloc(void** p, size_t n, unsigned int flags) { return cuMemHostAlloc(p, n, flags); }
+static CUresult sp_hostDevPtr(CUdeviceptr* d, void* p) { return cuMemHostGetDevicePointer(d, p, 0); }
+static CUresult sp_hostRegister(void* p, size_t n, unsigned int flags) { return cuMemHostRegister(p, n, flags); }
+static CUresult sp_hostUnregister(void* p) { return cuMemHostUnregister(p); }
+static CUresult sp_freeHost(void* p) { return cuMemFreeHost(p); }
+static CUresult sp_devAttr(int* v, int attr, CUdevice d) { return cuDeviceGetAttribute(v, (CUdevice_attribute)attr, d); }
+static CUresult sp_funcSetSmem(CUfunction f, int bytes) {
+	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+}
+static const char* sp_errname(CUresult r) {
+	const char* s = 0;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == 0) return "unknown CUDA error";
+	return s;
+}
+static int sp_attrOptin(void) { return CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN; }
+static unsigned sp_flagPortable(void) { return CU_MEMHOSTALLOC_PORTABLE; }
+static unsigned sp_flagDevicemap(void) { return CU_MEMHOSTALLOC_DEVICEMAP; }
+static unsigned sp_flagWC(void) { return CU_MEMHOSTALLOC_WRITECOMBINED; }
+static unsigned sp_regPortable(void) { return CU_MEMHOSTREGISTER_PORTABLE; }
+static unsigned sp_regDevicemap(void) { return CU_MEMHOSTREGISTER_DEVICEMAP; }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// This file is the one cgo shim for the driver calls gorgonia.org/cu lacks:
+// pinned and mapped host memory, an opt-in device attribute and the
+// dynamic shared memory limit of a function.
+
+func curesult(r C.CUresult, what string) error {
+	if r == C.CUDA_SUCCESS {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (CUresult %d)", what, C.GoString(C.sp_errname(r)), int(r))
+}
+
+// HostBuf is page-locked host memory, optionally mapped into the device's
+// address space.
+type HostBuf struct {
+	ptr        unsafe.Pointer
+	size       int64
+	dev        cu.DevicePtr // 0 unless mapped
+	registered bool         // true: memory owned by the caller, pinned by cuMemHostRegister
+}
+
+// Bytes views the buffer.
+func (h *HostBuf) Bytes() []byte { return unsafe.Slice((*byte)(h.ptr), h.size) }
+
+// DevicePtr is the device address of a mapped buffer (0 if not mapped).
+func (h *HostBuf) DevicePtr() cu.DevicePtr { return h.dev }
+
+// Ptr is the host address.
+func (h *HostBuf) Ptr() unsafe.Pointer { return h.ptr }
+
+// allocHost pins size bytes (page-aligned) with cuMemHostAlloc. mapped adds
+// DEVICEMAP and fetches the device pointer; wc adds WRITECOMBINED, which
+// suits memory the host only writes. The memory is zeroed.
+func allocHost(size int64, mapped, wc bool) (*HostBuf, error) {
+	size = pageAlign(size)
+	flags := C.sp_flagPortable()
+	if mapped {
+		flags |= C.sp_flagDevicemap()
+	}
+	if wc {
+		flags |= C.sp_flagWC()
+	}
+	var p unsafe.Pointer
+	if err := curesult(C.sp_hostAlloc(&p, C.size_t(size), C.uint(flags)), fmt.Sprintf("cuMemHostAlloc(%d bytes)", size)); err != nil {
+		return nil, err
+	}
+	h := &HostBuf{ptr: p, size: size}
+	clear(h.Bytes())
+	if mapped {
+		var d C.CUdeviceptr
+		if err := curesult(C.sp_hostDevPtr(&d, p), "cuMemHostGetDevicePointer"); err != nil {
+			_ = h.Free()
+			return nil, err
+		}
+		h.dev = cu.DevicePtr(d)
+	}
+	return h, nil
+}
+
+// registerHost pins memory that already exists (its start and length must
+// be page-aligned) with cuMemHostRegister and maps it when mapped is set.
+// The memory must stay alive until Free.
+func registerHost(b []byte, mapped bool) (*HostBuf, error) {
+	if len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))&4095 != 0 || len(b)&4095 != 0 {
+		return nil, fmt.Errorf("gpu: cuMemHostRegister needs page-aligned memory of whole pages")
+	}
+	p := unsafe.Pointer(&b[0])
+	flags := C.sp_regPortable()
+	if mapped {
+		flags |= C.sp_regDevicemap()
+	}
+	if err := curesult(C.sp_hostRegister(p, C.size_t(len(b)), C.uint(flags)), "cuMemHostRegister"); err != nil {
+		return nil, err
+	}
+	h := &HostBuf{ptr: p, size: int64(len(b)), registered: true}
+	if mapped {
+		var d C.CUdeviceptr
+		if err := curesult(C.sp_hostDevPtr(&d, p), "cuMemHostGetDevicePointer"); err != nil {
+			_ = h.Free()
+			return nil, err
+		}
+		h.dev = cu.DevicePtr(d)
+	}
+	return h, nil
+}
+
+// Free releases the pinning (and the memory, unless it was registered).
+// It is safe to call twice.
+func (h *HostBuf) Free() error {
+	if h == nil || h.ptr == nil {
+		return nil
+	}
+	p := h.ptr
+	h.ptr = nil
+	if h.registered {
+		return curesult(C.sp_hostUnregister(p), "cuMemHostUnregister")
+	}
+	return curesult(C.sp_freeHost(p), "cuMemFreeHost")
+}
+
+func deviceAttrOptinSmem(d cu.Device) (int, error) {
+	var v C.int
+	err := curesult(C.sp_devAttr(&v, C.sp_attrOptin(), C.CUdevice(d)), "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+	return int(v), err
+}
+
+// setMaxDynamicSmem lets fn use more than the default 48 KiB of dynamic
+// shared memory. cu.Function keeps its handle unexported; it is the only
+// field, so the conversion reads exactly that handle.
+func setMaxDynamicSmem(fn cu.Function, bytes int) error {
+	f := *(*C.CUfunction)(unsafe.Pointer(&fn))
+	return curesult(C.sp_funcSetSmem(f, C.int(bytes)), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+}

@@ -1,0 +1,94 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// ErrNotBuilt is returned by NewBackend in a binary built without the cuda tag.
+var ErrNotBuilt = errors.New("gpu: this sigproc was built without CUDA support; build it with `make cuda` (go build -tags cuda) and run build/sigproc-cuda")
+
+// Transport is how blocks reach the GPU.
+type Transport string
+
+const (
+	// TransportAuto picks zero-copy on integrated GPUs and for blocks up to
+	// ZeroCopyMaxBlock samples on discrete ones, explicit otherwise.
+	TransportAuto Transport = "auto"
+	// TransportZeroCopy is the persistent kernel polling mapped host memory.
+	TransportZeroCopy Transport = "zero-copy"
+	// TransportExplicit copies each block from pinned memory, launches the
+	// kernel and copies the result back.
+	TransportExplicit Transport = "explicit"
+	// TransportExplicitPageable is TransportExplicit from ordinary
+	// (pageable) Go memory, to show what pinning buys.
+	TransportExplicitPageable Transport = "explicit-pageable"
+)
+
+// ZeroCopyMaxBlock is the largest block (samples) for which TransportAuto
+// chooses zero-copy on a discrete GPU; see docs/BENCHMARKS.md.
+const ZeroCopyMaxBlock = 8192
+
+// ParseTransport checks a transport name.
+func ParseTransport(s string) (Transport, error) {
+	switch t := Transport(s); t {
+	case TransportAuto, TransportZeroCopy, TransportExplicit, TransportExplicitPageable:
+		return t, nil
+	case "":
+		return TransportAuto, nil
+	}
+	return "", fmt.Errorf("gpu: unknown transport %q (want auto, zero-copy, explicit or explicit-pageable)", s)
+}
+
+// Options configure the CUDA backend.
+type Options struct {
+	Device        int
+	Transport     Transport
+	MaxPinned     int64         // bytes of pinned host memory the backend may take; 0 = 256 MiB
+	Watchdog      time.Duration // a kernel whose heartbeat stalls this long is an error; 0 = 2 s
+	WriteCombined bool          // map the input ring write-combined (host writes only)
+	PTXPath       string        // load kernels from this PTX file instead of the embedded one
+	StallAt       int64         // fault injection: the kernel hangs at this block (1-based); 0 = never
+	Log           zerolog.Logger
+}
+
+func (o Options) maxPinned() int64 {
+	if o.MaxPinned <= 0 {
+		return 256 << 20
+	}
+	return o.MaxPinned
+}
+
+func (o Options) watchdog() time.Duration {
+	if o.Watchdog <= 0 {
+		return 2 * time.Second
+	}
+	return o.Watchdog
+}
+
+// ErrWatchdog is wrapped by the error a backend returns when the kernel
+// stops making progress.
+var ErrWatchdog = errors.New("gpu: watchdog: kernel made no progress")
+
+// ErrPinnedLimit is wrapped by the error returned when a configuration needs
+// more pinned memory than Options.MaxPinned allows; nothing is allocated.
+var ErrPinnedLimit = errors.New("gpu: pinned memory limit")
+
+// pageAlign rounds n up to the 4 KiB page size pinned allocations come in.
+func pageAlign(n int64) int64 { return (n + 4095) &^ 4095 }
+
+// checkPinned refuses a request above the limit before anything is pinned.
+func checkPinned(need, limit int64) error {
+	if need > limit {
+		return fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, the limit (cuda.max_pinned_mb) is %d MiB",
+			ErrPinnedLimit, (need+(1<<20)-1)>>20, limit>>20)
+	}
+	return nil
+}
+
+// FallbackEnv is set, with the reason, when the cuda binary found CUDA
+// unusable at start-up and re-executed the CPU-only binary (gpu/cuinit).
+const FallbackEnv = "SIGPROC_CUDA_UNAVAILABLE"

@@ -1,0 +1,50 @@
+// Package tagged reads and writes the zero-copy rings' tagged words:
+// {float32 value in the low half, uint32 tag in the high half}, each written
+// with one aligned 8-byte store so value and tag always arrive together.
+package tagged
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Tagged words: {float32 value in the low half, uint32 tag in the high
+// half}, the unit of the zero-copy rings.
+
+// Pack returns the tagged word for v.
+func Pack(v float32, tag uint32) uint64 {
+	return uint64(math.Float32bits(v)) | uint64(tag)<<32
+}
+
+// Write writes src as tagged words into dst and pads dst's remaining
+// words with zero samples of the same tag, so the kernel always sees a full
+// block. Every word is one aligned 8-byte store (see storeTagged).
+func Write(dst []uint64, src []float32, tag uint32) {
+	if len(src) > 0 {
+		storeTagged(&dst[0], &src[0], len(src), tag)
+	}
+	for i := len(src); i < len(dst); i++ {
+		atomic.StoreUint64(&dst[i], uint64(tag)<<32)
+	}
+}
+
+// Read waits until every word of src carries tag, then copies the
+// values into dst. spin is called between polls of a word that is not ready
+// yet; a non-nil error from it aborts the wait.
+func Read(dst []float32, src []uint64, tag uint32, spin func() error) error {
+	for i := range dst {
+		w := atomic.LoadUint64(&src[i])
+		for uint32(w>>32) != tag {
+			if err := spin(); err != nil {
+				return err
+			}
+			w = atomic.LoadUint64(&src[i])
+		}
+		dst[i] = math.Float32frombits(uint32(w))
+	}
+	return nil
+}
+
+// Words views n uint64 words at p.
+func Words(p unsafe.Pointer, n int) []uint64 { return unsafe.Slice((*uint64)(p), n) }

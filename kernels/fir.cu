@@ -1,0 +1,181 @@
+// sigproc FIR kernels.
+//
+// y[n] = sum_k h[k] * x[n-k], x[n<0] = 0, one output per input; complex
+// streams are interleaved I/Q and each component is filtered with the same
+// real taps. These are the semantics of filter.FIR on the CPU, and the Go
+// tests check both against each other.
+//
+// Build: nvcc -ptx -arch=compute_75 -o kernels/fir.ptx kernels/fir.cu
+// (`make ptx`). compute_75 keeps the PTX loadable on every GPU CUDA 13
+// supports; the driver JITs it to the real architecture at load time.
+//
+// Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
+// every launch argument as 8 bytes.
+
+typedef unsigned long long u64;
+typedef long long i64;
+
+// Control block in mapped host memory. Each field sits on its own 128-byte
+// line so host and GPU writers never share a line. Offsets are mirrored in
+// gpu/layout.go.
+struct Ctrl {
+    volatile u64 stop;          // host -> GPU: non-zero asks the kernel to exit
+    u64 pad0[15];
+    volatile u64 heartbeat;     // GPU -> host: blocks completed
+    u64 pad1[15];
+    volatile u64 error;         // GPU -> host: non-zero error code
+    u64 pad2[15];
+    volatile u64 running;       // GPU -> host: 1 once the kernel started, 2 when it exited
+    u64 pad3[15];
+};
+
+// How many polls between reads of the stop flag. Reading it in every poll
+// costs another PCIe round trip in the loop (about 4 us on an H200).
+#define STOP_EVERY 1024
+
+__device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
+    // volatile = relaxed at system scope on sm_70+: every poll goes to host
+    // memory, never to a stale L1/L2 line.
+    asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
+}
+
+__device__ __forceinline__ u64 pack(float v, unsigned tag) {
+    return (u64)__float_as_uint(v) | ((u64)tag << 32);
+}
+
+// fir_persistent is launched once per run with one thread block. It polls
+// the tagged input ring in mapped host memory, filters each block with the
+// history kept in shared memory and writes tagged output words back to
+// mapped host memory.
+//
+// Flag-in-data protocol (like NCCL's LL): every 8-byte word is {float32
+// value, uint32 tag} where tag = block index + 1, so a word is valid exactly
+// when its tag matches: the host's single aligned 8-byte store makes value
+// and tag arrive together, and no separate index has to cross the bus.
+// Each thread polls its own 16-byte pairs. The host reuses slot i%nslots
+// only after it has read block i's output, which the kernel writes only
+// after it has read block i's input, so neither ring needs another counter.
+//
+// Shared memory: taps[ntaps] then a circular sample buffer of (pmask+1)
+// samples x ch values, indexed by absolute sample number, which holds the
+// last ntaps-1 samples of history and the current block (pmask+1 >=
+// ntaps-1+B). Never-written positions are zero, which gives x[n<0] = 0.
+extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, const float* taps,
+                                          i64 ntaps_, i64 bsize_, i64 ch_, i64 nslots_, i64 pmask_,
+                                          i64 stall_at_) {
+    extern __shared__ float sm[];
+    const int ntaps = (int)ntaps_, B = (int)bsize_, ch = (int)ch_, nslots = (int)nslots_;
+    const unsigned pmask = (unsigned)pmask_;
+    const int tpad = (ntaps + 3) & ~3;
+    float* h = sm;
+    float* buf = sm + tpad;
+
+    for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
+    for (unsigned i = threadIdx.x; i < (pmask + 1) * ch; i += blockDim.x) buf[i] = 0.f;
+    if (threadIdx.x == 0) ctrl->running = 1;
+    __syncthreads();
+
+    const int words = B * ch;  // even: the host pads a real block to an even count
+    const int pairs = words / 2;
+    for (u64 blk = 0;; blk++) {
+        const unsigned tag = (unsigned)(blk + 1);
+        const u64* src = in + (blk % nslots) * (u64)words;
+        u64* dst = out + (blk % nslots) * (u64)words;
+        const u64 base = blk * (u64)B;  // absolute index of the block's first sample
+
+        // Each thread decides for itself whether to stop (it read the stop
+        // flag while waiting), and the barrier ORs the decisions, so no
+        // shared flag is written while others read it.
+        int mystop = 0;
+        if ((i64)blk + 1 == stall_at_) {
+            // Fault injection for the watchdog test: hang here until stopped.
+            if (threadIdx.x == 0) {
+                while (ctrl->stop == 0) __nanosleep(1000);
+            }
+            mystop = 1;
+        } else {
+            for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
+                u64 a, b;
+                int spins = 0;
+                for (;;) {
+                    ld_v2(src + 2 * p, a, b);
+                    if ((unsigned)(a >> 32) == tag && (unsigned)(b >> 32) == tag) break;
+                    if (++spins == STOP_EVERY) {
+                        spins = 0;
+                        if (ctrl->stop != 0) {
+                            mystop = 1;
+                            break;
+                        }
+                    }
+                }
+                if (mystop) break;
+                const int v0 = 2 * p, v1 = 2 * p + 1;
+                buf[((unsigned)(base + v0 / ch) & pmask) * ch + v0 % ch] = __uint_as_float((unsigned)a);
+                buf[((unsigned)(base + v1 / ch) & pmask) * ch + v1 % ch] = __uint_as_float((unsigned)b);
+            }
+        }
+        if (__syncthreads_or(mystop)) break;
+
+        for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+            float y[2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int v = 2 * p + e;
+                const int c = v % ch;
+                const unsigned n = (unsigned)(base + v / ch);
+                float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+                int k = 0;
+                for (; k + 4 <= ntaps; k += 4) {
+                    acc0 += h[k] * buf[((n - k) & pmask) * ch + c];
+                    acc1 += h[k + 1] * buf[((n - k - 1) & pmask) * ch + c];
+                    acc2 += h[k + 2] * buf[((n - k - 2) & pmask) * ch + c];
+                    acc3 += h[k + 3] * buf[((n - k - 3) & pmask) * ch + c];
+                }
+                for (; k < ntaps; k++) acc0 += h[k] * buf[((n - k) & pmask) * ch + c];
+                y[e] = (acc0 + acc1) + (acc2 + acc3);
+            }
+            st_v2(dst + 2 * p, pack(y[0], tag), pack(y[1], tag));
+        }
+        __syncthreads();  // the next block's samples overwrite history that this one read
+        if (threadIdx.x == 0) ctrl->heartbeat = blk + 1;
+    }
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        ctrl->running = 2;
+    }
+}
+
+// fir_block filters one block already copied to device memory, for the
+// explicit-copy path. in holds (ntaps-1) history samples followed by B new
+// samples, interleaved over ch; next is the other of two ping-pong buffers,
+// whose history part receives this block's last ntaps-1 samples, so the
+// next launch finds its history without a separate copy.
+extern "C" __global__ void fir_block(const float* in, float* next, float* out, const float* taps,
+                                     i64 ntaps_, i64 bsize_, i64 ch_) {
+    extern __shared__ float h[];  // (ntaps+3)&~3 floats, zero-padded: vector loads may read the pad
+    const int ntaps = (int)ntaps_, B = (int)bsize_, ch = (int)ch_;
+    const int tpad = (ntaps + 3) & ~3;
+    for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
+    __syncthreads();
+    const int hist = (ntaps - 1) * ch;
+    const int stride = blockDim.x * gridDim.x;
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < B * ch; v += stride) {
+        const int s = v / ch, c = v % ch;
+        const float* x = in + (ntaps - 1 + s) * ch + c;  // x[0] is sample s
+        float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
+        int k = 0;
+        for (; k + 4 <= ntaps; k += 4) {
+            acc0 += h[k] * x[-k * ch];
+            acc1 += h[k + 1] * x[-(k + 1) * ch];
+            acc2 += h[k + 2] * x[-(k + 2) * ch];
+            acc3 += h[k + 3] * x[-(k + 3) * ch];
+        }
+        for (; k < ntaps; k++) acc0 += h[k] * x[-k * ch];
+        out[v] = (acc0 + acc1) + (acc2 + acc3);
+    }
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < hist; v += stride) next[v] = in[B * ch + v];
+}

@@ -1,0 +1,108 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+func cpuPath(t *testing.T, taps []float32, complex bool, block int) Path {
+	return Path{Name: "cpu", New: func() (pipeline.Backend, error) {
+		f, err := filter.NewFIR(taps, complex, block)
+		if err != nil {
+			return nil, err
+		}
+		return pipeline.NewCPUBackend(f), nil
+	}}
+}
+
+func TestProbeCPUPathVerifiesAndTimes(t *testing.T) {
+	taps := []float32{0.25, 0.5, 0.25, -0.1}
+	for _, complex := range []bool{false, true} {
+		cfg := Config{BlockSize: 64, Taps: taps, Complex: complex, Blocks: 300, Warmup: 20, Period: 20 * time.Microsecond, Seed: 7}
+		rs, err := Run(context.Background(), cfg, []Path{cpuPath(t, taps, complex, 64)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		// A loaded CI machine may drop blocks at this rate; every block is
+		// either verified or counted as dropped.
+		if r.Verified+int(r.Dropped) != 320 || r.Mismatches != 0 || r.Unverified != 0 || r.Gaps != r.Dropped {
+			t.Fatalf("result %+v", r)
+		}
+		if !(r.P50 > 0 && r.P50 <= r.P99 && r.P99 <= r.Max) {
+			t.Fatalf("percentiles not ordered: %+v", r)
+		}
+	}
+}
+
+// wrongBackend adds 1 to every output: the probe must catch it.
+type wrongBackend struct{ pipeline.Backend }
+
+func (w wrongBackend) Next(ctx context.Context) (pipeline.Output, error) {
+	o, err := w.Backend.Next(ctx)
+	for i := range o.Samples {
+		o.Samples[i]++
+	}
+	return o, err
+}
+
+func TestProbeFailsLoudlyOnMismatch(t *testing.T) {
+	taps := []float32{1, 2}
+	p := cpuPath(t, taps, false, 32)
+	bad := Path{Name: "bad", New: func() (pipeline.Backend, error) {
+		be, err := p.New()
+		return wrongBackend{be}, err
+	}}
+	rs, err := Run(context.Background(), Config{BlockSize: 32, Taps: taps, Blocks: 10}, []Path{bad})
+	if !errors.Is(err, ErrMismatch) || rs[0].Mismatches != 10 {
+		t.Fatalf("err %v, result %+v", err, rs)
+	}
+}
+
+func TestProbeBadConfig(t *testing.T) {
+	for _, c := range []Config{{BlockSize: 0, Taps: []float32{1}, Blocks: 1}, {BlockSize: 8, Blocks: 1}, {BlockSize: 8, Taps: []float32{1}}, {BlockSize: 8, Taps: []float32{1}, Blocks: 1, Period: -1}} {
+		if _, err := Run(context.Background(), c, nil); err == nil || !strings.HasPrefix(err.Error(), "probe:") {
+			t.Fatalf("config %+v: %v", c, err)
+		}
+	}
+}
+
+func TestReportFiles(t *testing.T) {
+	taps := []float32{0.5, 0.5}
+	rs, err := Run(context.Background(), Config{BlockSize: 16, Taps: taps, Blocks: 200}, []Path{cpuPath(t, taps, false, 16)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = append(rs, rs[0])
+	rs[0].Path, rs[1].Path = "zero-copy", "explicit"
+	rs[1].P50 = rs[0].P50 * 4
+	rep := NewReport("test", rs)
+	if got := rep.Ratios["explicit/zero-copy"]; got < 3.99 || got > 4.01 {
+		t.Fatalf("ratio %v", got)
+	}
+	dir := t.TempDir()
+	if err := rep.WriteJSON(filepath.Join(dir, "r.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHistogram(filepath.Join(dir, "h.png"), "test", rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"r.json", "h.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	var sb strings.Builder
+	rep.WriteTable(&sb)
+	if !strings.Contains(sb.String(), "p50 ratio explicit/zero-copy = 4.00x") {
+		t.Fatalf("table:\n%s", sb.String())
+	}
+}

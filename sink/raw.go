@@ -1,0 +1,181 @@
+package sink
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// bufSize is the byte buffer each Raw allocates once.
+const bufSize = 64 << 10
+
+// Raw writes little-endian samples in a SigMF datatype. It is not safe for
+// concurrent use.
+type Raw struct {
+	w       io.Writer
+	closer  io.Closer // set when Raw owns the writer
+	name    string    // path or description, for messages
+	f       format
+	buf     []byte
+	n       int // bytes buffered
+	values  uint64
+	clipped uint64
+	err     error // sticky write error
+	closed  bool
+}
+
+// NewRaw returns a sink encoding to w in format ("rf32_le", "cf32_le",
+// "ri16_le" or "ci16_le"). Output is buffered: call Flush to push it out
+// early, Close at the end. Close does not close w.
+func NewRaw(w io.Writer, format string) (*Raw, error) {
+	if w == nil {
+		return nil, errors.New("sink: NewRaw: nil writer")
+	}
+	f, err := lookupFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	return newRaw(w, nil, "output stream", f), nil
+}
+
+// CreateFile creates (or truncates) path and returns a buffered sink
+// writing format to it; Close flushes and closes the file.
+func CreateFile(path, format string) (*Raw, error) {
+	f, err := lookupFormat(format)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %s: %w", path, err)
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %w", err)
+	}
+	return newRaw(file, file, path, f), nil
+}
+
+func newRaw(w io.Writer, c io.Closer, name string, f format) *Raw {
+	return &Raw{w: w, closer: c, name: name, f: f, buf: make([]byte, bufSize)}
+}
+
+// Write encodes samples. For complex formats len(samples) must be even.
+// A write error is returned (wrapped with the path) and repeated by every
+// later call.
+func (s *Raw) Write(samples []float32) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if s.f.complex && len(samples)%2 != 0 {
+		return fmt.Errorf("%w: %s got %d values", ErrOddLength, s.f.name, len(samples))
+	}
+	size := s.f.size()
+	for len(samples) > 0 {
+		room := (len(s.buf) - s.n) / size
+		if room == 0 {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		k := min(room, len(samples))
+		s.encode(s.buf[s.n:s.n+k*size], samples[:k])
+		s.n += k * size
+		s.values += uint64(k)
+		samples = samples[k:]
+	}
+	return nil
+}
+
+// encode writes len(src) values into dst.
+func (s *Raw) encode(dst []byte, src []float32) {
+	if s.f.float {
+		dst = dst[:4*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+		return
+	}
+	dst = dst[:2*len(src)]
+	var clipped uint64
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
+	}
+	s.clipped += clipped
+}
+
+// toInt16 scales v by 32768 and rounds half away from zero, clipping to
+// [-32768, 32767]. NaN becomes 0. Clipped values (including +1.0, which
+// int16 cannot hold, and NaN) are counted.
+func toInt16(v float32, clipped *uint64) int16 {
+	x := math.Round(float64(v) * 32768)
+	switch {
+	case x > math.MaxInt16:
+		*clipped++
+		return math.MaxInt16
+	case x < math.MinInt16:
+		*clipped++
+		return math.MinInt16
+	case x != x: // NaN
+		*clipped++
+		return 0
+	}
+	return int16(x)
+}
+
+// Flush writes buffered bytes to the underlying writer.
+func (s *Raw) Flush() error {
+	if s.closed {
+		return ErrClosed
+	}
+	return s.flush()
+}
+
+func (s *Raw) flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.n == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.buf[:s.n])
+	s.n = 0
+	if err != nil {
+		s.err = fmt.Errorf("sink: write %s: %w", s.name, err)
+	}
+	return s.err
+}
+
+// Close flushes and, for CreateFile, closes the file.
+func (s *Raw) Close() error {
+	if s.closed {
+		return ErrClosed
+	}
+	err := s.flush()
+	s.closed = true
+	if s.closer != nil {
+		if cerr := s.closer.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("sink: close %s: %w", s.name, cerr)
+		}
+	}
+	return err
+}
+
+// Samples returns the number of samples written (complex samples for
+// complex formats), including any still buffered.
+func (s *Raw) Samples() uint64 {
+	if s.f.complex {
+		return s.values / 2
+	}
+	return s.values
+}
+
+// Clipped returns how many values were clipped to the int16 range (always
+// 0 for float formats).
+func (s *Raw) Clipped() uint64 { return s.clipped }
+
+// Format returns the SigMF datatype written.
+func (s *Raw) Format() string { return s.f.name }
