@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path"
+	slashpath "path"
 	"path/filepath"
 	"strings"
 )
@@ -175,8 +175,8 @@ func (i SigMFInfo) skipBytes(dt datatype) int64 {
 // OpenSigMF opens a SigMF recording given its .sigmf-meta or .sigmf-data
 // path, its base name (without extension), or a .sigmf archive (tar holding
 // one recording). Reading starts at captures[0]'s core:sample_start.
-func OpenSigMF(p string) (*SigMF, error) {
-	base := p
+func OpenSigMF(path string) (*SigMF, error) {
+	base := path
 	for _, ext := range []string{sigmfMetaExt, sigmfDataExt} {
 		if strings.HasSuffix(base, ext) {
 			base = strings.TrimSuffix(base, ext)
@@ -185,9 +185,9 @@ func OpenSigMF(p string) (*SigMF, error) {
 	}
 	metaPath := base + sigmfMetaExt
 	data, err := os.ReadFile(metaPath)
-	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(p, sigmfArchiveExt) {
-		if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
-			return openSigMFArchive(p)
+	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(path, sigmfArchiveExt) {
+		if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() {
+			return openSigMFArchive(path)
 		}
 	}
 	if err != nil {
@@ -254,14 +254,14 @@ func sigmfDataLen(info SigMFInfo, dt datatype, size int64, name string) (int64, 
 // openSigMFArchive reads the first recording of a SigMF archive: a tar file
 // holding <name>.sigmf-meta and <name>.sigmf-data. The archive is scanned
 // twice so that the members may be in either order.
-func openSigMFArchive(p string) (*SigMF, error) {
-	f, err := os.Open(p)
+func openSigMFArchive(path string) (*SigMF, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: sigmf: %w", err)
 	}
 	fail := func(err error) (*SigMF, error) {
 		f.Close()
-		return nil, fmt.Errorf("capture: sigmf archive %s: %w", p, err)
+		return nil, fmt.Errorf("capture: sigmf archive %s: %w", path, err)
 	}
 	var info SigMFInfo
 	var dataName string
@@ -289,7 +289,7 @@ func openSigMFArchive(p string) (*SigMF, error) {
 		}
 		dataName = strings.TrimSuffix(h.Name, sigmfMetaExt) + sigmfDataExt
 		if info.Dataset != "" {
-			dataName = path.Join(path.Dir(h.Name), info.Dataset)
+			dataName = slashpath.Join(slashpath.Dir(h.Name), info.Dataset)
 		}
 		break
 	}
@@ -309,7 +309,7 @@ func openSigMFArchive(p string) (*SigMF, error) {
 			continue
 		}
 		dt, _ := lookupDatatype(info.Datatype)
-		name := p + ":" + dataName
+		name := path + ":" + dataName
 		n, err := sigmfDataLen(info, dt, h.Size, name)
 		if err != nil {
 			return fail(err)

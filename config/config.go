@@ -1,5 +1,7 @@
 package config
 
+import "github.com/sigproc/sigproc/filter"
+
 // Source types (source.type).
 const (
 	SourceSynthetic = "synthetic" // generated in-process, see Waveform
@@ -77,8 +79,8 @@ const (
 	DefaultBlockSize   = 256
 	DefaultRingSlots   = 64
 	DefaultBackend     = BackendCPU
-	DefaultWindow      = "hamming"
-	DefaultKaiserBeta  = 8.6
+	DefaultWindow      = filter.WindowHamming
+	DefaultKaiserBeta  = filter.DefaultKaiserBeta
 	DefaultTransport   = TransportAuto
 	DefaultMaxPinnedMB = 256
 	DefaultWatchdogMS  = 2000

@@ -27,6 +27,10 @@ const spinWait = 50 * time.Millisecond
 // Built reports whether this binary was built with CUDA support.
 func Built() bool { return true }
 
+// timesCap is the number of blocks the optional timing array holds
+// (TIMES_CAP in kernels/fir.cu).
+const timesCap = 65536
+
 // Control block offsets, mirrored from struct Ctrl in kernels/fir.cu.
 const (
 	ctrlStop      = 0
@@ -122,7 +126,8 @@ type backend struct {
 	ctrl     []byte
 	inWords  []uint64
 	outWords []uint64
-	words    int // tagged words per slot
+	words    int      // tagged words per slot
+	times    []uint64 // optional {arrived, written} globaltimer pairs per block
 	launched bool
 	deadline time.Duration
 
@@ -227,7 +232,11 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	switch b.transport {
 	case TransportZeroCopy:
 		words := int64(evenWords(l))
-		return pageAlign(ctrlSize) + 2*pageAlign(int64(l.Slots)*words*8)
+		n := pageAlign(ctrlSize) + 2*pageAlign(int64(l.Slots)*words*8)
+		if b.opts.Timing {
+			n += timesCap * 16
+		}
+		return n
 	case TransportExplicit:
 		return pageAlign(int64(l.Size())) + pageAlign(int64(l.BlockValues())*4)
 	}
@@ -257,12 +266,8 @@ func (b *backend) pin(n int64, mapped, wc bool) (*HostBuf, error) {
 func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	ntaps := len(b.taps)
 	b.words = evenWords(l)
-	// Circular shared-memory buffer: a power of two >= ntaps-1+B samples.
-	p := 1
-	for p < ntaps-1+l.BlockSize {
-		p <<= 1
-	}
-	smem := ((ntaps+3)&^3)*4 + p*l.Channels*4
+	// Shared memory: padded taps, then history and block, linear.
+	smem := ((ntaps+3)&^3)*4 + (ntaps-1+l.BlockSize)*l.Channels*4
 	if smem > b.info.SharedOptin {
 		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
 			smem>>10, ntaps, l.BlockSize, b.info.Name, b.info.SharedOptin>>10)
@@ -288,6 +293,15 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
+	var timesDev cu.DevicePtr
+	if b.opts.Timing {
+		times, err := b.pin(timesCap*16, true, false)
+		if err != nil {
+			return err
+		}
+		b.times = tagged.Words(times.Ptr(), 2*timesCap)
+		timesDev = times.DevicePtr()
+	}
 	b.ctrl = ctrl.Bytes()
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
@@ -311,11 +325,11 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		threads = 1024
 	}
 	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
-	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(p - 1), b.opts.StallAt}
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), b.opts.StallAt}
 	params := []unsafe.Pointer{
 		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&b.dtaps),
 		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
-		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]),
+		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&timesDev),
 	}
 	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, params); err != nil {
 		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
@@ -349,6 +363,26 @@ func (b *backend) waitCtrl(off int, want uint64, limit time.Duration) error {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// ComputeTimes returns, for the zero-copy transport with Options.Timing,
+// the GPU time in µs from a block's last input word arriving to its output
+// being written, for the blocks returned so far (the last timesCap of
+// them). Call it before Close.
+func (b *backend) ComputeTimes() []float64 {
+	if b.times == nil {
+		return nil
+	}
+	n := min(b.next, timesCap)
+	out := make([]float64, 0, n)
+	for i := b.next - n; i < b.next; i++ {
+		j := 2 * (i & (timesCap - 1))
+		tin, tout := atomic.LoadUint64(&b.times[j]), atomic.LoadUint64(&b.times[j+1])
+		if tin != 0 && tout >= tin {
+			out = append(out, float64(tout-tin)/1e3)
+		}
+	}
+	return out
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
@@ -441,9 +475,8 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 		if time.Since(t0) > limit {
 			return fmt.Errorf("%w for %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, i, beat)
 		}
-		if spins&(1<<16-1) == 0 {
-			runtime.Gosched()
-		}
+		// No runtime.Gosched: this goroutine is locked to its OS thread,
+		// and yielding would cost a futex hand-off (see pipeline.backoff).
 		return nil
 	})
 	if err != nil {

@@ -29,8 +29,10 @@ const (
 )
 
 // ZeroCopyMaxBlock is the largest block (samples) for which TransportAuto
-// chooses zero-copy on a discrete GPU; see docs/BENCHMARKS.md.
-const ZeroCopyMaxBlock = 8192
+// chooses zero-copy on a discrete GPU. On the H200 (PCIe Gen5) zero-copy
+// won at 1024 samples and lost from 4096 up, where one polling thread
+// block cannot keep enough reads in flight; see docs/BENCHMARKS.md.
+const ZeroCopyMaxBlock = 2048
 
 // ParseTransport checks a transport name.
 func ParseTransport(s string) (Transport, error) {
@@ -52,6 +54,7 @@ type Options struct {
 	WriteCombined bool          // map the input ring write-combined (host writes only)
 	PTXPath       string        // load kernels from this PTX file instead of the embedded one
 	StallAt       int64         // fault injection: the kernel hangs at this block (1-based); 0 = never
+	Timing        bool          // record GPU-side per-block times (zero-copy), see ComputeTimes
 	Log           zerolog.Logger
 }
 

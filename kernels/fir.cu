@@ -33,6 +33,9 @@ struct Ctrl {
 // costs another PCIe round trip in the loop (about 4 us on an H200).
 #define STOP_EVERY 1024
 
+// Entries of the optional timing array (mirrored in gpu/cuda.go).
+#define TIMES_CAP 65536
+
 __device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
     // volatile = relaxed at system scope on sm_70+: every poll goes to host
     // memory, never to a stale L1/L2 line.
@@ -56,42 +59,43 @@ __device__ __forceinline__ u64 pack(float v, unsigned tag) {
 // value, uint32 tag} where tag = block index + 1, so a word is valid exactly
 // when its tag matches: the host's single aligned 8-byte store makes value
 // and tag arrive together, and no separate index has to cross the bus.
-// Each thread polls its own 16-byte pairs. The host reuses slot i%nslots
-// only after it has read block i's output, which the kernel writes only
-// after it has read block i's input, so neither ring needs another counter.
+// Each thread polls its own 16-byte pair of words. The host reuses slot
+// i%nslots only after it has read block i's output, which the kernel writes
+// only after it has read block i's input, so neither ring needs a counter.
 //
-// Shared memory: taps[ntaps] then a circular sample buffer of (pmask+1)
-// samples x ch values, indexed by absolute sample number, which holds the
-// last ntaps-1 samples of history and the current block (pmask+1 >=
-// ntaps-1+B). Never-written positions are zero, which gives x[n<0] = 0.
-extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, const float* taps,
-                                          i64 ntaps_, i64 bsize_, i64 ch_, i64 nslots_, i64 pmask_,
-                                          i64 stall_at_) {
+// Shared memory: taps (padded to a multiple of 4) then a linear buffer of
+// (ntaps-1) history samples followed by the block, interleaved over CH.
+// After each block the last ntaps-1 samples move to the front.
+//
+// times, if not null, receives per block (index mod TIMES_CAP) {globaltimer when the whole block
+// had arrived, globaltimer when its output was written}: the compute part
+// of the latency breakdown.
+template <int CH>
+__device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
+                                    int nslots, i64 stall_at, u64* times) {
     extern __shared__ float sm[];
-    const int ntaps = (int)ntaps_, B = (int)bsize_, ch = (int)ch_, nslots = (int)nslots_;
-    const unsigned pmask = (unsigned)pmask_;
     const int tpad = (ntaps + 3) & ~3;
     float* h = sm;
-    float* buf = sm + tpad;
+    float* buf = sm + tpad;                 // [(ntaps-1) + B] samples x CH
+    const int H = (ntaps - 1) * CH;         // history values
+    const int words = B * CH;               // even: the host pads a real block
+    const int pairs = words / 2;
 
     for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
-    for (unsigned i = threadIdx.x; i < (pmask + 1) * ch; i += blockDim.x) buf[i] = 0.f;
+    for (int i = threadIdx.x; i < H + words; i += blockDim.x) buf[i] = 0.f;
     if (threadIdx.x == 0) ctrl->running = 1;
     __syncthreads();
 
-    const int words = B * ch;  // even: the host pads a real block to an even count
-    const int pairs = words / 2;
     for (u64 blk = 0;; blk++) {
         const unsigned tag = (unsigned)(blk + 1);
         const u64* src = in + (blk % nslots) * (u64)words;
         u64* dst = out + (blk % nslots) * (u64)words;
-        const u64 base = blk * (u64)B;  // absolute index of the block's first sample
 
         // Each thread decides for itself whether to stop (it read the stop
         // flag while waiting), and the barrier ORs the decisions, so no
         // shared flag is written while others read it.
         int mystop = 0;
-        if ((i64)blk + 1 == stall_at_) {
+        if ((i64)blk + 1 == stall_at) {
             // Fault injection for the watchdog test: hang here until stopped.
             if (threadIdx.x == 0) {
                 while (ctrl->stop == 0) __nanosleep(1000);
@@ -113,40 +117,74 @@ extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, c
                     }
                 }
                 if (mystop) break;
-                const int v0 = 2 * p, v1 = 2 * p + 1;
-                buf[((unsigned)(base + v0 / ch) & pmask) * ch + v0 % ch] = __uint_as_float((unsigned)a);
-                buf[((unsigned)(base + v1 / ch) & pmask) * ch + v1 % ch] = __uint_as_float((unsigned)b);
+                buf[H + 2 * p] = __uint_as_float((unsigned)a);
+                buf[H + 2 * p + 1] = __uint_as_float((unsigned)b);
             }
         }
         if (__syncthreads_or(mystop)) break;
+        u64 t_in = 0;
+        if (times != 0 && threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_in));
 
+        // Values 2p and 2p+1: for CH == 1 two consecutive samples, which
+        // share every tap load and all but one sample load; for CH == 2 the
+        // I and Q of one sample.
         for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
-            float y[2];
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int v = 2 * p + e;
-                const int c = v % ch;
-                const unsigned n = (unsigned)(base + v / ch);
-                float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-                int k = 0;
-                for (; k + 4 <= ntaps; k += 4) {
-                    acc0 += h[k] * buf[((n - k) & pmask) * ch + c];
-                    acc1 += h[k + 1] * buf[((n - k - 1) & pmask) * ch + c];
-                    acc2 += h[k + 2] * buf[((n - k - 2) & pmask) * ch + c];
-                    acc3 += h[k + 3] * buf[((n - k - 3) & pmask) * ch + c];
+            float y0 = 0.f, y1 = 0.f;
+            if (CH == 1) {
+                const float* x = buf + H + 2 * p;  // x[0] = sample 2p
+                float xn = x[1];
+#pragma unroll 8
+                for (int k = 0; k < ntaps; k++) {
+                    const float xk = x[-k];
+                    y1 += h[k] * xn;
+                    y0 += h[k] * xk;
+                    xn = xk;
                 }
-                for (; k < ntaps; k++) acc0 += h[k] * buf[((n - k) & pmask) * ch + c];
-                y[e] = (acc0 + acc1) + (acc2 + acc3);
+            } else {
+                const float2* x = (const float2*)(buf + H) + p;  // sample p
+#pragma unroll 8
+                for (int k = 0; k < ntaps; k++) {
+                    const float2 v = x[-k];
+                    y0 += h[k] * v.x;
+                    y1 += h[k] * v.y;
+                }
             }
-            st_v2(dst + 2 * p, pack(y[0], tag), pack(y[1], tag));
+            st_v2(dst + 2 * p, pack(y0, tag), pack(y1, tag));
         }
-        __syncthreads();  // the next block's samples overwrite history that this one read
-        if (threadIdx.x == 0) ctrl->heartbeat = blk + 1;
+        __syncthreads();
+        // Keep the last ntaps-1 samples as the next block's history. Chunks
+        // go front to back, each read before any write, so an overlap of
+        // source and destination (short blocks, long filters) is safe.
+        for (int c = 0; c < H; c += blockDim.x) {
+            const int i = c + threadIdx.x;
+            const float v = i < H ? buf[words + i] : 0.f;
+            __syncthreads();
+            if (i < H) buf[i] = v;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            ctrl->heartbeat = blk + 1;
+            if (times != 0) {
+                u64 t_out;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_out));
+                volatile u64* t = times + 2 * (blk & (TIMES_CAP - 1));
+                t[0] = t_in;
+                t[1] = t_out;
+            }
+        }
     }
     if (threadIdx.x == 0) {
         __threadfence_system();
         ctrl->running = 2;
     }
+}
+
+extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, const float* taps,
+                                          i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 stall_at, u64* times) {
+    if (ch == 2)
+        fir_persistent_body<2>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, stall_at, times);
+    else
+        fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, stall_at, times);
 }
 
 // fir_block filters one block already copied to device memory, for the

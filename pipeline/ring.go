@@ -126,7 +126,7 @@ type Ring struct {
 	spin     time.Duration // consumer: busy-wait this long before sleeping
 }
 
-// SetSpin makes Next busy-wait (yielding now and then) for up to d before
+// SetSpin makes Next busy-wait, without yielding, for up to d before
 // it starts sleeping between polls. Latency-critical consumers set it to
 // more than the block period, trading a core for microseconds; the default
 // sleeps after a few microseconds.
@@ -309,11 +309,12 @@ func (b *backoff) wait(ctx context.Context) error {
 	case b.n < 64:
 		return nil
 	case b.spin > 0:
+		// Pure spin: no runtime.Gosched here. Latency-critical consumers
+		// lock their OS thread (CUDA contexts are per thread), and a locked
+		// goroutine that yields has to be handed back to its thread through
+		// a futex wake, which costs microseconds every time.
 		if b.start.IsZero() {
 			b.start = time.Now()
-		}
-		if b.n&255 == 0 {
-			runtime.Gosched()
 		}
 		if b.n&63 != 0 || time.Since(b.start) < b.spin {
 			return nil

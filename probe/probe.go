@@ -57,26 +57,30 @@ type Path struct {
 
 // Result is one path's figures. Latencies are in microseconds.
 type Result struct {
-	Path       string    `json:"path"`
-	Backend    string    `json:"backend"`
-	BlockSize  int       `json:"block_size"`
-	Taps       int       `json:"taps"`
-	Complex    bool      `json:"complex"`
-	PeriodUs   float64   `json:"period_us"`
-	Blocks     int       `json:"blocks"`
-	Dropped    uint64    `json:"dropped_blocks"`
-	Gaps       uint64    `json:"gaps"`
-	Verified   int       `json:"verified_blocks"`
-	Unverified int       `json:"unverified_blocks"`
-	Mismatches int       `json:"mismatches"`
-	MaxRelErr  float64   `json:"max_rel_err"`
-	P50        float64   `json:"p50_us"`
-	P90        float64   `json:"p90_us"`
-	P99        float64   `json:"p99_us"`
-	P999       float64   `json:"p999_us"`
-	Max        float64   `json:"max_us"`
-	Mean       float64   `json:"mean_us"`
-	MSps       float64   `json:"msps"`
+	Path       string  `json:"path"`
+	Backend    string  `json:"backend"`
+	BlockSize  int     `json:"block_size"`
+	Taps       int     `json:"taps"`
+	Complex    bool    `json:"complex"`
+	PeriodUs   float64 `json:"period_us"`
+	Blocks     int     `json:"blocks"`
+	Dropped    uint64  `json:"dropped_blocks"`
+	Gaps       uint64  `json:"gaps"`
+	Verified   int     `json:"verified_blocks"`
+	Unverified int     `json:"unverified_blocks"`
+	Mismatches int     `json:"mismatches"`
+	MaxRelErr  float64 `json:"max_rel_err"`
+	P50        float64 `json:"p50_us"`
+	P90        float64 `json:"p90_us"`
+	P99        float64 `json:"p99_us"`
+	P999       float64 `json:"p999_us"`
+	Max        float64 `json:"max_us"`
+	Mean       float64 `json:"mean_us"`
+	MSps       float64 `json:"msps"`
+	// GPU-side time from the last input word arriving to the output being
+	// written (zero-copy with timing), µs.
+	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
+	ComputeP99 float64   `json:"gpu_compute_p99_us,omitempty"`
 	Latencies  []float64 `json:"-"`
 }
 
@@ -162,6 +166,12 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)
 	res.Backend = be.Name()
+	if t, ok := be.(interface{ ComputeTimes() []float64 }); ok {
+		if ct := t.ComputeTimes(); len(ct) > 0 {
+			slices.Sort(ct)
+			res.ComputeP50, res.ComputeP99 = ct[len(ct)/2], ct[min(len(ct)-1, len(ct)*99/100)]
+		}
+	}
 	closeErr := be.Close()
 	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, len(lat)
 	if wall > 0 {

@@ -56,11 +56,15 @@ func (r Report) WriteJSON(path string) error {
 
 // WriteTable prints one line per result and the ratios.
 func (r Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "%-18s %6s %5s %7s %8s %8s %8s %8s %8s %8s %7s %8s\n",
-		"path", "block", "taps", "blocks", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "mean µs", "drops", "verified")
+	fmt.Fprintf(w, "%-18s %6s %5s %7s %8s %8s %8s %8s %8s %8s %7s %8s %8s\n",
+		"path", "block", "taps", "blocks", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "mean µs", "drops", "verified", "MS/s")
 	for _, x := range r.Results {
-		fmt.Fprintf(w, "%-18s %6d %5d %7d %8.2f %8.2f %8.2f %8.2f %8.1f %8.2f %7d %8d\n",
-			x.Path, x.BlockSize, x.Taps, x.Blocks, x.P50, x.P90, x.P99, x.P999, x.Max, x.Mean, x.Dropped, x.Verified)
+		fmt.Fprintf(w, "%-18s %6d %5d %7d %8.2f %8.2f %8.2f %8.2f %8.1f %8.2f %7d %8d %8.2f",
+			x.Path, x.BlockSize, x.Taps, x.Blocks, x.P50, x.P90, x.P99, x.P999, x.Max, x.Mean, x.Dropped, x.Verified, x.MSps)
+		if x.ComputeP50 > 0 {
+			fmt.Fprintf(w, "  gpu compute p50 %.2f p99 %.2f µs", x.ComputeP50, x.ComputeP99)
+		}
+		fmt.Fprintln(w)
 	}
 	keys := make([]string, 0, len(r.Ratios))
 	for k := range r.Ratios {

@@ -107,23 +107,28 @@ func (s *Raw) encode(dst []byte, src []float32) {
 	s.clipped += clipped
 }
 
-// toInt16 scales v by 32768 and rounds half away from zero, clipping to
-// [-32768, 32767]. NaN becomes 0. Clipped values (including +1.0, which
-// int16 cannot hold, and NaN) are counted.
+// toInt16 scales v by 32768 and rounds half away from zero (like
+// math.Round), clipping to [-32768, 32767]. NaN becomes 0. Clipped values
+// (including +1.0, which int16 cannot hold, and NaN) are counted. It works
+// in float32: scaling by a power of two is exact, and adding ±0.5 is exact
+// for every value that is not clipped.
 func toInt16(v float32, clipped *uint64) int16 {
-	x := math.Round(float64(v) * 32768)
+	x := v * 32768
 	switch {
-	case x > math.MaxInt16:
+	case x >= 32767.5:
 		*clipped++
 		return math.MaxInt16
-	case x < math.MinInt16:
+	case x <= -32768.5:
 		*clipped++
 		return math.MinInt16
 	case x != x: // NaN
 		*clipped++
 		return 0
+	case x >= 0:
+		return int16(x + 0.5)
+	default:
+		return int16(x - 0.5)
 	}
-	return int16(x)
 }
 
 // Flush writes buffered bytes to the underlying writer.

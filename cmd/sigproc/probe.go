@@ -34,6 +34,8 @@ type probeFlags struct {
 	seed       uint64
 	stallAt    int64
 	watchdog   time.Duration
+	wc         bool
+	timing     bool
 }
 
 func newProbeCmd() *cobra.Command {
@@ -81,6 +83,8 @@ The period defaults to block_size / source.sample_rate of the config, so a
 	fl.StringVar(&f.sweepTaps, "sweep-taps", "16,64,129,512", "tap counts for --sweep")
 	fl.Uint64Var(&f.seed, "seed", 1, "input noise seed")
 	fl.Int64Var(&f.stallAt, "inject-stall", 0, "fault injection: the zero-copy kernel hangs at this block (tests the watchdog)")
+	fl.BoolVar(&f.wc, "write-combined", false, "map the zero-copy input ring write-combined")
+	fl.BoolVar(&f.timing, "gpu-timing", false, "record GPU-side compute time per block (zero-copy) for the latency breakdown")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "GPU watchdog (default: config's cuda.watchdog_ms, else 2s)")
 	return cmd
 }
@@ -170,12 +174,12 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		}
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: f.blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed}
-		if f.sweep && f.period < 0 && rate > 0 {
+		if f.sweep && f.period < 0 && rate > 0 { // keep the config's sample rate
 			pc.Period = time.Duration(float64(pt.block) / rate * 1e9)
 		}
 		var paths []probe.Path
 		for _, n := range pathNames {
-			paths = append(paths, probePath(n, cfg, taps, complex, pt.block, f.stallAt, log))
+			paths = append(paths, probePath(n, cfg, taps, complex, pt.block, f, log))
 		}
 		log.Info().Int("block", pt.block).Int("taps", len(taps)).Dur("period", pc.Period).Bool("complex", complex).
 			Str("paths", names).Msg("probe")
@@ -210,14 +214,16 @@ func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []prob
 	return nil
 }
 
-func probePath(name string, cfg *config.Config, taps []float32, complex bool, block int, stallAt int64, log zerolog.Logger) probe.Path {
+func probePath(name string, cfg *config.Config, taps []float32, complex bool, block int, f probeFlags, log zerolog.Logger) probe.Path {
 	if name == "cpu" {
 		return probe.Path{Name: name, New: func() (pipeline.Backend, error) { return newCPUBackend(taps, complex, block) }}
 	}
 	return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
 		o := gpuOptions(cfg, log)
 		o.Transport = gpu.Transport(name)
-		o.StallAt = stallAt
+		o.StallAt = f.stallAt
+		o.WriteCombined = f.wc
+		o.Timing = f.timing
 		return gpu.NewBackend(taps, complex, o)
 	}}
 }

@@ -429,6 +429,7 @@ func (p *progress) stop() {
 // floating-point forms such as 1e6; fractions and negatives are rejected.
 type countFlag int64
 
+// String formats the count.
 func (c *countFlag) String() string { return strconv.FormatInt(int64(*c), 10) }
 
 // Set parses the flag value.
