@@ -320,16 +320,13 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	})
 	b.ring = ring
 
-	threads := (b.words/2 + 31) &^ 31
-	if threads > 1024 {
-		threads = 1024
-	}
+	threads, split := persistentGeometry(b.words/2, ntaps, b.opts.Split)
 	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
-	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), b.opts.StallAt}
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), b.opts.StallAt}
 	params := []unsafe.Pointer{
 		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&b.dtaps),
 		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
-		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&timesDev),
+		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
 	}
 	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, params); err != nil {
 		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
@@ -339,7 +336,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	if err := b.waitCtrl(ctrlRunning, 1, b.opts.watchdog()); err != nil {
 		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
 	}
-	b.opts.Log.Debug().Int("threads", threads).Int("smem", smem).Int("slots", l.Slots).Msg("persistent FIR kernel running")
+	b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).Msg("persistent FIR kernel running")
 	return nil
 }
 

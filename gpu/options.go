@@ -55,6 +55,7 @@ type Options struct {
 	PTXPath       string        // load kernels from this PTX file instead of the embedded one
 	StallAt       int64         // fault injection: the kernel hangs at this block (1-based); 0 = never
 	Timing        bool          // record GPU-side per-block times (zero-copy), see ComputeTimes
+	Split         int           // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
 	Log           zerolog.Logger
 }
 

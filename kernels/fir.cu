@@ -72,7 +72,7 @@ __device__ __forceinline__ u64 pack(float v, unsigned tag) {
 // of the latency breakdown.
 template <int CH>
 __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
-                                    int nslots, i64 stall_at, u64* times) {
+                                    int nslots, int S, i64 stall_at, u64* times) {
     extern __shared__ float sm[];
     const int tpad = (ntaps + 3) & ~3;
     float* h = sm;
@@ -125,31 +125,37 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         u64 t_in = 0;
         if (times != 0 && threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_in));
 
-        // Values 2p and 2p+1: for CH == 1 two consecutive samples, which
-        // share every tap load and all but one sample load; for CH == 2 the
-        // I and Q of one sample.
-        for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        // Values 2p and 2p+1: for CH == 1 two consecutive samples, for
+        // CH == 2 the I and Q of one sample. S lanes share a pair, each
+        // taking every S-th tap, and a warp shuffle adds their sums, so a
+        // 64-tap block needs 16 steps per thread instead of 64.
+        for (int t0 = 0; t0 < pairs * S; t0 += blockDim.x) {
+            const int t = t0 + threadIdx.x;
+            const int p = t / S, r = t % S;
             float y0 = 0.f, y1 = 0.f;
-            if (CH == 1) {
-                const float* x = buf + H + 2 * p;  // x[0] = sample 2p
-                float xn = x[1];
-#pragma unroll 8
-                for (int k = 0; k < ntaps; k++) {
-                    const float xk = x[-k];
-                    y1 += h[k] * xn;
-                    y0 += h[k] * xk;
-                    xn = xk;
-                }
-            } else {
-                const float2* x = (const float2*)(buf + H) + p;  // sample p
-#pragma unroll 8
-                for (int k = 0; k < ntaps; k++) {
-                    const float2 v = x[-k];
-                    y0 += h[k] * v.x;
-                    y1 += h[k] * v.y;
+            if (p < pairs) {
+                if (CH == 1) {
+                    const float* x = buf + H + 2 * p;  // x[0] = sample 2p
+#pragma unroll 4
+                    for (int k = r; k < ntaps; k += S) {
+                        y0 += h[k] * x[-k];
+                        y1 += h[k] * x[1 - k];
+                    }
+                } else {
+                    const float2* x = (const float2*)(buf + H) + p;  // sample p
+#pragma unroll 4
+                    for (int k = r; k < ntaps; k += S) {
+                        const float2 v = x[-k];
+                        y0 += h[k] * v.x;
+                        y1 += h[k] * v.y;
+                    }
                 }
             }
-            st_v2(dst + 2 * p, pack(y0, tag), pack(y1, tag));
+            for (int off = S / 2; off > 0; off /= 2) {
+                y0 += __shfl_down_sync(0xffffffffu, y0, off);
+                y1 += __shfl_down_sync(0xffffffffu, y1, off);
+            }
+            if (p < pairs && r == 0) st_v2(dst + 2 * p, pack(y0, tag), pack(y1, tag));
         }
         __syncthreads();
         // Keep the last ntaps-1 samples as the next block's history. Chunks
@@ -179,12 +185,15 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     }
 }
 
+// split (S above) must be a power of two <= 32, and blockDim.x a multiple
+// of 32, so the lanes of a pair never straddle a warp.
 extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, const float* taps,
-                                          i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 stall_at, u64* times) {
+                                          i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 split, i64 stall_at,
+                                          u64* times) {
     if (ch == 2)
-        fir_persistent_body<2>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, stall_at, times);
+        fir_persistent_body<2>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
     else
-        fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, stall_at, times);
+        fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
 }
 
 // fir_block filters one block already copied to device memory, for the

@@ -36,6 +36,8 @@ type probeFlags struct {
 	watchdog   time.Duration
 	wc         bool
 	timing     bool
+	split      int
+	slots      int
 }
 
 func newProbeCmd() *cobra.Command {
@@ -83,6 +85,8 @@ The period defaults to block_size / source.sample_rate of the config, so a
 	fl.StringVar(&f.sweepTaps, "sweep-taps", "16,64,129,512", "tap counts for --sweep")
 	fl.Uint64Var(&f.seed, "seed", 1, "input noise seed")
 	fl.Int64Var(&f.stallAt, "inject-stall", 0, "fault injection: the zero-copy kernel hangs at this block (tests the watchdog)")
+	fl.IntVar(&f.split, "split", 0, "zero-copy kernel: lanes per output pair, a power of two up to 32 (0 = automatic)")
+	fl.IntVar(&f.slots, "ring-slots", 0, "ring depth in blocks, a power of two (default: config's ring_slots, else 64)")
 	fl.BoolVar(&f.wc, "write-combined", false, "map the zero-copy input ring write-combined")
 	fl.BoolVar(&f.timing, "gpu-timing", false, "record GPU-side compute time per block (zero-copy) for the latency breakdown")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "GPU watchdog (default: config's cuda.watchdog_ms, else 2s)")
@@ -117,6 +121,9 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		}
 	}
 	complex := f.complex || cfg.Source.Complex
+	if f.split < 0 || f.split > 32 || f.split&(f.split-1) != 0 {
+		return fmt.Errorf("--split: want 0 or a power of two up to 32, got %d", f.split)
+	}
 	if f.watchdog > 0 {
 		cfg.CUDA.WatchdogMS = int(f.watchdog / time.Millisecond)
 	}
@@ -174,6 +181,9 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		}
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: f.blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed}
+		if f.slots > 0 {
+			pc.Slots = f.slots
+		}
 		if f.sweep && f.period < 0 && rate > 0 { // keep the config's sample rate
 			pc.Period = time.Duration(float64(pt.block) / rate * 1e9)
 		}
@@ -224,6 +234,7 @@ func probePath(name string, cfg *config.Config, taps []float32, complex bool, bl
 		o.StallAt = f.stallAt
 		o.WriteCombined = f.wc
 		o.Timing = f.timing
+		o.Split = f.split
 		return gpu.NewBackend(taps, complex, o)
 	}}
 }
