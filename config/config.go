@@ -48,6 +48,8 @@ const (
 	TransportAuto     = "auto"
 	TransportZeroCopy = "zero-copy"
 	TransportExplicit = "explicit"
+	// TransportExplicitPageable is the explicit path from ordinary (pageable) memory, for comparison.
+	TransportExplicitPageable = "explicit-pageable"
 )
 
 // Sink types (sink.type).
@@ -248,7 +250,7 @@ type Design struct {
 type CUDA struct {
 	// Device is the CUDA device ordinal. Default 0.
 	Device int `yaml:"device"`
-	// Transport is auto, zero-copy or explicit. Default auto.
+	// Transport is auto, zero-copy, explicit or explicit-pageable. Default auto.
 	Transport string `yaml:"transport"`
 	// MaxPinnedMB caps pinned host memory in MiB. Default 256.
 	MaxPinnedMB int `yaml:"max_pinned_mb"`

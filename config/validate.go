@@ -21,7 +21,7 @@ var (
 	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
 	overruns     = []string{OverrunBlock, OverrunDrop}
 	backends     = []string{BackendCPU, BackendCUDA, BackendAuto}
-	transports   = []string{TransportAuto, TransportZeroCopy, TransportExplicit}
+	transports   = []string{TransportAuto, TransportZeroCopy, TransportExplicit, TransportExplicitPageable}
 	sinkTypes    = []string{SinkFile, SinkSigMF, SinkNull}
 	sinkFormats  = []string{FormatRF32, FormatCF32, FormatRI16, FormatCI16}
 	logLevels    = []string{"trace", "debug", "info", "warn", "error"}

@@ -14,3 +14,5 @@ for i in 1 2; do $P --paths zero-copy,explicit --gpu-timing 2>&1 | grep -E "$kee
 echo "== 60 s sustained, 1024-slot ring: 256 @ 5 us (51.2 MS/s), 4096 @ 60 us (68.3 MS/s)"
 $P --paths zero-copy --ring-slots 1024 --block-size 256 --period 5us --blocks 12000000 --warmup 1000 --json $OUT/sustain256.json 2>&1 | grep -E "$keep"
 $P --paths zero-copy --ring-slots 1024 --block-size 4096 --period 60us --blocks 1000000 --warmup 1000 --json $OUT/sustain4096.json 2>&1 | grep -E "$keep"
+echo "== sweep, unloaded (one block per 200 µs)"
+$P --sweep --period 200us --blocks 500 --warmup 50 --paths zero-copy,explicit --gpu-timing --json $OUT/sweep.json 2>&1 | grep -E "$keep" | tee $OUT/sweep.txt
