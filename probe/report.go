@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Report is what `sigproc probe` writes as JSON.
@@ -76,38 +78,60 @@ func (r Report) WriteTable(w io.Writer) {
 	}
 }
 
-// WriteHistogram draws the latency distribution of every result into a PNG.
+// WriteHistogram draws one latency histogram per result, stacked, each on
+// its own axis up to 1.2 × its p99.9 (the paths differ by orders of
+// magnitude), into a PNG.
 func WriteHistogram(path, title string, rs []Result) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "end-to-end latency per block (µs)"
-	p.Y.Label.Text = "blocks"
-	hi := 0.0
-	for _, r := range rs {
-		hi = max(hi, r.P999*1.2)
+	if len(rs) == 0 {
+		return fmt.Errorf("write %s: no results", path)
 	}
-	colors := []color.RGBA{{R: 31, G: 119, B: 180, A: 160}, {R: 214, G: 39, B: 40, A: 160}, {R: 44, G: 160, B: 44, A: 160}, {R: 148, G: 103, B: 189, A: 160}}
+	colors := []color.NRGBA{{R: 31, G: 119, B: 180, A: 255}, {R: 214, G: 39, B: 40, A: 255}, {R: 44, G: 160, B: 44, A: 255}, {R: 148, G: 103, B: 189, A: 255}}
+	plots := make([][]*plot.Plot, len(rs))
 	for i, r := range rs {
+		p := plot.New()
+		if i == 0 {
+			p.Title.Text = title
+		}
+		p.X.Label.Text = fmt.Sprintf("%s: end-to-end latency per block (µs)", r.Path)
+		p.Y.Label.Text = "blocks"
+		hi := r.P999 * 1.2
 		var vals plotter.Values
 		for _, v := range r.Latencies {
 			if v <= hi {
 				vals = append(vals, v)
 			}
 		}
-		if len(vals) == 0 {
-			continue
+		if len(vals) > 0 {
+			h, err := plotter.NewHist(vals, 80)
+			if err != nil {
+				return fmt.Errorf("histogram %s: %w", r.Path, err)
+			}
+			h.FillColor = colors[i%len(colors)]
+			h.LineStyle.Width = 0
+			p.Add(h)
+			p.Legend.Add(fmt.Sprintf("p50 %.2f  p99 %.2f  p99.9 %.2f  max %.1f µs, %d blocks, %d dropped",
+				r.P50, r.P99, r.P999, r.Max, r.Blocks, r.Dropped), h)
+			p.Legend.Top = true
 		}
-		h, err := plotter.NewHist(vals, 100)
-		if err != nil {
-			return fmt.Errorf("histogram %s: %w", r.Path, err)
-		}
-		h.FillColor = colors[i%len(colors)]
-		h.LineStyle.Width = 0
-		p.Add(h)
-		p.Legend.Add(fmt.Sprintf("%s p50 %.1f µs p99 %.1f µs", r.Path, r.P50, r.P99), h)
+		plots[i] = []*plot.Plot{p}
 	}
-	p.Legend.Top = true
-	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	const w, rowH = 8 * vg.Inch, 3 * vg.Inch
+	img := vgimg.New(w, rowH*vg.Length(len(rs)))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(rs), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
