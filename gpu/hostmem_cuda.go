@@ -82,14 +82,21 @@ func allocHost(size int64, mapped, wc bool) (*HostBuf, error) {
 	}
 	h := &HostBuf{ptr: p, size: size}
 	clear(h.Bytes())
-	if mapped {
-		var d C.CUdeviceptr
-		if err := curesult(C.sp_hostDevPtr(&d, p), "cuMemHostGetDevicePointer"); err != nil {
-			_ = h.Free()
-			return nil, err
-		}
-		h.dev = cu.DevicePtr(d)
+	return h.mapped(mapped)
+}
+
+// mapped fetches the device pointer of a buffer pinned with DEVICEMAP, and
+// frees the buffer if that fails.
+func (h *HostBuf) mapped(mapped bool) (*HostBuf, error) {
+	if !mapped {
+		return h, nil
 	}
+	var d C.CUdeviceptr
+	if err := curesult(C.sp_hostDevPtr(&d, h.ptr), "cuMemHostGetDevicePointer"); err != nil {
+		_ = h.Free()
+		return nil, err
+	}
+	h.dev = cu.DevicePtr(d)
 	return h, nil
 }
 
@@ -109,15 +116,7 @@ func registerHost(b []byte, mapped bool) (*HostBuf, error) {
 		return nil, err
 	}
 	h := &HostBuf{ptr: p, size: int64(len(b)), registered: true}
-	if mapped {
-		var d C.CUdeviceptr
-		if err := curesult(C.sp_hostDevPtr(&d, p), "cuMemHostGetDevicePointer"); err != nil {
-			_ = h.Free()
-			return nil, err
-		}
-		h.dev = cu.DevicePtr(d)
-	}
-	return h, nil
+	return h.mapped(mapped)
 }
 
 // Free releases the pinning (and the memory, unless it was registered).
