@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 )
@@ -149,7 +150,12 @@ func (s *Raw) flush() error {
 	_, err := s.w.Write(s.buf[:s.n])
 	s.n = 0
 	if err != nil {
-		s.err = fmt.Errorf("sink: write %s: %w", s.name, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			s.err = fmt.Errorf("sink: %w", err) // already names the file
+		} else {
+			s.err = fmt.Errorf("sink: write %s: %w", s.name, err)
+		}
 	}
 	return s.err
 }

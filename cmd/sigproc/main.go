@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,22 +16,41 @@ import (
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-// exitInterrupted is the conventional exit status after SIGINT (128+2).
-const exitInterrupted = 130
+// Exit statuses after a signal follow the shell's 128+signal convention, so
+// scripts and supervisors can tell Ctrl-C (SIGINT, 130) from a stop request
+// (SIGTERM, 143, what systemd and docker stop send). Either way the run
+// drains, closes the sink and prints its summary first.
+const (
+	exitInterrupted = 128 + int(syscall.SIGINT)  // 130
+	exitTerminated  = 128 + int(syscall.SIGTERM) // 143
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// signalCause is the cancellation cause of the command's context when a
+// signal stopped it.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return c.sig.String() + " signal received" }
+
 // run executes the command line and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		// After the first signal, restore default handling so that a
-		// second Ctrl-C kills a run that is stuck draining.
-		<-ctx.Done()
-		stop()
+		select {
+		case s := <-sigs:
+			// Restore default handling, so that a second Ctrl-C kills
+			// a run that is stuck draining.
+			signal.Stop(sigs)
+			cancel(signalCause{s})
+		case <-ctx.Done():
+		}
 	}()
 
 	root := newRootCmd()
@@ -39,14 +59,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	// stop has not run yet unless a signal arrived, so a done ctx means
-	// SIGINT or SIGTERM.
-	interrupted := ctx.Err() != nil
+	// ctx is cancelled before the deferred cancel only by a signal.
+	var sc signalCause
+	interrupted := errors.As(context.Cause(ctx), &sc)
 	if err != nil {
 		fmt.Fprintf(stderr, "sigproc: %v\n", err)
 		return 1
 	}
 	if interrupted {
+		if sc.sig == syscall.SIGTERM {
+			return exitTerminated
+		}
 		return exitInterrupted
 	}
 	return 0

@@ -19,6 +19,7 @@ import (
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/metrics"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
 )
@@ -191,6 +192,23 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			err = errors.Join(err, fmt.Errorf("close %s backend: %w", be.Name(), cerr))
 		}
 	}()
+	// Metrics are bound before the sink is created, so a port in use fails
+	// the run before it touches any output file; the server is shut down
+	// after the summary, once the final stats are published.
+	var mx *metrics.Metrics
+	if addr := cfg.Metrics.Listen; addr != "" {
+		mx = metrics.New(be.Name())
+		srv, serr := metrics.Serve(addr, mx.Handler())
+		if serr != nil {
+			return cfg.Wrap("metrics.listen", serr)
+		}
+		log.Info().Str("addr", "http://"+srv.Addr()+"/metrics").Msg("serving metrics")
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = errors.Join(err, srv.Shutdown(sctx))
+		}()
+	}
 	snk, err := createSink(cfg, format, info)
 	if err != nil {
 		return err
@@ -233,13 +251,22 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		opts.ProgressEvery = 100 * time.Millisecond
 	}
 
+	if mx != nil {
+		opts = mx.Instrument(opts)
+	}
+
 	st, runErr := pipeline.Run(ctx, src, be, snk, pcfg, opts)
+	if mx != nil {
+		mx.Update(st)
+	}
 	if bar != nil {
 		bar.stop()
 	}
 	// The sink is closed here, exactly once, whatever happened: this
 	// flushes buffered samples and writes the SigMF metadata.
-	if cerr := snk.Close(); cerr != nil {
+	// A failed write makes the sink's error sticky, so Close repeats it;
+	// report it once.
+	if cerr := snk.Close(); cerr != nil && !errors.Is(runErr, cerr) {
 		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", describeSink(cfg, format), cerr))
 	}
 	summary := st.String()
