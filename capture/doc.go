@@ -1,6 +1,8 @@
 // Package capture provides sample sources for the sigproc pipeline: a
 // synthetic signal generator, raw little-endian sample files or streams
-// (stdin), WAV files and SigMF recordings.
+// (stdin), WAV files, SigMF recordings, and live ADCs through the Linux IIO
+// buffer interface (sysfs configuration plus the /dev/iio:deviceN character
+// device; see [OpenIIO]).
 //
 // Every source implements [Source]. Samples are float32: a real stream has one
 // value per sample, a complex stream interleaves I and Q (two values per

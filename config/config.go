@@ -7,6 +7,7 @@ const (
 	SourceSynthetic = "synthetic" // generated in-process, see Waveform
 	SourceFile      = "file"      // raw, WAV or SigMF recording
 	SourceStdin     = "stdin"     // raw samples piped in (rtl_sdr, arecord, sox)
+	SourceIIO       = "iio"       // a Linux Industrial I/O ADC (sysfs + /dev/iio:deviceN)
 )
 
 // Sample formats. The raw formats are little-endian; r = real, c = complex
@@ -101,8 +102,9 @@ type Config struct {
 	// RingSlots is the number of blocks in the ring between capture and
 	// filter. Default 64; a power of two in 2..MaxRingSlots.
 	RingSlots int `yaml:"ring_slots"`
-	// Overrun is block or drop. Empty means automatic: drop for paced
-	// synthetic (live) sources, block for file, stdin and unpaced sources.
+	// Overrun is block or drop. Empty means automatic: drop for live
+	// sources (paced synthetic, iio), block for file, stdin and unpaced
+	// synthetic sources.
 	// Use EffectiveOverrun for the resolved value.
 	Overrun string `yaml:"overrun"`
 	// Filter is the FIR filter. Exactly one of taps, taps_file, design.
@@ -133,8 +135,9 @@ type Config struct {
 //	synthetic: sample_rate, complex, paced, duration_s, num_samples + Waveform keys
 //	file:      path, format, sample_rate, duration_s, num_samples
 //	stdin:     format, sample_rate, duration_s, num_samples
+//	iio:       device, channels, sample_rate, buffer_length, sysfs_root, dev_root, duration_s, num_samples
 type Source struct {
-	// Type is synthetic, file or stdin. Required.
+	// Type is synthetic, file, stdin or iio. Required.
 	Type string `yaml:"type"`
 	// Path is the input file (file only, required). A relative path is
 	// resolved against the config file's directory.
@@ -145,8 +148,27 @@ type Source struct {
 	Format string `yaml:"format"`
 	// SampleRate in samples per second. Required for synthetic and raw
 	// formats; wav and sigmf take it from the file (if also given here, the
-	// two must agree, checked when the file is opened).
+	// two must agree, checked when the file is opened). For iio it is
+	// optional: written to the device's sampling_frequency when given, else
+	// the device's current rate is used.
 	SampleRate float64 `yaml:"sample_rate"`
+
+	// Device is the IIO device (iio only, required): its directory name
+	// (iio:device0) or the content of its name file (ads1015).
+	Device string `yaml:"device"`
+	// Channels are the IIO scan elements to capture (iio only, required),
+	// named without in_ and _en: [voltage0] for a real stream,
+	// [voltage0, voltage1] for a complex one (I first, then Q).
+	Channels []string `yaml:"channels"`
+	// SysfsRoot is the IIO sysfs directory (iio only). Default
+	// /sys/bus/iio/devices; must be absolute.
+	SysfsRoot string `yaml:"sysfs_root"`
+	// DevRoot holds the IIO character devices (iio only). Default /dev;
+	// must be absolute.
+	DevRoot string `yaml:"dev_root"`
+	// BufferLength is the kernel buffer length in scans, written to
+	// buffer/length (iio only). Omitted keeps the device's.
+	BufferLength int `yaml:"buffer_length"`
 
 	// Waveform is the synthetic signal (synthetic only).
 	Waveform `yaml:",inline"`

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // Allowed enum values, in the order error messages list them.
 var (
-	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin}
+	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO}
 	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatWAV, FormatSigMF}
 	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16}
 	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
@@ -36,6 +37,7 @@ var (
 		SourceSynthetic: {"type", "sample_rate", "complex", "paced", "duration_s", "num_samples"},
 		SourceFile:      {"type", "path", "format", "sample_rate", "duration_s", "num_samples"},
 		SourceStdin:     {"type", "format", "sample_rate", "duration_s", "num_samples"},
+		SourceIIO:       {"type", "device", "channels", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
 	}
 	signalKeys = map[string][]string{
 		SignalTone:      {"signal", "frequency_hz", "amplitude", "phase_rad"},
@@ -197,6 +199,9 @@ func (c *Config) Validate() error {
 			if s.Complex {
 				add("source.complex", "only for synthetic sources; file and stdin take it from the format")
 			}
+		case SourceIIO:
+			c.validateIIO(s, add)
+			rate = s.SampleRate
 		}
 	}
 	if s.DurationS != 0 || c.idx.has("source.duration_s") {
@@ -278,6 +283,59 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errs.err()
+}
+
+// iioElement is what an IIO scan element name looks like (voltage0,
+// voltage0-voltage1, accel_x).
+var iioElement = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_\-]*$`)
+
+// validateIIO checks an iio source; the device itself is checked when it is
+// opened.
+func (c *Config) validateIIO(s *Source, add addFunc) {
+	if s.Device == "" {
+		add("source.device", "required for iio sources (iio:deviceN or the device's name, e.g. ads1015)")
+	} else if strings.ContainsRune(s.Device, '/') {
+		add("source.device", "%q: give iio:deviceN or the device's name, not a path (use sysfs_root and dev_root for the directories)", s.Device)
+	}
+	switch n := len(s.Channels); {
+	case n == 0:
+		add("source.channels", "required for iio sources: one scan element for a real stream ([voltage0]) or two for complex I,Q ([voltage0, voltage1])")
+	case n > 2:
+		add("source.channels", "%d channels given; want 1 (real) or 2 (complex I,Q)", n)
+	}
+	for i, ch := range s.Channels {
+		p := fmt.Sprintf("source.channels[%d]", i)
+		switch {
+		case strings.HasPrefix(ch, "in_") || strings.HasSuffix(ch, "_en"):
+			add(p, "%q: give the scan element name without in_ and _en (voltage0 for in_voltage0_en)", ch)
+		case !iioElement.MatchString(ch):
+			add(p, "%q is not a scan element name such as voltage0", ch)
+		case slices.Contains(s.Channels[:i], ch):
+			add(p, "%q is given twice", ch)
+		}
+	}
+	if s.SampleRate != 0 || c.idx.has("source.sample_rate") {
+		if !(s.SampleRate > 0) || math.IsInf(s.SampleRate, 0) {
+			add("source.sample_rate", "must be > 0, got %s (omit it to keep the device's rate)", num(s.SampleRate))
+		}
+	}
+	if s.BufferLength < 0 || (s.BufferLength == 0 && c.idx.has("source.buffer_length")) {
+		add("source.buffer_length", "must be > 0 scans, got %d (omit it to keep the device's)", s.BufferLength)
+	}
+	for _, d := range []struct{ key, value string }{{"sysfs_root", s.SysfsRoot}, {"dev_root", s.DevRoot}} {
+		p := "source." + d.key
+		if d.value == "" && c.idx.has(p) {
+			add(p, "must not be empty (omit the key to get the default)")
+		} else if d.value != "" && !filepath.IsAbs(d.value) {
+			add(p, "must be an absolute path, got %q", d.value)
+		}
+	}
+	if s.Paced {
+		add("source.paced", "only synthetic sources can be paced; an iio device runs at its own sample rate")
+	}
+	if s.Complex {
+		add("source.complex", "only for synthetic sources; iio is complex when two channels are given")
+	}
 }
 
 type addFunc func(path, format string, args ...any)
@@ -459,6 +517,10 @@ func (s *Source) complexKnown() (complex, known bool) {
 		if f := s.EffectiveFormat(); slices.Contains(rawFormats, f) {
 			return isComplexFormat(f), true
 		}
+	case SourceIIO:
+		if n := len(s.Channels); n == 1 || n == 2 {
+			return n == 2, true
+		}
 	}
 	return false, false
 }
@@ -476,12 +538,14 @@ func (s Sink) FormatFor(complex bool) string {
 }
 
 // EffectiveOverrun returns Overrun, or when empty the default: drop for a
-// paced synthetic source (it must keep real time), block otherwise.
+// live source (paced synthetic or iio: it must keep real time, and an iio
+// device that is not read in time overflows its kernel buffer instead),
+// block otherwise.
 func (c *Config) EffectiveOverrun() string {
 	if c.Overrun != "" {
 		return c.Overrun
 	}
-	if c.Source.Type == SourceSynthetic && c.Source.Paced {
+	if (c.Source.Type == SourceSynthetic && c.Source.Paced) || c.Source.Type == SourceIIO {
 		return OverrunDrop
 	}
 	return OverrunBlock

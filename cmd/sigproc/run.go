@@ -309,6 +309,19 @@ func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 			return nil, cfg.Wrap("source", err)
 		}
 		return src, nil
+	case config.SourceIIO:
+		src, err := capture.OpenIIO(capture.IIOConfig{
+			SysfsRoot:    s.SysfsRoot,
+			DevRoot:      s.DevRoot,
+			Device:       s.Device,
+			Channels:     s.Channels,
+			SampleRate:   s.SampleRate,
+			BufferLength: s.BufferLength,
+		})
+		if err != nil {
+			return nil, cfg.Wrap("source.device", err)
+		}
+		return src, nil
 	}
 	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
 }
@@ -380,6 +393,8 @@ func describeSource(cfg *config.Config) string {
 		return d
 	case config.SourceFile:
 		return "file " + s.Path
+	case config.SourceIIO:
+		return "iio " + s.Device + " " + strings.Join(s.Channels, ",")
 	}
 	return s.Type + " " + s.Format
 }

@@ -334,6 +334,13 @@ func TestShippedConfigsBuild(t *testing.T) {
 				}
 				return
 			}
+			if strings.Contains(p, "iio") {
+				// Needs the IIO hardware; iio_test.go runs it on a fake device.
+				if err != nil && !strings.Contains(err.Error(), "source.device: capture: iio:") {
+					t.Errorf("run: %v", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
