@@ -240,7 +240,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	case TransportExplicit:
 		return pageAlign(int64(l.Size())) + pageAlign(int64(l.BlockValues())*4)
 	}
-	return pageAlign(int64(l.BlockValues()) * 4)
+	return 0 // explicit-pageable pins nothing
 }
 
 func evenWords(l pipeline.Layout) int { return (l.BlockValues() + 1) &^ 1 }
@@ -516,9 +516,9 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 	b.ring.Release()
 	b.cur ^= 1
 	b.next++
-	out := b.out[:n]
-	copy(out, b.hout[:n])
-	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+	// hout is rewritten only by the next call, which is as long as an
+	// Output has to stay valid.
+	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: b.hout[:n]}, nil
 }
 
 // Close stops the kernel through the stop flag, waits for it (bounded by
