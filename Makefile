@@ -79,8 +79,14 @@ cuda-vet: $(CUDA_DEPS)
 cuda-test-bin: $(CUDA_DEPS)
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o $(BUILD)/gpu.test ./gpu
 
+# nvcc 13 stamps its PTX with ISA 9.0, which only a CUDA 13 driver can JIT.
+# The kernels use nothing newer than ISA 7.0 (CUDA 11.0: volatile and
+# shuffle, bar.red, nanosleep, %globaltimer), so the embedded PTX declares
+# 7.0 and loads on older drivers too, JetPack 5 (CUDA 11.4) included.
+PTX_ISA ?= 7.0
 ptx:
 	$(NVCC) -ptx -arch=$(PTX_ARCH) -o kernels/fir.ptx kernels/fir.cu
+	sed -i 's/^\.version .*/.version $(PTX_ISA)/' kernels/fir.ptx
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink
