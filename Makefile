@@ -22,9 +22,17 @@ CUDA_DEPS    := cuda-headers
 endif
 CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_INCLUDE)" CGO_LDFLAGS="-L$(CUDA_LIB)"
 NVCC      ?= nvcc
+
+# Cross-build for a Jetson (linux/arm64) on an x86_64 machine: Debian's
+# aarch64 cross compiler, the same pinned headers and the arm64 libcuda stub.
+ARM64_CC        ?= aarch64-linux-gnu-gcc
+CUDA_ARM64_DIR  ?= .cuda-arm64
+CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
+                   CGO_CFLAGS="-I$(CURDIR)/$(CUDA_ARM64_DIR)/usr/include" \
+                   CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin ptx bench clean
+.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
@@ -33,6 +41,7 @@ help:
 	@echo "make ci             test + vet + gofmt + cuda compile check"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
+	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/fir.ptx from kernels/fir.cu (needs nvcc)"
 	@echo "make bench          CPU benchmarks"
 
@@ -78,6 +87,30 @@ cuda-vet: $(CUDA_DEPS)
 
 cuda-test-bin: $(CUDA_DEPS)
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o $(BUILD)/gpu.test ./gpu
+
+# The cross compiler, its libc headers and file(1) come from apt when missing
+# and we are root (gcc-aarch64-linux-gnu only recommends the libc headers).
+cuda-arm64-deps:
+	@need=; echo '#include <stdio.h>' | $(ARM64_CC) -E -x c - >/dev/null 2>&1 || \
+	  need="$$need gcc-aarch64-linux-gnu libc6-dev-arm64-cross"; \
+	command -v file >/dev/null || need="$$need file"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "cuda-arm64: missing$$need; run: sudo apt-get install -y$$need (or set ARM64_CC)" >&2; exit 1; \
+	  fi; \
+	  echo "apt-get install$$need"; \
+	  apt-get install -y -qq --no-install-recommends $$need >/dev/null || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $$need >/dev/null; }; \
+	fi
+	./scripts/fetch-cuda-headers.sh $(CUDA_ARM64_DIR) arm64
+
+cuda-arm64: cuda-arm64-deps
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -ldflags '$(LDFLAGS)' -o $(BUILD)/sigproc-linux-arm64 ./cmd/sigproc
+	$(CUDA_ARM64_ENV) $(GO) build -tags cuda -ldflags '$(LDFLAGS)' -o $(BUILD)/sigproc-cuda-linux-arm64 ./cmd/sigproc
+	@for b in $(BUILD)/sigproc-linux-arm64 $(BUILD)/sigproc-cuda-linux-arm64; do \
+	  out=$$(file -b $$b); echo "$$b: $$out"; \
+	  case $$out in *"ARM aarch64"*) ;; *) echo "cuda-arm64: $$b is not an aarch64 ELF" >&2; exit 1;; esac; \
+	done
 
 # nvcc 13 stamps its PTX with ISA 9.0, which only a CUDA 13 driver can JIT.
 # The kernels use nothing newer than ISA 7.0 (CUDA 11.0: volatile and

@@ -8,6 +8,7 @@ const (
 	SourceFile      = "file"      // raw, WAV or SigMF recording
 	SourceStdin     = "stdin"     // raw samples piped in (rtl_sdr, arecord, sox)
 	SourceIIO       = "iio"       // a Linux Industrial I/O ADC (sysfs + /dev/iio:deviceN)
+	SourceALSA      = "alsa"      // an ALSA PCM capture device (hw:CARD,DEV), kernel interface
 )
 
 // Sample formats. The raw formats are little-endian; r = real, c = complex
@@ -103,7 +104,7 @@ type Config struct {
 	// filter. Default 64; a power of two in 2..MaxRingSlots.
 	RingSlots int `yaml:"ring_slots"`
 	// Overrun is block or drop. Empty means automatic: drop for live
-	// sources (paced synthetic, iio), block for file, stdin and unpaced
+	// sources (paced synthetic, iio, alsa), block for file, stdin and unpaced
 	// synthetic sources.
 	// Use EffectiveOverrun for the resolved value.
 	Overrun string `yaml:"overrun"`
@@ -119,6 +120,9 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// Metrics configures the metrics endpoint.
 	Metrics Metrics `yaml:"metrics"`
+	// Realtime pins the capture thread and locks the ring in memory; all
+	// off by default. See Realtime.
+	Realtime Realtime `yaml:"realtime"`
 
 	// name is the file name used in error messages, dir the directory
 	// relative input paths were resolved against.
@@ -136,8 +140,9 @@ type Config struct {
 //	file:      path, format, sample_rate, duration_s, num_samples
 //	stdin:     format, sample_rate, duration_s, num_samples
 //	iio:       device, channels, sample_rate, buffer_length, sysfs_root, dev_root, duration_s, num_samples
+//	alsa:      device, format, channel_count, sample_rate, period_size, buffer_size, duration_s, num_samples
 type Source struct {
-	// Type is synthetic, file, stdin or iio. Required.
+	// Type is synthetic, file, stdin, iio or alsa. Required.
 	Type string `yaml:"type"`
 	// Path is the input file (file only, required). A relative path is
 	// resolved against the config file's directory.
@@ -169,6 +174,17 @@ type Source struct {
 	// BufferLength is the kernel buffer length in scans, written to
 	// buffer/length (iio only). Omitted keeps the device's.
 	BufferLength int `yaml:"buffer_length"`
+
+	// ChannelCount is the ALSA channel count (alsa only, required): 1 for
+	// a real stream, 2 for a complex one (left is I, right is Q). It is not
+	// named channels because that key is the IIO list of scan elements.
+	// For alsa, Device is hw:CARD,DEV and Format is s16_le, s32_le or
+	// float_le; SampleRate is required and must be an integer.
+	ChannelCount int `yaml:"channel_count"`
+	// PeriodSize and BufferSize are the ALSA period and kernel buffer in
+	// frames (alsa only). Omitted lets the driver choose.
+	PeriodSize int `yaml:"period_size"`
+	BufferSize int `yaml:"buffer_size"`
 
 	// Waveform is the synthetic signal (synthetic only).
 	Waveform `yaml:",inline"`

@@ -362,6 +362,7 @@ func keysOf(typeName string) string {
 		reflect.TypeOf(Config{}), reflect.TypeOf(Source{}), reflect.TypeOf(Waveform{}),
 		reflect.TypeOf(Tone{}), reflect.TypeOf(Filter{}), reflect.TypeOf(Design{}),
 		reflect.TypeOf(CUDA{}), reflect.TypeOf(Sink{}), reflect.TypeOf(Log{}), reflect.TypeOf(Metrics{}),
+		reflect.TypeOf(Realtime{}),
 	}
 	for _, t := range types {
 		if t.String() == typeName {

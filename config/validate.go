@@ -16,7 +16,7 @@ import (
 
 // Allowed enum values, in the order error messages list them.
 var (
-	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO}
+	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO, SourceALSA}
 	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatWAV, FormatSigMF}
 	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16}
 	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
@@ -38,6 +38,7 @@ var (
 		SourceFile:      {"type", "path", "format", "sample_rate", "duration_s", "num_samples"},
 		SourceStdin:     {"type", "format", "sample_rate", "duration_s", "num_samples"},
 		SourceIIO:       {"type", "device", "channels", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
+		SourceALSA:      {"type", "device", "format", "channel_count", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
 	}
 	signalKeys = map[string][]string{
 		SignalTone:      {"signal", "frequency_hz", "amplitude", "phase_rad"},
@@ -202,6 +203,9 @@ func (c *Config) Validate() error {
 		case SourceIIO:
 			c.validateIIO(s, add)
 			rate = s.SampleRate
+		case SourceALSA:
+			c.validateALSA(s, add)
+			rate = s.SampleRate
 		}
 	}
 	if s.DurationS != 0 || c.idx.has("source.duration_s") {
@@ -282,6 +286,9 @@ func (c *Config) Validate() error {
 			add("metrics.listen", "bad host %q", host)
 		}
 	}
+
+	// Realtime.
+	c.validateRealtime(add)
 	return errs.err()
 }
 
@@ -335,6 +342,56 @@ func (c *Config) validateIIO(s *Source, add addFunc) {
 	}
 	if s.Complex {
 		add("source.complex", "only for synthetic sources; iio is complex when two channels are given")
+	}
+}
+
+// alsaFormats are the ALSA sample formats (source.format for alsa).
+var alsaFormats = []string{"s16_le", "s32_le", "float_le"}
+
+// alsaDevice is hw:CARD[,DEV] or hw:CARD=id[,DEV=n]; the card itself is
+// resolved when the device is opened.
+var alsaDevice = regexp.MustCompile(`^hw:(?:CARD=)?[A-Za-z0-9_\-]+(?:,(?:DEV=)?[0-9]+)?$`)
+
+// validateALSA checks an alsa source; what the card supports is checked
+// when it is opened.
+func (c *Config) validateALSA(s *Source, add addFunc) {
+	switch {
+	case s.Device == "":
+		add("source.device", "required for alsa sources (hw:CARD,DEV, e.g. hw:1,0 or hw:tegrasndt19xmob,0; arecord -l lists them)")
+	case strings.HasPrefix(s.Device, "plughw:"):
+		add("source.device", "%q: plughw needs alsa-lib's plug layer, which sigproc does not use; give hw:%s with a format, channel count and rate the card supports", s.Device, strings.TrimPrefix(s.Device, "plughw:"))
+	case !alsaDevice.MatchString(s.Device):
+		add("source.device", "%q: want hw:CARD,DEV with CARD a card index or id from /proc/asound/cards (alsa-lib names such as default are not supported)", s.Device)
+	}
+	switch {
+	case s.Format == "":
+		add("source.format", "required for alsa sources: %s", strings.Join(alsaFormats, ", "))
+	case !slices.Contains(alsaFormats, s.Format):
+		add("source.format", "%q is not an alsa format (allowed: %s)", s.Format, strings.Join(alsaFormats, ", "))
+	}
+	if n := s.ChannelCount; n != 1 && n != 2 {
+		add("source.channel_count", "must be 1 (real) or 2 (complex: left I, right Q), got %d", n)
+	}
+	if !(s.SampleRate > 0) || s.SampleRate > math.MaxUint32 || s.SampleRate != math.Trunc(s.SampleRate) {
+		add("source.sample_rate", "required for alsa sources: a whole number of frames per second the card supports, got %s", num(s.SampleRate))
+	}
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"period_size", s.PeriodSize}, {"buffer_size", s.BufferSize}} {
+		p := "source." + k.key
+		if k.v < 0 || int64(k.v) > math.MaxUint32 || (k.v == 0 && c.idx.has(p)) {
+			add(p, "must be > 0 frames, got %d (omit it to let the driver choose)", k.v)
+		}
+	}
+	if s.PeriodSize > 0 && s.BufferSize > 0 && s.BufferSize < 2*s.PeriodSize {
+		add("source.buffer_size", "must hold at least two periods (%d frames), got %d", 2*s.PeriodSize, s.BufferSize)
+	}
+	if s.Paced {
+		add("source.paced", "only synthetic sources can be paced; a sound card runs at its own sample rate")
+	}
+	if s.Complex {
+		add("source.complex", "only for synthetic sources; alsa is complex when channel_count is 2")
 	}
 }
 
@@ -521,6 +578,10 @@ func (s *Source) complexKnown() (complex, known bool) {
 		if n := len(s.Channels); n == 1 || n == 2 {
 			return n == 2, true
 		}
+	case SourceALSA:
+		if n := s.ChannelCount; n == 1 || n == 2 {
+			return n == 2, true
+		}
 	}
 	return false, false
 }
@@ -545,7 +606,7 @@ func (c *Config) EffectiveOverrun() string {
 	if c.Overrun != "" {
 		return c.Overrun
 	}
-	if (c.Source.Type == SourceSynthetic && c.Source.Paced) || c.Source.Type == SourceIIO {
+	if (c.Source.Type == SourceSynthetic && c.Source.Paced) || c.Source.Type == SourceIIO || c.Source.Type == SourceALSA {
 		return OverrunDrop
 	}
 	return OverrunBlock

@@ -75,6 +75,8 @@ type Config struct {
 	Slots      int  // ring depth, a power of two; 0 means 64
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
+	// Realtime pins and locks the capture side; the zero value does nothing.
+	Realtime Realtime
 }
 
 // Stats are a run's counters. Every block the source delivered is either
@@ -155,6 +157,9 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if err := l.Validate(); err != nil {
 		return Stats{}, err
 	}
+	if err := cfg.Realtime.Validate(); err != nil {
+		return Stats{}, err
+	}
 	// The consumer drains after ctx is cancelled, so it runs on its own
 	// context, cancelled only when the run fails.
 	cctx, cancelConsumer := context.WithCancel(context.WithoutCancel(ctx))
@@ -165,6 +170,21 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	ring, err := be.Start(cctx, l)
 	if err != nil {
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
+	}
+	unlockRing, err := cfg.Realtime.lockRing(ring.Mem())
+	if err != nil {
+		ring.Close() // a backend's consumer may be waiting on it
+		return Stats{}, err
+	}
+	// Deferred so the ring stays locked until the consumer has drained it.
+	defer func() {
+		if uerr := unlockRing(); uerr != nil {
+			opts.Log.Warn().Err(uerr).Msg("unlock ring memory")
+		}
+	}()
+	if rt := cfg.Realtime; rt.Enabled() {
+		opts.Log.Info().Bool("lock_thread", rt.lockThread()).Ints("cpus", rt.CPUs).
+			Bool("mlock", rt.Mlock).Int("ring_bytes", len(ring.Mem())).Msg("realtime capture")
 	}
 	var c counters
 	if opts.Progress != nil {
@@ -195,6 +215,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	go func() {
 		defer wg.Done()
 		defer ring.Close()
+		// The source is read on this goroutine, so the thread settings
+		// go here; the locked thread is kept until it returns.
+		done, err := cfg.Realtime.startThread()
+		defer done()
+		if err != nil {
+			perr = err
+			return
+		}
 		produced, perr = produce(pctx, src, ring, cfg, l, &c, clock)
 	}()
 

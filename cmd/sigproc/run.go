@@ -154,6 +154,12 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err := applyOverrides(cmd, cfg, o); err != nil {
 		return err
 	}
+	// Checked before any device or output file is opened: whether the CPUs
+	// are available to this process depends on the machine, not the file.
+	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock}
+	if err := rt.Validate(); err != nil {
+		return cfg.Wrap("realtime", err)
+	}
 	stderr := cmd.ErrOrStderr()
 	level, json := logSettings(cmd, cfg.Log.Level, cfg.Log.Format)
 	log, err := newLogger(stderr, level, json)
@@ -164,6 +170,17 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	src, err := openSource(cfg, cmd.InOrStdin())
 	if err != nil {
 		return err
+	}
+	if a, ok := src.(*capture.ALSA); ok {
+		// Overruns lose samples: warn at each and in the end, never hide them.
+		a.SetOverrunHandler(func(total uint64) {
+			log.Warn().Str("device", a.Device()).Uint64("overruns", total).Msg("alsa overrun: samples lost, capture restarted")
+		})
+		defer func() {
+			if n := a.Overruns(); n > 0 {
+				log.Warn().Str("device", a.Device()).Uint64("overruns", n).Msg("alsa overruns during the run: the output has gaps")
+			}
+		}()
 	}
 	defer func() {
 		if cerr := src.Close(); cerr != nil && !errors.Is(cerr, capture.ErrClosed) {
@@ -224,6 +241,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Slots:      cfg.RingSlots,
 		Policy:     policy,
 		MaxSamples: maxSamples,
+		Realtime:   rt,
 	}
 	log.Info().
 		Str("config", o.config).
@@ -322,6 +340,19 @@ func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 			return nil, cfg.Wrap("source.device", err)
 		}
 		return src, nil
+	case config.SourceALSA:
+		src, err := capture.OpenALSA(capture.ALSAConfig{
+			Device:     s.Device,
+			Format:     s.Format,
+			Channels:   s.ChannelCount,
+			SampleRate: int(s.SampleRate), // validated as a whole number
+			PeriodSize: s.PeriodSize,
+			BufferSize: s.BufferSize,
+		})
+		if err != nil {
+			return nil, cfg.Wrap("source.device", err)
+		}
+		return src, nil
 	}
 	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
 }
@@ -395,6 +426,8 @@ func describeSource(cfg *config.Config) string {
 		return "file " + s.Path
 	case config.SourceIIO:
 		return "iio " + s.Device + " " + strings.Join(s.Channels, ",")
+	case config.SourceALSA:
+		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, s.ChannelCount)
 	}
 	return s.Type + " " + s.Format
 }
