@@ -66,14 +66,13 @@ type IIO struct {
 	info    Info
 	chans   []iioChan // in IIOConfig.Channels order
 	scan    int       // bytes per scan
-	buf     []byte
-	lo, hi  int   // undecoded bytes are buf[lo:hi]
-	scans   int64 // whole scans read so far
-	err     error // sticky terminal error
-	closed  bool
-	trace   func(string)    // see openIIO
-	done    <-chan struct{} // Done channel of the watched context
-	stop    func() bool     // stops the watch
+	frameBuf
+	scans  int64 // whole scans read so far
+	err    error // sticky terminal error
+	closed bool
+	trace  func(string)    // see openIIO
+	done   <-chan struct{} // Done channel of the watched context
+	stop   func() bool     // stops the watch
 }
 
 // iioChan is one enabled scan element and its place in a scan.
@@ -409,12 +408,7 @@ func (d *IIO) Read(ctx context.Context, dst []float32) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		if d.lo > 0 {
-			d.hi = copy(d.buf, d.buf[d.lo:d.hi])
-			d.lo = 0
-		}
-		m, err := d.f.Read(d.buf[d.hi:])
-		d.hi += m
+		m, err := d.refill(d.f)
 		switch {
 		case err == io.EOF:
 			d.err = d.goneErr(nil)

@@ -22,13 +22,12 @@ const maxNoProgress = 100
 // is also the decoder behind WAV and SigMF sources. It is not safe for
 // concurrent use.
 type Raw struct {
-	r        io.Reader
-	closer   io.Closer // set when Raw owns the input
-	name     string    // path or description, for messages
-	dt       datatype
-	info     Info
-	buf      []byte
-	lo, hi   int   // undecoded bytes are buf[lo:hi]
+	r      io.Reader
+	closer io.Closer // set when Raw owns the input
+	name   string    // path or description, for messages
+	dt     datatype
+	info   Info
+	frameBuf
 	consumed int64 // bytes read from r
 	declared int64 // byte count the header promised; -1 if unknown
 	eof      bool
@@ -67,7 +66,7 @@ func newRaw(r io.Reader, closer io.Closer, name string, dt datatype, rate float6
 		name:     name,
 		dt:       dt,
 		info:     Info{SampleRate: rate, Complex: dt.complex},
-		buf:      make([]byte, rawBufSize),
+		frameBuf: frameBuf{buf: make([]byte, rawBufSize)},
 		declared: declared,
 	}
 }
@@ -123,13 +122,7 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		// Keep the partial sample at the front and refill behind it.
-		if r.lo > 0 {
-			r.hi = copy(r.buf, r.buf[r.lo:r.hi])
-			r.lo = 0
-		}
-		m, err := r.r.Read(r.buf[r.hi:])
-		r.hi += m
+		m, err := r.refill(r.r)
 		r.consumed += int64(m)
 		switch {
 		case err == io.EOF:

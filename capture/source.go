@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Info describes a stream.
@@ -80,4 +81,23 @@ func (e *inputError) Unwrap() error { return e.kind }
 // inputErr formats an error of the given sentinel kind.
 func inputErr(kind error, format string, args ...any) error {
 	return &inputError{msg: fmt.Sprintf(format, args...), kind: kind}
+}
+
+// frameBuf holds bytes read from an input but not yet decoded, buf[lo:hi],
+// for sources that decode whole frames (samples, scans) from a byte stream.
+type frameBuf struct {
+	buf    []byte
+	lo, hi int
+}
+
+// refill keeps the undecoded tail (at most a partial frame) at the front of
+// buf and reads more behind it.
+func (f *frameBuf) refill(r io.Reader) (int, error) {
+	if f.lo > 0 {
+		f.hi = copy(f.buf, f.buf[f.lo:f.hi])
+		f.lo = 0
+	}
+	m, err := r.Read(f.buf[f.hi:])
+	f.hi += m
+	return m, err
 }

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/sigproc/sigproc/filter"
+import (
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/filter"
+)
 
 // Source types (source.type).
 const (
@@ -11,25 +14,27 @@ const (
 	SourceALSA      = "alsa"      // an ALSA PCM capture device (hw:CARD,DEV), kernel interface
 )
 
-// Sample formats. The raw formats are little-endian; r = real, c = complex
-// interleaved I,Q; i16 samples are scaled by 1/32768.
+// Sample formats, the capture package's names. The raw formats are
+// little-endian; r = real, c = complex interleaved I,Q; i16 samples are
+// scaled by 1/32768.
 const (
-	FormatRF32  = "rf32_le"
-	FormatRI16  = "ri16_le"
-	FormatCF32  = "cf32_le"
-	FormatCI16  = "ci16_le"
-	FormatWAV   = "wav"   // source only; rate and channels come from the header
-	FormatSigMF = "sigmf" // source only; rate and datatype come from the .sigmf-meta
+	FormatRF32  = capture.FormatRF32
+	FormatRI16  = capture.FormatRI16
+	FormatCF32  = capture.FormatCF32
+	FormatCI16  = capture.FormatCI16
+	FormatWAV   = capture.FormatWAV   // source only; rate and channels come from the header
+	FormatSigMF = capture.FormatSigMF // source only; rate and datatype come from the .sigmf-meta
 )
 
-// Synthetic signal kinds (source.signal, components[].signal).
+// Synthetic signal kinds (source.signal, components[].signal), the capture
+// package's names.
 const (
-	SignalTone      = "tone"
-	SignalMultitone = "multitone"
-	SignalChirp     = "chirp"
-	SignalNoise     = "noise"
-	SignalImpulse   = "impulse"
-	SignalSum       = "sum"
+	SignalTone      = capture.SignalTone
+	SignalMultitone = capture.SignalMultitone
+	SignalChirp     = capture.SignalChirp
+	SignalNoise     = capture.SignalNoise
+	SignalImpulse   = capture.SignalImpulse
+	SignalSum       = capture.SignalSum
 )
 
 // Overrun policies (overrun): what the capture side does when the ring is full.

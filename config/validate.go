@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
 )
 
@@ -346,7 +347,7 @@ func (c *Config) validateIIO(s *Source, add addFunc) {
 }
 
 // alsaFormats are the ALSA sample formats (source.format for alsa).
-var alsaFormats = []string{"s16_le", "s32_le", "float_le"}
+var alsaFormats = []string{capture.ALSAFormatS16LE, capture.ALSAFormatS32LE, capture.ALSAFormatFloatLE}
 
 // alsaDevice is hw:CARD[,DEV] or hw:CARD=id[,DEV=n]; the card itself is
 // resolved when the device is opened.
