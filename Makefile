@@ -42,7 +42,7 @@ help:
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
-	@echo "make ptx            rebuild kernels/fir.ptx from kernels/fir.cu (needs nvcc)"
+	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc: the GPU machine, a Jetson, or Debian's nvidia-cuda-toolkit)"
 	@echo "make bench          CPU benchmarks"
 
 build:
@@ -125,9 +125,14 @@ cuda-arm64: cuda-arm64-deps
 # shuffle, bar.red, nanosleep, %globaltimer), so the embedded PTX declares
 # 7.0 and loads on older drivers too, JetPack 5 (CUDA 11.4) included.
 PTX_ISA ?= 7.0
+# Every kernels/*.cu is its own module and PTX file, embedded by kernels/embed.go.
+KERNELS := $(wildcard kernels/*.cu)
 ptx:
-	$(NVCC) -ptx -arch=$(PTX_ARCH) -o kernels/fir.ptx kernels/fir.cu
-	sed -i 's/^\.version .*/.version $(PTX_ISA)/' kernels/fir.ptx
+	@set -e; for cu in $(KERNELS); do \
+	  echo "$(NVCC) -ptx -arch=$(PTX_ARCH) -o $${cu%.cu}.ptx $$cu"; \
+	  $(NVCC) -ptx -arch=$(PTX_ARCH) -o $${cu%.cu}.ptx $$cu; \
+	  sed -i 's/^\.version .*/.version $(PTX_ISA)/' $${cu%.cu}.ptx; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink

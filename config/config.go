@@ -299,6 +299,9 @@ type CUDA struct {
 	MaxPinnedMB int `yaml:"max_pinned_mb"`
 	// WatchdogMS fails the run if one GPU step takes longer. Default 2000.
 	WatchdogMS int `yaml:"watchdog_ms"`
+	// WriteCombined maps the zero-copy input ring write-combined: the host
+	// only writes it, and the GPU's reads then skip the CPU cache snoop.
+	WriteCombined bool `yaml:"write_combined"`
 }
 
 // Sink describes where filtered samples go.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -28,8 +29,13 @@ const spinWait = 50 * time.Millisecond
 func Built() bool { return true }
 
 // timesCap is the number of blocks the optional timing array holds
-// (TIMES_CAP in kernels/fir.cu).
-const timesCap = 65536
+// (TIMES_CAP in kernels/fir.cu), timesWords the words per block
+// (TIMES_WORDS): globaltimer in and out, clock64 in and out.
+const (
+	timesCap   = 65536
+	timesWords = 4
+	hostStride = 4
+)
 
 // Control block offsets, mirrored from struct Ctrl in kernels/fir.cu.
 const (
@@ -76,6 +82,19 @@ func deviceInfo(ordinal int) (cu.Device, DeviceInfo, error) {
 	return d, info, nil
 }
 
+// deviceClockKHz is the SM clock the kernel's clock64 counts.
+func deviceClockKHz(ordinal int) (int, error) {
+	d, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
+	}
+	khz, err := d.Attribute(cu.ClockRate)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: device %d clock rate: %w", ordinal, err)
+	}
+	return khz, nil
+}
+
 // Probe reports the device that Options select, or why it is not usable.
 func Probe(o Options) (DeviceInfo, error) {
 	_, info, err := deviceInfo(o.Device)
@@ -94,6 +113,9 @@ func NewBackend(taps []float32, complex bool, opts Options) (pipeline.Backend, e
 		}
 	}
 	if _, err := ParseTransport(string(opts.Transport)); err != nil {
+		return nil, err
+	}
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	if opts.Transport == "" {
@@ -127,7 +149,10 @@ type backend struct {
 	inWords  []uint64
 	outWords []uint64
 	words    int      // tagged words per slot
-	times    []uint64 // optional {arrived, written} globaltimer pairs per block
+	times    []uint64 // optional timesWords per block, see kernels/fir.cu
+	clockKHz int      // SM clock, to turn clock64 cycles into time
+	hostT    []int64  // optional hostStride per block: write start, published, first output word seen, all seen (ns)
+	t0       time.Time
 	launched bool
 	deadline time.Duration
 
@@ -234,7 +259,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 		words := int64(evenWords(l))
 		n := pageAlign(ctrlSize) + 2*pageAlign(int64(l.Slots)*words*8)
 		if b.opts.Timing {
-			n += timesCap * 16
+			n += timesCap * timesWords * 8
 		}
 		return n
 	case TransportExplicit:
@@ -266,8 +291,8 @@ func (b *backend) pin(n int64, mapped, wc bool) (*HostBuf, error) {
 func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	ntaps := len(b.taps)
 	b.words = evenWords(l)
-	// Shared memory: padded taps, then history and block, linear.
-	smem := ((ntaps+3)&^3)*4 + (ntaps-1+l.BlockSize)*l.Channels*4
+	// Shared memory: padded taps, then three [history | block] buffers.
+	smem := ((ntaps+3)&^3)*4 + 3*(ntaps-1+l.BlockSize)*l.Channels*4
 	if smem > b.info.SharedOptin {
 		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
 			smem>>10, ntaps, l.BlockSize, b.info.Name, b.info.SharedOptin>>10)
@@ -295,12 +320,17 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	}
 	var timesDev cu.DevicePtr
 	if b.opts.Timing {
-		times, err := b.pin(timesCap*16, true, false)
+		times, err := b.pin(timesCap*timesWords*8, true, false)
 		if err != nil {
 			return err
 		}
-		b.times = tagged.Words(times.Ptr(), 2*timesCap)
+		b.times = tagged.Words(times.Ptr(), timesWords*timesCap)
 		timesDev = times.DevicePtr()
+		b.hostT = make([]int64, hostStride*timesCap)
+		b.t0 = time.Now()
+		if b.clockKHz, err = deviceClockKHz(b.opts.Device); err != nil {
+			return err
+		}
 	}
 	b.ctrl = ctrl.Bytes()
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
@@ -314,9 +344,17 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	}
 	words, slots := b.words, uint64(l.Slots)
 	inWords := b.inWords
+	hostT, t0 := b.hostT, b.t0
 	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
 		s := int(i%slots) * words
+		if hostT == nil {
+			tagged.Write(inWords[s:s+words], blk.Samples, uint32(i+1))
+			return
+		}
+		j := hostStride * (i & (timesCap - 1))
+		hostT[j] = int64(time.Since(t0))
 		tagged.Write(inWords[s:s+words], blk.Samples, uint32(i+1))
+		hostT[j+1] = int64(time.Since(t0))
 	})
 	b.ring = ring
 
@@ -336,7 +374,8 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	if err := b.waitCtrl(ctrlRunning, 1, b.opts.watchdog()); err != nil {
 		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
 	}
-	b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).Msg("persistent FIR kernel running")
+	b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).
+		Msg("persistent FIR kernel running")
 	return nil
 }
 
@@ -365,21 +404,78 @@ func (b *backend) waitCtrl(off int, want uint64, limit time.Duration) error {
 // ComputeTimes returns, for the zero-copy transport with Options.Timing,
 // the GPU time in µs from a block's last input word arriving to its output
 // being written, for the blocks returned so far (the last timesCap of
-// them). Call it before Close.
+// them), measured in SM cycles (globaltimer ticks too coarsely on some
+// GPUs). Call it before Close.
 func (b *backend) ComputeTimes() []float64 {
-	if b.times == nil {
+	if b.times == nil || b.clockKHz <= 0 {
 		return nil
 	}
 	n := min(b.next, timesCap)
 	out := make([]float64, 0, n)
 	for i := b.next - n; i < b.next; i++ {
-		j := 2 * (i & (timesCap - 1))
-		tin, tout := atomic.LoadUint64(&b.times[j]), atomic.LoadUint64(&b.times[j+1])
-		if tin != 0 && tout >= tin {
-			out = append(out, float64(tout-tin)/1e3)
+		if c, ok := b.computeUs(i); ok {
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// computeUs is block i's GPU compute time from the timing array.
+func (b *backend) computeUs(i uint64) (float64, bool) {
+	j := timesWords * (i & (timesCap - 1))
+	cin, cout := atomic.LoadUint64(&b.times[j+2]), atomic.LoadUint64(&b.times[j+3])
+	if cin == 0 || cout < cin {
+		return 0, false
+	}
+	return float64(cout-cin) * 1e3 / float64(b.clockKHz), true
+}
+
+// Breakdown returns, with Options.Timing, per-stage latency samples in µs
+// of the zero-copy transport for the blocks returned so far (the last
+// timesCap): "host_write" (the tagged-word write into the mapped ring),
+// "gpu_compute" (ComputeTimes), "host_read" (first valid output word to the
+// last), and "pcie_round_trip": publish to first output word, less the GPU
+// compute, that is the input's detection plus the output's write-back and
+// detection. Call it before Close.
+func (b *backend) Breakdown() map[string][]float64 {
+	if b.hostT == nil || b.clockKHz <= 0 {
+		return nil
+	}
+	n := min(b.next, timesCap)
+	var wr, rt, comp, read []float64
+	for i := b.next - n; i < b.next; i++ {
+		j := hostStride * (i & (timesCap - 1))
+		start, pub, first, last := b.hostT[j], b.hostT[j+1], b.hostT[j+2], b.hostT[j+3]
+		c, ok := b.computeUs(i)
+		if !ok || pub == 0 || pub < start || first < pub || last < first {
+			continue
+		}
+		wr = append(wr, float64(pub-start)/1e3)
+		rt = append(rt, float64(first-pub)/1e3-c)
+		comp = append(comp, c)
+		read = append(read, float64(last-first)/1e3)
+	}
+	return map[string][]float64{"host_write": wr, "pcie_round_trip": rt, "gpu_compute": comp, "host_read": read}
+}
+
+// logBreakdown logs the median and p99 of each Breakdown stage once, when
+// timing was asked for.
+func (b *backend) logBreakdown() {
+	m := b.Breakdown()
+	if m == nil || b.next == 0 {
+		return
+	}
+	ev := b.opts.Log.Info().Uint64("blocks", b.next)
+	for _, k := range []string{"host_write", "pcie_round_trip", "gpu_compute", "host_read"} {
+		v := m[k]
+		if len(v) == 0 {
+			continue
+		}
+		slices.Sort(v)
+		ev = ev.Float64(k+"_p50_us", v[len(v)/2]).Float64(k+"_p99_us", v[min(len(v)-1, len(v)*99/100)])
+	}
+	ev.Msg("zero-copy latency breakdown")
+	b.hostT = nil // once
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
@@ -455,7 +551,19 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 	var t0 time.Time
 	beat := b.ctrlWord(ctrlHeartbeat).Load()
 	limit := b.opts.watchdog()
-	err = tagged.Read(out, b.outWords[s:s+len(out)], uint32(i+1), func() error {
+	words := b.outWords[s : s+len(out)]
+	if b.hostT != nil && len(words) > 0 {
+		// Timing only: wait for the first word alone, to split the host's
+		// read from the round trip.
+		w0 := time.Now()
+		for n := 0; uint32(atomic.LoadUint64(&words[0])>>32) != uint32(i+1); n++ {
+			if n&4095 == 4095 && time.Since(w0) > limit {
+				return pipeline.Output{}, fmt.Errorf("%w for %v waiting for block %d", ErrWatchdog, limit, i)
+			}
+		}
+		b.hostT[hostStride*(i&(timesCap-1))+2] = int64(time.Since(b.t0))
+	}
+	err = tagged.Read(out, words, uint32(i+1), func() error {
 		spins++
 		if spins&4095 != 0 {
 			return nil
@@ -478,6 +586,9 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 	})
 	if err != nil {
 		return pipeline.Output{}, err
+	}
+	if b.hostT != nil {
+		b.hostT[hostStride*(i&(timesCap-1))+3] = int64(time.Since(b.t0))
 	}
 	b.ring.Release()
 	b.next++
@@ -526,6 +637,7 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 // on the goroutine that called Start.
 func (b *backend) Close() error {
 	var errs []error
+	b.logBreakdown()
 	if b.launched {
 		b.ctrlWord(ctrlStop).Store(1)
 		if err := b.waitCtrl(ctrlRunning, 2, b.opts.watchdog()); err != nil {

@@ -233,3 +233,75 @@ func TestRegisterHostMapsExistingMemory(t *testing.T) {
 		t.Fatal("unaligned register accepted")
 	}
 }
+
+// The zero-copy kernel's split and the timing mode change only timing,
+// never results; timing mode must also fill every breakdown stage. The
+// cases cover history carried across the kernel's three buffers and odd
+// block sizes.
+func TestZeroCopyVariants(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		taps, block, split int
+		complex, timing    bool
+	}{
+		{64, 256, 0, false, true},
+		{64, 256, 1, true, false},
+		{64, 256, 8, false, true},   // 1024 threads
+		{1000, 64, 4, false, false}, // history 15x the block
+		{31, 3, 2, true, true},      // tiny blocks
+		{33, 5, 0, false, false},    // odd real block: a pad word per slot
+		{64, 255, 0, false, true},
+	} {
+		name := fmt.Sprintf("taps=%d/block=%d/split=%d/complex=%v/timing=%v", tc.taps, tc.block, tc.split, tc.complex, tc.timing)
+		t.Run(name, func(t *testing.T) {
+			ch := 1
+			if tc.complex {
+				ch = 2
+			}
+			taps := randSignal(r, tc.taps)
+			samples := tc.block*37 + 1
+			x := randSignal(r, samples*ch)
+			o := testOptions(TransportZeroCopy)
+			o.Split, o.Timing = tc.split, tc.timing
+			be, err := NewBackend(taps, tc.complex, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snk := &collect{}
+			_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
+				pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 4}, pipeline.Options{})
+			var bd map[string][]float64
+			if tb, ok := be.(interface{ Breakdown() map[string][]float64 }); ok {
+				bd = tb.Breakdown()
+			}
+			if cerr := be.Close(); cerr != nil {
+				t.Errorf("close: %v", cerr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := filter.Convolve(taps, x, tc.complex)
+			if len(snk.got) != len(want) {
+				t.Fatalf("got %d values, want %d", len(snk.got), len(want))
+			}
+			if e := maxRelErr(snk.got, want); e > 1e-5 {
+				t.Fatalf("max relative error %g > 1e-5", e)
+			}
+			if tc.timing {
+				for _, k := range []string{"host_write", "pcie_round_trip", "gpu_compute", "host_read"} {
+					if len(bd[k]) < 30 {
+						t.Errorf("breakdown %s has %d samples, want >= 30", k, len(bd[k]))
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, o := range []Options{{Split: 3}, {Split: 64}, {Split: -1}} {
+		if _, err := NewBackend([]float32{1}, false, o); err == nil {
+			t.Errorf("NewBackend(%+v) accepted", o)
+		}
+	}
+}

@@ -66,6 +66,13 @@ func (o Options) maxPinned() int64 {
 	return o.MaxPinned
 }
 
+func (o Options) validate() error {
+	if o.Split < 0 || o.Split > 32 || o.Split&(o.Split-1) != 0 {
+		return fmt.Errorf("gpu: split %d is not a power of two in 1..32", o.Split)
+	}
+	return nil
+}
+
 func (o Options) watchdog() time.Duration {
 	if o.Watchdog <= 0 {
 		return 2 * time.Second

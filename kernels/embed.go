@@ -1,11 +1,24 @@
-// Package kernels holds sigproc's CUDA kernels: fir.cu, their source, and
-// fir.ptx, the PTX built from it (`make ptx`), which the cuda build embeds
-// and the driver JITs for the GPU at hand.
+// Package kernels holds sigproc's CUDA kernels: the .cu sources and the PTX
+// built from each (`make ptx`), which the cuda build embeds and the driver
+// JITs for the GPU at hand. Each .cu file is its own module.
 package kernels
 
 import _ "embed"
 
-// PTX is the embedded PTX of fir.cu.
+// PTX is the embedded PTX of fir.cu: the persistent zero-copy kernel and the
+// per-block kernel of the explicit-copy path.
 //
 //go:embed fir.ptx
 var PTX string
+
+// BatchPTX is the embedded PTX of batch.cu: FIR kernels for data already in
+// device memory (bench fir, the streaming pipeline).
+//
+//go:embed batch.ptx
+var BatchPTX string
+
+// BandwidthPTX is the embedded PTX of bw.cu: the kernel that measures the
+// bandwidth of mapped host memory read from the GPU.
+//
+//go:embed bw.ptx
+var BandwidthPTX string

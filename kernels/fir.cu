@@ -63,33 +63,52 @@ __device__ __forceinline__ u64 pack(float v, unsigned tag) {
 // i%nslots only after it has read block i's output, which the kernel writes
 // only after it has read block i's input, so neither ring needs a counter.
 //
-// Shared memory: taps (padded to a multiple of 4) then a linear buffer of
-// (ntaps-1) history samples followed by the block, interleaved over CH.
-// After each block the last ntaps-1 samples move to the front.
+// Polling: one load of its pair in flight per thread. Keeping more in
+// flight (2, 4, 8 loads staggered over the ~1 us round trip) was measured
+// on an H200 and made the p50 worse each time: 4.6, 5.9, 8.1, 11.8 us for
+// 1, 2, 4, 8, as the extra PCIe reads contend with the host's writes.
 //
-// times, if not null, receives per block (index mod TIMES_CAP) {globaltimer when the whole block
-// had arrived, globaltimer when its output was written}: the compute part
-// of the latency breakdown.
+// Shared memory: taps (padded to a multiple of 4), then three linear
+// buffers of [hist | block], hist = (ntaps-1)*CH values. Block b lives in
+// buffer b%3; the pollers of block b also write its last hist values into
+// the history part of buffer (b+1)%3, and history older than the block is
+// carried there during the compute phase. Buffer (b+1)%3 was last read by
+// block b-2 and (b+2)%3 by block b-1, which the barrier of block b has
+// finished, so one barrier per block suffices and nothing is shifted.
+//
+// times, if not null, receives per block (index mod TIMES_CAP) {0, 0,
+// clock64 when the whole block had arrived, clock64 when its output was
+// written}: the compute part of the latency breakdown, in SM cycles
+// (%globaltimer's resolution is not guaranteed: on some GPUs it ticks in
+// microsecond steps).
+#define TIMES_WORDS 4
+
 template <int CH>
 __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
                                     int nslots, int S, i64 stall_at, u64* times) {
     extern __shared__ float sm[];
     const int tpad = (ntaps + 3) & ~3;
     float* h = sm;
-    float* buf = sm + tpad;                 // [(ntaps-1) + B] samples x CH
     const int H = (ntaps - 1) * CH;         // history values
-    const int words = B * CH;               // even: the host pads a real block
-    const int pairs = words / 2;
+    const int words = B * CH;               // values per block
+    const int pairs = (words + 1) / 2;      // slots are padded to whole pairs
+    const int L = H + words;                // one linear buffer
+    float* bufs = sm + tpad;                // 3 x L
+    const int lgS = __ffs(S) - 1;           // S is a power of two
 
     for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
-    for (int i = threadIdx.x; i < H + words; i += blockDim.x) buf[i] = 0.f;
+    for (int i = threadIdx.x; i < 3 * L; i += blockDim.x) bufs[i] = 0.f;
     if (threadIdx.x == 0) ctrl->running = 1;
     __syncthreads();
 
+    int cur = 0;  // buffer of block blk
     for (u64 blk = 0;; blk++) {
         const unsigned tag = (unsigned)(blk + 1);
-        const u64* src = in + (blk % nslots) * (u64)words;
-        u64* dst = out + (blk % nslots) * (u64)words;
+        const u64* src = in + (blk % nslots) * (u64)(2 * pairs);
+        u64* dst = out + (blk % nslots) * (u64)(2 * pairs);
+        const int nxt = cur == 2 ? 0 : cur + 1;
+        float* buf = bufs + cur * L;
+        float* nbuf = bufs + nxt * L;
 
         // Each thread decides for itself whether to stop (it read the stop
         // flag while waiting), and the barrier ORs the decisions, so no
@@ -103,11 +122,12 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
             mystop = 1;
         } else {
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
-                u64 a, b;
+                const u64* w = src + 2 * p;
+                u64 va, vb;
                 int spins = 0;
                 for (;;) {
-                    ld_v2(src + 2 * p, a, b);
-                    if ((unsigned)(a >> 32) == tag && (unsigned)(b >> 32) == tag) break;
+                    ld_v2(w, va, vb);
+                    if ((unsigned)(va >> 32) == tag && (unsigned)(vb >> 32) == tag) break;
                     if (++spins == STOP_EVERY) {
                         spins = 0;
                         if (ctrl->stop != 0) {
@@ -117,13 +137,22 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
                     }
                 }
                 if (mystop) break;
-                buf[H + 2 * p] = __uint_as_float((unsigned)a);
-                buf[H + 2 * p + 1] = __uint_as_float((unsigned)b);
+                const int q = H + 2 * p;  // position in [hist | block]
+                const float x0 = __uint_as_float((unsigned)va), x1 = __uint_as_float((unsigned)vb);
+                const bool two = 2 * p + 1 < words;  // false for a real block's pad word
+                buf[q] = x0;
+                if (two) buf[q + 1] = x1;
+                if (q >= words) nbuf[q - words] = x0;
+                if (two && q + 1 >= words) nbuf[q + 1 - words] = x1;
             }
         }
         if (__syncthreads_or(mystop)) break;
-        u64 t_in = 0;
-        if (times != 0 && threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_in));
+        long long c_in = 0;
+        if (times != 0 && threadIdx.x == 0) c_in = clock64();
+
+        // History older than this block that the next block still needs
+        // (short blocks, long filters): positions [words, H) of this buffer.
+        for (int q = words + threadIdx.x; q < H; q += blockDim.x) nbuf[q - words] = buf[q];
 
         // Values 2p and 2p+1: for CH == 1 two consecutive samples, for
         // CH == 2 the I and Q of one sample. S lanes share a pair, each
@@ -131,25 +160,44 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // 64-tap block needs 16 steps per thread instead of 64.
         for (int t0 = 0; t0 < pairs * S; t0 += blockDim.x) {
             const int t = t0 + threadIdx.x;
-            const int p = t / S, r = t % S;
+            const int p = t >> lgS, r = t & (S - 1);
             float y0 = 0.f, y1 = 0.f;
             if (p < pairs) {
+                // Four taps per step with all twelve loads issued before
+                // the first FMA: the loop is bound by shared-memory latency,
+                // not arithmetic, so this takes a quarter of the steps.
+                float y0b = 0.f, y1b = 0.f, y0c = 0.f, y1c = 0.f, y0d = 0.f, y1d = 0.f;
+                int k = r;
                 if (CH == 1) {
                     const float* x = buf + H + 2 * p;  // x[0] = sample 2p
-#pragma unroll 4
-                    for (int k = r; k < ntaps; k += S) {
+                    const int lim = 2 * p + 1 < words ? 1 : 0;  // 0: y1 is an odd block's pad word
+                    for (; k + 3 * S < ntaps; k += 4 * S) {
+                        const float h0 = h[k], h1 = h[k + S], h2 = h[k + 2 * S], h3 = h[k + 3 * S];
+                        const float a0 = x[-k], a1 = x[-k - S], a2 = x[-k - 2 * S], a3 = x[-k - 3 * S];
+                        const float b0 = x[lim - k], b1 = x[lim - k - S], b2 = x[lim - k - 2 * S], b3 = x[lim - k - 3 * S];
+                        y0 += h0 * a0; y0b += h1 * a1; y0c += h2 * a2; y0d += h3 * a3;
+                        y1 += h0 * b0; y1b += h1 * b1; y1c += h2 * b2; y1d += h3 * b3;
+                    }
+                    for (; k < ntaps; k += S) {
                         y0 += h[k] * x[-k];
-                        y1 += h[k] * x[1 - k];
+                        y1 += h[k] * x[lim - k];
                     }
                 } else {
                     const float2* x = (const float2*)(buf + H) + p;  // sample p
-#pragma unroll 4
-                    for (int k = r; k < ntaps; k += S) {
+                    for (; k + 3 * S < ntaps; k += 4 * S) {
+                        const float h0 = h[k], h1 = h[k + S], h2 = h[k + 2 * S], h3 = h[k + 3 * S];
+                        const float2 v0 = x[-k], v1 = x[-k - S], v2 = x[-k - 2 * S], v3 = x[-k - 3 * S];
+                        y0 += h0 * v0.x; y0b += h1 * v1.x; y0c += h2 * v2.x; y0d += h3 * v3.x;
+                        y1 += h0 * v0.y; y1b += h1 * v1.y; y1c += h2 * v2.y; y1d += h3 * v3.y;
+                    }
+                    for (; k < ntaps; k += S) {
                         const float2 v = x[-k];
                         y0 += h[k] * v.x;
                         y1 += h[k] * v.y;
                     }
                 }
+                y0 = (y0 + y0b) + (y0c + y0d);
+                y1 = (y1 + y1b) + (y1c + y1d);
             }
             for (int off = S / 2; off > 0; off /= 2) {
                 y0 += __shfl_down_sync(0xffffffffu, y0, off);
@@ -157,27 +205,16 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
             }
             if (p < pairs && r == 0) st_v2(dst + 2 * p, pack(y0, tag), pack(y1, tag));
         }
-        __syncthreads();
-        // Keep the last ntaps-1 samples as the next block's history. Chunks
-        // go front to back, each read before any write, so an overlap of
-        // source and destination (short blocks, long filters) is safe.
-        for (int c = 0; c < H; c += blockDim.x) {
-            const int i = c + threadIdx.x;
-            const float v = i < H ? buf[words + i] : 0.f;
-            __syncthreads();
-            if (i < H) buf[i] = v;
-            __syncthreads();
-        }
         if (threadIdx.x == 0) {
             ctrl->heartbeat = blk + 1;
             if (times != 0) {
-                u64 t_out;
-                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_out));
-                volatile u64* t = times + 2 * (blk & (TIMES_CAP - 1));
-                t[0] = t_in;
-                t[1] = t_out;
+                const long long c_out = clock64();
+                volatile u64* t = times + TIMES_WORDS * (blk & (TIMES_CAP - 1));
+                t[2] = (u64)c_in;
+                t[3] = (u64)c_out;
             }
         }
+        cur = nxt;
     }
     if (threadIdx.x == 0) {
         __threadfence_system();
@@ -186,10 +223,11 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
 }
 
 // split (S above) must be a power of two <= 32, and blockDim.x a multiple
-// of 32, so the lanes of a pair never straddle a warp.
-extern "C" __global__ void fir_persistent(Ctrl* ctrl, const u64* in, u64* out, const float* taps,
-                                          i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 split, i64 stall_at,
-                                          u64* times) {
+// of 32, so the lanes of a pair never straddle a warp. bsize is in
+// samples; a real block of odd size has one pad word per slot.
+extern "C" __global__ void __launch_bounds__(1024) fir_persistent(Ctrl* ctrl, const u64* in, u64* out,
+                                          const float* taps, i64 ntaps, i64 bsize, i64 ch, i64 nslots,
+                                          i64 split, i64 stall_at, u64* times) {
     if (ch == 2)
         fir_persistent_body<2>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
     else

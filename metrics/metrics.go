@@ -25,6 +25,7 @@ type Metrics struct {
 	// The latest stats snapshot, one atomic per counter so that Update and
 	// scrapes never lock or allocate.
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
+	filtered, dropFB, dropFS            atomic.Uint64
 }
 
 // New returns metrics for a run on the named backend (pipeline.Backend's
@@ -48,11 +49,19 @@ func New(backend string) *Metrics {
 	info.Set(1)
 	m.reg.MustRegister(
 		counter("sigproc_samples_in_total", "Samples read from the source, dropped ones included.", &m.in),
-		counter("sigproc_samples_out_total", "Filtered samples written to the sink.", &m.out),
+		counter("sigproc_samples_filtered_total", "Samples the filter backend output.", &m.filtered),
+		counter("sigproc_samples_written_total", "Filtered samples the sink accepted.", &m.out),
 		counter("sigproc_blocks_total", "Blocks written to the sink.", &m.blocks),
-		counter("sigproc_dropped_blocks_total", "Blocks discarded at capture because the ring was full.", &m.dropB),
-		counter("sigproc_dropped_samples_total", "Samples in blocks discarded at capture.", &m.dropS),
+		counter("sigproc_dropped_capture_blocks_total", "Blocks discarded at capture because the ring was full.", &m.dropB),
+		counter("sigproc_dropped_capture_samples_total", "Samples in blocks discarded at capture.", &m.dropS),
+		counter("sigproc_dropped_filter_blocks_total", "Blocks published into the ring that never came out of the backend (counted when the run ends).", &m.dropFB),
+		counter("sigproc_dropped_filter_samples_total", "Samples in blocks dropped at the filter.", &m.dropFS),
 		counter("sigproc_gaps_total", "Block sequence numbers the consumer never saw.", &m.gaps),
+		// The names before the capture/filter split, kept for existing
+		// dashboards: the same values as samples_written and dropped_capture.
+		counter("sigproc_samples_out_total", "Filtered samples written to the sink (same as sigproc_samples_written_total).", &m.out),
+		counter("sigproc_dropped_blocks_total", "Blocks discarded at capture (same as sigproc_dropped_capture_blocks_total).", &m.dropB),
+		counter("sigproc_dropped_samples_total", "Samples discarded at capture (same as sigproc_dropped_capture_samples_total).", &m.dropS),
 		m.latency,
 		info,
 		collectors.NewGoCollector(),
@@ -74,10 +83,13 @@ func (m *Metrics) Handler() http.Handler {
 // counters monotonic.
 func (m *Metrics) Update(st pipeline.Stats) {
 	m.in.Store(st.SamplesIn)
-	m.out.Store(st.SamplesOut)
+	m.filtered.Store(st.SamplesFiltered)
+	m.out.Store(st.SamplesWritten)
 	m.blocks.Store(st.Blocks)
 	m.dropB.Store(st.DroppedBlocks)
 	m.dropS.Store(st.DroppedSamples)
+	m.dropFB.Store(st.DroppedFilterBlocks)
+	m.dropFS.Store(st.DroppedFilterSamples)
 	m.gaps.Store(st.Gaps)
 }
 

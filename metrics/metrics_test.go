@@ -27,6 +27,24 @@ type gatedSource struct {
 	entered    chan struct{} // closed by the sink's first write
 	eof        chan struct{} // closed at EOF
 	gate       bool
+	closeEOF   bool // close eof without gating
+}
+
+// failingBackend fails on its failAt-th Next call (1-based), once the source
+// is at EOF: every block is published by then, so the loss is exact.
+type failingBackend struct {
+	pipeline.Backend
+	calls, failAt int
+	eof           chan struct{}
+}
+
+func (b *failingBackend) Next(ctx context.Context) (pipeline.Output, error) {
+	b.calls++
+	if b.calls == b.failAt {
+		<-b.eof
+		return pipeline.Output{}, errors.New("kernel fault")
+	}
+	return b.Backend.Next(ctx)
 }
 
 func (s *gatedSource) Read(ctx context.Context, dst []float32) (int, error) {
@@ -40,7 +58,7 @@ func (s *gatedSource) Read(ctx context.Context, dst []float32) (int, error) {
 	}
 	s.pos += n
 	if n < len(dst) {
-		if s.gate {
+		if s.gate || s.closeEOF {
 			close(s.eof)
 		}
 		return n, io.EOF
@@ -102,22 +120,30 @@ func TestScrapeEqualsRunStats(t *testing.T) {
 		policy  pipeline.Policy
 		gate    bool
 		drops   uint64
+		slots   int
+		failAt  int    // the backend fails on this Next call; 0 = never
+		filterB uint64 // blocks dropped at the filter
 	}{
-		{"block policy, partial last block", 64*50 + 10, pipeline.PolicyBlock, false, 0},
+		{"block policy, partial last block", 64*50 + 10, pipeline.PolicyBlock, false, 0, slots, 0, 0},
 		// Block 0 is held by the sink, blocks 1..4 fill the ring, the
 		// other 45 blocks (the last one partial) are dropped.
-		{"drop policy", 64*49 + 10, pipeline.PolicyDrop, true, 45},
+		{"drop policy", 64*49 + 10, pipeline.PolicyDrop, true, 45, slots, 0, 0},
+		// All 20 blocks fit in the ring; the backend outputs 7 and fails.
+		{"backend fails", 64 * 20, pipeline.PolicyBlock, false, 0, 32, 8, 13},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			entered, eof := make(chan struct{}), make(chan struct{})
-			src := &gatedSource{total: tt.samples, entered: entered, eof: eof, gate: tt.gate}
+			src := &gatedSource{total: tt.samples, entered: entered, eof: eof, gate: tt.gate, closeEOF: tt.failAt > 0}
 			snk := &gatedSink{entered: entered, eof: eof, gate: tt.gate}
 			fir, err := filter.NewFIR([]float32{0.5, 0.5}, false, block)
 			if err != nil {
 				t.Fatal(err)
 			}
 			be := pipeline.NewCPUBackend(fir)
+			if tt.failAt > 0 {
+				be = &failingBackend{Backend: be, failAt: tt.failAt, eof: eof}
+			}
 			m := New(be.Name())
 			srv, err := Serve("127.0.0.1:0", m.Handler())
 			if err != nil {
@@ -126,22 +152,35 @@ func TestScrapeEqualsRunStats(t *testing.T) {
 			defer srv.Shutdown(context.Background())
 
 			st, err := pipeline.Run(context.Background(), src, be, snk,
-				pipeline.Config{BlockSize: block, Slots: slots, Policy: tt.policy}, m.Instrument(pipeline.Options{}))
-			if err != nil {
+				pipeline.Config{BlockSize: block, Slots: tt.slots, Policy: tt.policy}, m.Instrument(pipeline.Options{}))
+			if tt.failAt == 0 && err != nil {
 				t.Fatal(err)
+			}
+			if tt.failAt > 0 && (err == nil || !strings.Contains(err.Error(), "kernel fault")) {
+				t.Fatalf("err %v, want the backend's failure", err)
 			}
 			m.Update(st)
 			if st.DroppedBlocks != tt.drops {
 				t.Fatalf("run dropped %d blocks, want %d (%v)", st.DroppedBlocks, tt.drops, st)
 			}
+			if st.DroppedFilterBlocks != tt.filterB || st.DroppedFilterSamples != tt.filterB*block {
+				t.Fatalf("run dropped %d blocks at the filter, want %d (%v)", st.DroppedFilterBlocks, tt.filterB, st)
+			}
 			got := scrape(t, srv.Addr())
 			want := map[string]uint64{
-				"sigproc_samples_in_total":                        st.SamplesIn,
+				"sigproc_samples_in_total":              st.SamplesIn,
+				"sigproc_samples_filtered_total":        st.SamplesFiltered,
+				"sigproc_samples_written_total":         st.SamplesWritten,
+				"sigproc_blocks_total":                  st.Blocks,
+				"sigproc_dropped_capture_blocks_total":  st.DroppedBlocks,
+				"sigproc_dropped_capture_samples_total": st.DroppedSamples,
+				"sigproc_dropped_filter_blocks_total":   st.DroppedFilterBlocks,
+				"sigproc_dropped_filter_samples_total":  st.DroppedFilterSamples,
+				"sigproc_gaps_total":                    st.Gaps,
+				// The names before the capture/filter split.
 				"sigproc_samples_out_total":                       st.SamplesOut,
-				"sigproc_blocks_total":                            st.Blocks,
 				"sigproc_dropped_blocks_total":                    st.DroppedBlocks,
 				"sigproc_dropped_samples_total":                   st.DroppedSamples,
-				"sigproc_gaps_total":                              st.Gaps,
 				"sigproc_block_latency_seconds_count":             st.Blocks, // one observation per block
 				`sigproc_backend_info{backend="cpu"}`:             1,
 				`sigproc_block_latency_seconds_bucket{le="+Inf"}`: st.Blocks,
@@ -156,6 +195,9 @@ func TestScrapeEqualsRunStats(t *testing.T) {
 			}
 			if st.SamplesIn != uint64(tt.samples) {
 				t.Errorf("samples in %d, want %d", st.SamplesIn, tt.samples)
+			}
+			if st.DroppedSamples+st.DroppedFilterSamples+st.SamplesFiltered != st.SamplesIn {
+				t.Errorf("loss accounting does not add up: %v", st)
 			}
 			if _, ok := got["go_goroutines"]; !ok {
 				t.Error("go runtime metrics missing")
@@ -210,7 +252,7 @@ func TestInstrumentChainsHooks(t *testing.T) {
 		Progress: func(pipeline.Stats) { progress++ },
 		OnBlock:  func(pipeline.Output, int64) { blocks++ },
 	})
-	opts.Progress(pipeline.Stats{SamplesIn: 7, SamplesOut: 5})
+	opts.Progress(pipeline.Stats{SamplesIn: 7, SamplesWritten: 5, SamplesOut: 5})
 	opts.OnBlock(pipeline.Output{Timestamp: 1000}, 3000)
 	if progress != 1 || blocks != 1 {
 		t.Errorf("previous hooks called %d, %d times, want 1, 1", progress, blocks)

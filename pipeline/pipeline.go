@@ -79,18 +79,32 @@ type Config struct {
 	Realtime Realtime
 }
 
-// Stats are a run's counters. Every block the source delivered is either
-// filtered or counted in DroppedBlocks; Gaps counts sequence numbers the
-// consumer never saw.
+// Stats are a run's counters, end to end. Every sample read from the source
+// is dropped at capture (DroppedSamples), dropped at the filter
+// (DroppedFilterSamples) or filtered (SamplesFiltered); every filtered
+// sample is written (SamplesWritten) unless the sink failed on it. Gaps
+// counts sequence numbers the consumer never saw.
 type Stats struct {
-	SamplesIn      uint64 // samples read from the source, dropped ones included
-	SamplesOut     uint64 // filtered samples written to the sink
-	Blocks         uint64 // blocks written to the sink
-	DroppedBlocks  uint64 // blocks discarded at capture because the ring was full
+	SamplesIn       uint64 // samples read from the source, dropped ones included
+	SamplesFiltered uint64 // samples the backend output
+	SamplesWritten  uint64 // filtered samples the sink accepted
+	// SamplesOut is SamplesWritten, kept for existing users.
+	SamplesOut uint64
+	Blocks     uint64 // blocks written to the sink
+	// DroppedBlocks and DroppedSamples are the loss at capture: blocks
+	// discarded because the ring was full (PolicyDrop).
+	DroppedBlocks  uint64
 	DroppedSamples uint64
-	Gaps           uint64 // missing sequence numbers seen by the consumer
-	Wall           time.Duration
-	Interrupted    bool // the run was stopped by its context (Ctrl-C)
+	// DroppedFilterBlocks and DroppedFilterSamples are the loss at the
+	// filter: blocks published into the ring that never came out of the
+	// backend (it failed, stopped early, or an error aborted the drain).
+	// They are exact once Run returns; progress snapshots report zero,
+	// since blocks still in flight are not lost.
+	DroppedFilterBlocks  uint64
+	DroppedFilterSamples uint64
+	Gaps                 uint64 // missing sequence numbers seen by the consumer
+	Wall                 time.Duration
+	Interrupted          bool // the run was stopped by its context (Ctrl-C)
 }
 
 // MSps is the output rate in mega-samples per second of wall time.
@@ -101,10 +115,12 @@ func (s Stats) MSps() float64 {
 	return float64(s.SamplesOut) / s.Wall.Seconds() / 1e6
 }
 
-// String is the one-line run summary.
+// String is the one-line run summary. "out" is the samples written and
+// "drops" the loss at capture; the loss at the filter follows the rate.
 func (s Stats) String() string {
-	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  wall %.3f s  %.2f MS/s",
-		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Wall.Seconds(), s.MSps())
+	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
+		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Wall.Seconds(), s.MSps(),
+		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
 }
 
 // Options are optional hooks of a run.
@@ -122,25 +138,44 @@ type Options struct {
 
 type counters struct {
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
+	pubB, pubS                          atomic.Uint64 // published into the ring
+	filtB, filtS                        atomic.Uint64 // output by the backend
 }
 
 func (c *counters) snapshot(start time.Time) Stats {
+	out := c.out.Load()
 	return Stats{
-		SamplesIn:      c.in.Load(),
-		SamplesOut:     c.out.Load(),
-		Blocks:         c.blocks.Load(),
-		DroppedBlocks:  c.dropB.Load(),
-		DroppedSamples: c.dropS.Load(),
-		Gaps:           c.gaps.Load(),
-		Wall:           time.Since(start),
+		SamplesIn:       c.in.Load(),
+		SamplesFiltered: c.filtS.Load(),
+		SamplesWritten:  out,
+		SamplesOut:      out,
+		Blocks:          c.blocks.Load(),
+		DroppedBlocks:   c.dropB.Load(),
+		DroppedSamples:  c.dropS.Load(),
+		Gaps:            c.gaps.Load(),
+		Wall:            time.Since(start),
 	}
+}
+
+// lostAtFilter is what was published into the ring and never came out of
+// the backend; valid once producer and consumer have returned.
+func (c *counters) lostAtFilter() (blocks, samples uint64) {
+	sub := func(a, b uint64) uint64 { // a misbehaving backend may output more
+		if a < b {
+			return 0
+		}
+		return a - b
+	}
+	return sub(c.pubB.Load(), c.filtB.Load()), sub(c.pubS.Load(), c.filtS.Load())
 }
 
 // Run moves samples from src through be to snk until the source ends, the
 // sample budget is spent, an error occurs or ctx is cancelled. On
 // cancellation the producer stops, blocks already in the ring are still
 // filtered and written, and Run returns the stats with Interrupted set and a
-// nil error. The stats are valid whatever the error.
+// nil error. A backend that ends its stream before the ring is drained is an
+// error. The stats are valid whatever the error; blocks the backend never
+// output are counted in DroppedFilterBlocks.
 func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts Options) (Stats, error) {
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
@@ -227,16 +262,23 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	}()
 
 	want, cerr := consume(cctx, be, snk, l.Channels, &c, clock, opts.OnBlock)
-	if cerr != nil {
-		cancelProducer()
-	}
+	// With the consumer gone nothing frees ring slots, so a producer still
+	// running (the backend failed or ended early) must stop. After a normal
+	// end of stream it has returned already and this does nothing.
+	cancelProducer()
 	wg.Wait()
+	lostB, lostS := c.lostAtFilter()
+	if cerr == nil && lostB > 0 {
+		cerr = fmt.Errorf("%s backend: stream ended with %d of %d published blocks never filtered",
+			be.Name(), lostB, c.pubB.Load())
+	}
 	if cerr == nil && produced > want {
 		// Blocks dropped after the last one delivered leave no later
 		// sequence number to reveal them: count them here.
 		c.gaps.Add(produced - want)
 	}
 	st := c.snapshot(start)
+	st.DroppedFilterBlocks, st.DroppedFilterSamples = lostB, lostS
 	interrupted := ctx.Err() != nil
 	st.Interrupted = interrupted
 	if errors.Is(perr, context.Canceled) || errors.Is(perr, context.DeadlineExceeded) {
@@ -296,6 +338,9 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 				c.dropS.Add(uint64(count))
 			} else if err := ring.Publish(count, seq, ts, 0); err != nil {
 				return seq, err
+			} else {
+				c.pubB.Add(1)
+				c.pubS.Add(uint64(count))
 			}
 			seq++
 		}
@@ -328,6 +373,8 @@ func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counter
 			return want, fmt.Errorf("%s backend: block %d out of order (expected %d)", be.Name(), out.Seq, want)
 		}
 		want = out.Seq + 1
+		c.filtB.Add(1)
+		c.filtS.Add(uint64(len(out.Samples) / channels))
 		if onBlock != nil {
 			onBlock(out, seen)
 		}

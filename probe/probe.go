@@ -4,19 +4,25 @@
 // the moment the host sees the output) and checked against a CPU shadow FIR.
 // Several paths are measured in one run, on the same seeded input, so their
 // figures compare.
+//
+// The soak mode (Config.Duration) measures for a wall-clock duration instead
+// of a block count, in intervals reported as they end, with latencies in a
+// fixed-bucket Histogram so that the consumer stays O(1) and allocation-free
+// per block however long it runs; any drop or mismatch fails it.
 package probe
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 )
 
@@ -31,7 +37,29 @@ type Config struct {
 	Slots     int           // ring depth; 0 = 64
 	Seed      uint64
 	Tolerance float64 // max error relative to the block's RMS; 0 = 1e-5
+
+	// Duration > 0 is the soak mode: after the warmup, each path is
+	// measured for this long (wall clock; with a period, Duration/Period
+	// blocks) instead of for Blocks blocks, which must then be 0. The
+	// latencies go into a fixed-bucket histogram (see Histogram), not a
+	// slice, so memory stays constant however long it runs.
+	Duration time.Duration
+	// Interval splits the soak into intervals of this length (the last
+	// may be shorter), each reported on its own; 0 = one interval.
+	Interval time.Duration
+	// VerifyEvery compares 1 block in N with the CPU reference (Seq%N ==
+	// 0); 0 or 1 compares every block. See verifier for how the reference
+	// keeps its history.
+	VerifyEvery int
+	// OnInterval, if set, is called with each soak interval as it ends,
+	// in order, from a goroutine of its own (never the latency path).
+	OnInterval func(path string, iv Interval)
+
+	onLatency func(interval int, ns int64) // tests: every measured soak latency
 }
+
+// maxIntervals bounds Duration/Interval.
+const maxIntervals = 1 << 20
 
 func (c Config) validate() error {
 	switch {
@@ -39,14 +67,42 @@ func (c Config) validate() error {
 		return fmt.Errorf("probe: block size must be > 0, got %d", c.BlockSize)
 	case len(c.Taps) == 0:
 		return errors.New("probe: no taps")
-	case c.Blocks <= 0:
+	case c.Duration < 0:
+		return fmt.Errorf("probe: duration must be >= 0, got %v", c.Duration)
+	case c.Duration > 0 && c.Blocks != 0:
+		return fmt.Errorf("probe: blocks (%d) and duration (%v) are exclusive: measure a block count or a duration", c.Blocks, c.Duration)
+	case c.Duration == 0 && c.Blocks <= 0:
 		return fmt.Errorf("probe: blocks must be > 0, got %d", c.Blocks)
+	case c.Interval < 0:
+		return fmt.Errorf("probe: interval must be >= 0, got %v", c.Interval)
+	case c.Interval > 0 && c.Duration == 0:
+		return fmt.Errorf("probe: an interval (%v) needs a duration", c.Interval)
+	case c.Interval > c.Duration:
+		return fmt.Errorf("probe: interval %v is longer than the duration %v", c.Interval, c.Duration)
+	case c.Interval > 0 && c.Duration/c.Interval >= maxIntervals:
+		return fmt.Errorf("probe: duration %v in intervals of %v is more than %d intervals", c.Duration, c.Interval, maxIntervals)
+	case c.VerifyEvery < 0:
+		return fmt.Errorf("probe: verify-every must be >= 0, got %d", c.VerifyEvery)
 	case c.Warmup < 0:
 		return fmt.Errorf("probe: warmup must be >= 0, got %d", c.Warmup)
 	case c.Period < 0:
 		return fmt.Errorf("probe: period must be >= 0, got %v", c.Period)
 	}
 	return nil
+}
+
+// interval is the soak interval length, Duration when unset.
+func (c Config) interval() time.Duration {
+	if c.Interval > 0 {
+		return c.Interval
+	}
+	return c.Duration
+}
+
+// intervals is the number of soak intervals.
+func (c Config) intervals() int {
+	iv := c.interval()
+	return int((c.Duration + iv - 1) / iv)
 }
 
 // Path is one backend to measure; New is called once per run.
@@ -81,7 +137,11 @@ type Result struct {
 	// written (zero-copy with timing), µs.
 	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
 	ComputeP99 float64   `json:"gpu_compute_p99_us,omitempty"`
-	Latencies  []float64 `json:"-"`
+	Latencies  []float64 `json:"-"` // block-count mode only
+	// Soak holds the per-interval figures of a soak run (Config.Duration >
+	// 0); the fields above are then the figures of the whole soak, with
+	// percentiles from its histogram.
+	Soak *Soak `json:"soak,omitempty"`
 }
 
 // ErrMismatch is wrapped by Run's error when a path's output differs from
@@ -110,6 +170,9 @@ func Run(ctx context.Context, cfg Config, paths []Path) ([]Result, error) {
 }
 
 func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
+	if cfg.Duration > 0 {
+		return runSoak(ctx, cfg, p)
+	}
 	ch := 1
 	if cfg.Complex {
 		ch = 2
@@ -125,39 +188,19 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		return res, err
 	}
 	total := cfg.Warmup + cfg.Blocks
-	src := newSource(cfg, ch, total)
-	shadow, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
+	src := newSource(cfg, ch)
+	ver, err := newVerifier(cfg, src, ch)
 	if err != nil {
 		_ = be.Close()
 		return res, err
 	}
 	lat := make([]int64, 0, cfg.Blocks)
-	ref := make([]float32, cfg.BlockSize*ch)
-	broken := false
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
-		// The backend filters the blocks it receives as one stream (a block
-		// dropped at capture never reaches it), so the shadow FIR does too.
-		if !broken {
-			in, ok := src.recorded(o.Seq)
-			if !ok || len(in) != len(o.Samples) || shadow.Process(ref[:len(in)], in) != nil {
-				broken = true // the copy was overwritten: history lost
-			}
-		}
-		if broken {
-			res.Unverified++
-			return
-		}
-		res.Verified++
-		e := relErr(o.Samples, ref[:len(o.Samples)])
-		if e > res.MaxRelErr || math.IsNaN(e) {
-			res.MaxRelErr = e
-		}
-		if !(e <= tol) {
-			res.Mismatches++
-		}
+		vd, e := ver.check(o)
+		res.count(vd, e, tol)
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
@@ -193,6 +236,22 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 			ErrMismatch, res.Mismatches, res.Verified, res.MaxRelErr, tol)
 	}
 	return res, nil
+}
+
+// count adds one shadow-check verdict to the result.
+func (r *Result) count(vd verdict, e, tol float64) {
+	switch vd {
+	case unverified:
+		r.Unverified++
+	case verified:
+		r.Verified++
+		if e > r.MaxRelErr || math.IsNaN(e) {
+			r.MaxRelErr = e
+		}
+		if !(e <= tol) {
+			r.Mismatches++
+		}
+	}
 }
 
 func summarize(r *Result) {
@@ -237,33 +296,80 @@ func (nullSink) Write([]float32) error { return nil }
 // source generates seeded Gaussian noise, one block per Read, paced by
 // spinning to an absolute schedule (sleeping cannot hit 10 µs periods), and
 // keeps a copy of each block for the shadow check.
+//
+// In the soak mode it also ends the stream once Duration has passed since
+// block Warmup (by the schedule when paced, else by the clock) and marks
+// where each interval starts: bounds[k] is the sequence number of interval
+// k's first block, stored before that block is delivered, so a consumer
+// that holds block s sees every bound <= s.
 type source struct {
 	r      *rand.Rand
 	period time.Duration
 	start  time.Time
 	n      int // blocks delivered
+	// copies[i] holds the input of block seqs[i] (-1 = none), guarded by
+	// locks[i]: the consumer may lag by more than recordSlots blocks when
+	// blocks are dropped, and then the source rewrites a copy it reads.
 	copies [][]float32
-	seqs   []atomic.Int64 // seq recorded in each copy slot, -1 = none
+	seqs   []int64
+	locks  []sync.Mutex
+
+	soak      bool
+	warmup    int
+	duration  time.Duration
+	interval  time.Duration
+	t0        time.Time       // schedule (or clock) time of block warmup
+	measuring bool            // block warmup has been delivered
+	cur       int             // interval of the latest block
+	bounds    []atomic.Uint64 // soak: first seq of each interval; ^0 = not yet
 }
 
 const recordSlots = 1024
 
-func newSource(cfg Config, ch, total int) *source {
+func newSource(cfg Config, ch int) *source {
 	s := &source{r: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), period: cfg.Period,
-		copies: make([][]float32, recordSlots), seqs: make([]atomic.Int64, recordSlots)}
+		copies: make([][]float32, recordSlots), seqs: make([]int64, recordSlots), locks: make([]sync.Mutex, recordSlots)}
 	for i := range s.copies {
 		s.copies[i] = make([]float32, cfg.BlockSize*ch)
-		s.seqs[i].Store(-1)
+		s.seqs[i] = -1
+	}
+	if cfg.Duration > 0 {
+		s.soak, s.warmup, s.duration, s.interval = true, cfg.Warmup, cfg.Duration, cfg.interval()
+		s.bounds = make([]atomic.Uint64, cfg.intervals())
+		for i := range s.bounds {
+			s.bounds[i].Store(^uint64(0))
+		}
+		s.bounds[0].Store(uint64(cfg.Warmup))
 	}
 	return s
+}
+
+// soakTick places block s.n in the soak at time t; false ends the stream.
+func (s *source) soakTick(t time.Time) bool {
+	if s.n < s.warmup {
+		return true
+	}
+	if s.n == s.warmup {
+		s.t0, s.measuring = t, true
+	}
+	el := t.Sub(s.t0)
+	if el >= s.duration {
+		return false
+	}
+	for k := min(int(el/s.interval), len(s.bounds)-1); s.cur < k; {
+		s.cur++
+		s.bounds[s.cur].Store(uint64(s.n))
+	}
+	return true
 }
 
 func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 	if s.n == 0 {
 		s.start = time.Now()
 	}
+	var due time.Time
 	if s.period > 0 {
-		due := s.start.Add(time.Duration(s.n) * s.period)
+		due = s.start.Add(time.Duration(s.n) * s.period)
 		for spins := 0; time.Now().Before(due); spins++ {
 			if spins&1023 == 1023 && ctx.Err() != nil {
 				return 0, ctx.Err()
@@ -272,23 +378,38 @@ func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 	} else if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if s.soak {
+		if due.IsZero() {
+			due = time.Now()
+		}
+		if !s.soakTick(due) {
+			return 0, io.EOF
+		}
+	}
 	for i := range dst {
 		dst[i] = float32(s.r.NormFloat64() * 0.25)
 	}
 	slot := s.n % recordSlots
-	s.seqs[slot].Store(-1)
+	s.locks[slot].Lock()
 	s.copies[slot] = s.copies[slot][:len(dst)]
 	copy(s.copies[slot], dst)
-	s.seqs[slot].Store(int64(s.n))
+	s.seqs[slot] = int64(s.n)
+	s.locks[slot].Unlock()
 	s.n++
 	return len(dst), nil
 }
 
-// recorded returns the input of block seq if its copy is still held.
+// recorded returns the input of block seq if its copy is still held. The
+// copy stays locked: when ok, call release(seq) once done with it.
 func (s *source) recorded(seq uint64) ([]float32, bool) {
 	slot := seq % recordSlots
-	if s.seqs[slot].Load() != int64(seq) {
+	s.locks[slot].Lock()
+	if s.seqs[slot] != int64(seq) {
+		s.locks[slot].Unlock()
 		return nil, false
 	}
 	return s.copies[slot], true
 }
+
+// release unlocks the copy of seq that recorded returned.
+func (s *source) release(seq uint64) { s.locks[seq%recordSlots].Unlock() }

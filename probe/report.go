@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -135,4 +136,66 @@ func WriteHistogram(path, title string, rs []Result) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteIntervalHeader prints the column names of WriteInterval's lines.
+func WriteIntervalHeader(w io.Writer) {
+	fmt.Fprintf(w, "%-12s %5s %13s %10s %7s %6s %10s %6s %11s %8s %8s %8s %8s %8s\n",
+		"path", "int", "t s", "blocks", "drops", "gaps", "verified", "mism", "max relerr", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs")
+}
+
+// WriteInterval prints one soak interval as a line, flagged when it had
+// drops, gaps or mismatches.
+func WriteInterval(w io.Writer, path string, iv Interval) {
+	fmt.Fprintf(w, "%-12s %5d %13s %10d %7d %6d %10d %6d %11.3g %8.2f %8.2f %8.2f %8.2f %8.1f",
+		path, iv.Index, fmt.Sprintf("%g-%g", iv.StartS, iv.EndS), iv.Blocks, iv.Dropped, iv.Gaps, iv.Verified, iv.Mismatches, iv.MaxRelErr,
+		iv.P50, iv.P90, iv.P99, iv.P999, iv.Max)
+	if iv.OverRange > 0 {
+		fmt.Fprintf(w, "  %d over %.0f µs", iv.OverRange, float64(HistRange)/1e3)
+	}
+	if !iv.OK() {
+		fmt.Fprint(w, "  FAIL")
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteSoakSummary prints, for each soak result, the verdict and how flat
+// the percentiles stayed across its intervals.
+func WriteSoakSummary(w io.Writer, rs []Result) {
+	for _, r := range rs {
+		s := r.Soak
+		if s == nil {
+			continue
+		}
+		verdict := "PASS"
+		switch {
+		case s.Interrupted:
+			verdict = "INTERRUPTED"
+		case !s.Passed:
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "soak %s: %s: %d intervals of %gs, %d blocks scheduled, %d seen, %d dropped, %d gaps, %d verified (1 in %d), %d mismatches, max rel err %.3g",
+			r.Path, verdict, len(s.Intervals), s.IntervalS, s.Scheduled, r.Blocks, s.Dropped, s.Gaps, r.Verified, s.VerifyEvery, r.Mismatches, r.MaxRelErr)
+		if r.Dropped > s.Dropped {
+			fmt.Fprintf(w, " (+%d dropped in the warmup)", r.Dropped-s.Dropped)
+		}
+		fmt.Fprintln(w)
+		if len(s.Intervals) == 0 {
+			continue
+		}
+		span := func(get func(Interval) float64) (lo, hi float64) {
+			lo, hi = math.Inf(1), math.Inf(-1)
+			for _, iv := range s.Intervals {
+				if iv.Blocks > 0 {
+					lo, hi = math.Min(lo, get(iv)), math.Max(hi, get(iv))
+				}
+			}
+			return lo, hi
+		}
+		l50, h50 := span(func(iv Interval) float64 { return iv.P50 })
+		l99, h99 := span(func(iv Interval) float64 { return iv.P99 })
+		l999, h999 := span(func(iv Interval) float64 { return iv.P999 })
+		fmt.Fprintf(w, "soak %s: per-interval p50 %.2f-%.2f µs, p99 %.2f-%.2f µs, p99.9 %.2f-%.2f µs; overall p50 %.2f p99 %.2f p99.9 %.2f max %.1f µs\n",
+			r.Path, l50, h50, l99, h99, l999, h999, r.P50, r.P99, r.P999, r.Max)
+	}
 }

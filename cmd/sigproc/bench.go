@@ -23,7 +23,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure throughput and latency",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchCPUCmd())
+	cmd.AddCommand(newBenchCPUCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd())
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -38,6 +39,9 @@ type probeFlags struct {
 	timing     bool
 	split      int
 	slots      int
+	duration   time.Duration
+	interval   time.Duration
+	verifyN    int
 }
 
 func newProbeCmd() *cobra.Command {
@@ -54,7 +58,16 @@ memory), explicit (pinned staging, copy, launch, copy, sync), explicit-pageable
 (the same from ordinary memory) and cpu.
 
 The period defaults to block_size / source.sample_rate of the config, so a
-256-sample block at 25.6 MS/s is one block every 10 µs.`,
+256-sample block at 25.6 MS/s is one block every 10 µs.
+
+Soak mode: --duration D measures each path for D of wall clock (after the
+warmup) instead of --blocks blocks, in --interval long intervals (default 1m,
+or D if shorter). A line per interval is printed as it ends: blocks, drops,
+gaps, verified blocks, mismatches, max relative error and p50/p90/p99/p99.9/max
+µs (from a 10 ns-bucket histogram, so memory stays constant). The run fails
+(exit status 1) if any interval dropped a block or any block mismatched; an
+interrupted soak fails too. --verify-every N compares 1 block in N with the CPU
+reference (default every block). --json holds every interval and the totals.`,
 		Example: `  # The acceptance run: 256 samples, 64 taps, one block every 10 µs, both GPU paths
   sigproc-cuda probe -c configs/probe.yaml --json probe.json --png probe.png
 
@@ -65,7 +78,10 @@ The period defaults to block_size / source.sample_rate of the config, so a
   sigproc-cuda probe --sweep --blocks 2000 --json sweep.json
 
   # CPU only (works in the pure-Go build)
-  sigproc probe --paths cpu --blocks 2000`,
+  sigproc probe --paths cpu --blocks 2000
+
+  # Soak: 10 minutes of the paced zero-copy path, a report line per minute
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runProbe(cmd, f) },
 	}
@@ -90,7 +106,41 @@ The period defaults to block_size / source.sample_rate of the config, so a
 	fl.BoolVar(&f.wc, "write-combined", false, "map the zero-copy input ring write-combined")
 	fl.BoolVar(&f.timing, "gpu-timing", false, "record GPU-side compute time per block (zero-copy) for the latency breakdown")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "GPU watchdog (default: config's cuda.watchdog_ms, else 2s)")
+	fl.DurationVar(&f.duration, "duration", 0, "soak: measure each path for this long (e.g. 10m) instead of --blocks blocks")
+	fl.DurationVar(&f.interval, "interval", 0, "soak: report every this long (default 1m, or --duration if shorter)")
+	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
 	return cmd
+}
+
+// soakSettings checks the soak flags and returns the measured block count
+// and the interval: blocks is 0 in the soak mode.
+func soakSettings(cmd *cobra.Command, f probeFlags) (blocks int, interval time.Duration, err error) {
+	changed := cmd.Flags().Changed
+	switch {
+	case f.duration < 0:
+		return 0, 0, fmt.Errorf("--duration: must be > 0, got %v", f.duration)
+	case f.verifyN < 1:
+		return 0, 0, fmt.Errorf("--verify-every: must be >= 1, got %d", f.verifyN)
+	case f.duration == 0 && changed("interval"):
+		return 0, 0, errors.New("--interval needs --duration (it splits a soak into intervals)")
+	case f.duration == 0:
+		return f.blocks, 0, nil
+	case changed("blocks"):
+		return 0, 0, errors.New("--blocks and --duration are exclusive: give a block count or a soak duration")
+	case f.sweep:
+		return 0, 0, errors.New("--sweep and --duration are exclusive: a soak measures one geometry")
+	case f.pngPath != "":
+		return 0, 0, errors.New("--png needs the block-count mode: a soak keeps a histogram, not every latency (see --json)")
+	case f.interval < 0:
+		return 0, 0, fmt.Errorf("--interval: must be > 0, got %v", f.interval)
+	case f.interval > f.duration:
+		return 0, 0, fmt.Errorf("--interval %v is longer than --duration %v", f.interval, f.duration)
+	}
+	interval = f.interval
+	if interval == 0 {
+		interval = min(time.Minute, f.duration)
+	}
+	return 0, interval, nil
 }
 
 func runProbe(cmd *cobra.Command, f probeFlags) error {
@@ -126,6 +176,10 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	}
 	if f.watchdog > 0 {
 		cfg.CUDA.WatchdogMS = int(f.watchdog / time.Millisecond)
+	}
+	blocks, interval, err := soakSettings(cmd, f)
+	if err != nil {
+		return err
 	}
 
 	names := f.paths
@@ -179,8 +233,9 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if err != nil {
 			return err
 		}
-		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: f.blocks, Warmup: f.warmup,
-			Period: period, Slots: cfg.RingSlots, Seed: f.seed}
+		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
+			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
+			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
@@ -193,6 +248,13 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		}
 		log.Info().Int("block", pt.block).Int("taps", len(taps)).Dur("period", pc.Period).Bool("complex", complex).
 			Str("paths", names).Msg("probe")
+		if f.duration > 0 {
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "soak %s: %v in intervals of %v after %d warmup blocks; %d-sample blocks, %d taps, period %v, verify 1 block in %d\n",
+				names, f.duration, interval, f.warmup, pt.block, len(taps), pc.Period, f.verifyN)
+			probe.WriteIntervalHeader(out)
+			pc.OnInterval = func(path string, iv probe.Interval) { probe.WriteInterval(out, path, iv) }
+		}
 		rs, err := probe.Run(cmd.Context(), pc, paths)
 		all = append(all, rs...)
 		if err != nil {
@@ -200,7 +262,21 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 			return err
 		}
 	}
-	return writeProbeReport(cmd, f, device, all)
+	if err := writeProbeReport(cmd, f, device, all); err != nil {
+		return err
+	}
+	return soakVerdict(all)
+}
+
+// soakVerdict fails a soak that did not run its whole duration; losses and
+// mismatches are already errors from probe.Run.
+func soakVerdict(rs []probe.Result) error {
+	for _, r := range rs {
+		if s := r.Soak; s != nil && !s.Passed {
+			return fmt.Errorf("probe %s: soak interrupted after %d intervals of %gs: not a pass", r.Path, len(s.Intervals), s.IntervalS)
+		}
+	}
+	return nil
 }
 
 func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []probe.Result) error {
@@ -209,6 +285,7 @@ func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []prob
 		fmt.Fprintf(cmd.OutOrStdout(), "device: %s\n", device)
 	}
 	rep.WriteTable(cmd.OutOrStdout())
+	probe.WriteSoakSummary(cmd.OutOrStdout(), rs)
 	if f.jsonPath != "" {
 		if err := rep.WriteJSON(f.jsonPath); err != nil {
 			return err
@@ -232,7 +309,7 @@ func probePath(name string, cfg *config.Config, taps []float32, complex bool, bl
 		o := gpuOptions(cfg, log)
 		o.Transport = gpu.Transport(name)
 		o.StallAt = f.stallAt
-		o.WriteCombined = f.wc
+		o.WriteCombined = o.WriteCombined || f.wc // config or flag
 		o.Timing = f.timing
 		o.Split = f.split
 		return gpu.NewBackend(taps, complex, o)

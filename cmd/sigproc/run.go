@@ -69,7 +69,13 @@ Progress goes to stderr (a bar for bounded runs, a spinner otherwise) when
 stderr is a terminal or --progress is given; logs go to stderr; the one-line
 summary goes to stdout:
 
-  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  wall 0.180 s  23.30 MS/s`,
+  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  wall 0.180 s  23.30 MS/s  filtered 4194304  filter drops 0 (0 samples)
+
+"in" counts the samples read from the source, "out" those the sink accepted,
+"filtered" those the backend output; "drops" are blocks discarded at capture
+(ring full, overrun: drop), "filter drops" blocks put in the ring that never
+came out of the backend (it failed or the run aborted), and "gaps" sequence
+numbers the sink side never saw. in = drops + filter drops + filtered.`,
 		Example: runExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -290,7 +296,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	summary := st.String()
 	if st.Interrupted {
 		summary += "  (interrupted)"
-		log.Warn().Uint64("samples_out", st.SamplesOut).Msg("interrupted: output flushed")
+		log.Warn().Uint64("samples_out", st.SamplesWritten).Msg("interrupted: output flushed")
+	}
+	if st.DroppedFilterBlocks > 0 {
+		log.Warn().Uint64("blocks", st.DroppedFilterBlocks).Uint64("samples", st.DroppedFilterSamples).
+			Msg("blocks dropped at the filter: captured but never filtered")
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), summary)
 	return runErr

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,9 @@ func readF32(t *testing.T, path string) []float32 {
 
 var summaryRE = regexp.MustCompile(`^samples in (\d+)  out (\d+)  blocks (\d+)  drops (\d+) \((\d+) samples\)  gaps (\d+)  wall [0-9.]+ s  [0-9.]+ MS/s`)
 
+// lossRE matches the loss-at-filter part of the summary, after the rate.
+var lossRE = regexp.MustCompile(` MS/s  filtered (\d+)  filter drops (\d+) \((\d+) samples\)(  \(interrupted\))?$`)
+
 func TestRunSyntheticToFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sub", "dir", "y.f32") // parents are created
 	cfg := writeConfig(t, `
@@ -79,6 +83,9 @@ sink: {type: sigmf, path: ignored}
 	}
 	if m[1] != "10000" || m[2] != "10000" || m[3] != "40" || m[4] != "0" || m[6] != "0" {
 		t.Errorf("summary counts wrong: %q", stdout)
+	}
+	if l := lossRE.FindStringSubmatch(strings.TrimSpace(stdout)); l == nil || l[1] != "10000" || l[2] != "0" || l[3] != "0" {
+		t.Errorf("summary %q: want filtered 10000, no filter drops", stdout)
 	}
 	y := readF32(t, out)
 	if len(y) != 10000 {
@@ -355,5 +362,37 @@ func TestShippedConfigsBuild(t *testing.T) {
 				t.Errorf("summary = %q", stdout)
 			}
 		})
+	}
+}
+
+// TestRunSummaryAccountsLossAtFilter fails the sink mid-run: the blocks
+// left in the ring are reported as dropped at the filter, and every sample
+// read is accounted for.
+func TestRunSummaryAccountsLossAtFilter(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	cfg := writeConfig(t, `
+source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.5, num_samples: 4000000}
+block_size: 1024
+filter: {taps: [0.5, 0.5]}
+sink: {type: file, path: /dev/full}
+`)
+	stdout, stderr, err := execute(t, nil, nil, "run", "-c", cfg, "--log-level", "warn")
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("err %v, want the sink's write error", err)
+	}
+	line := strings.TrimSpace(stdout)
+	m, l := summaryRE.FindStringSubmatch(line), lossRE.FindStringSubmatch(line)
+	if m == nil || l == nil {
+		t.Fatalf("summary %q does not match", line)
+	}
+	n := func(s string) uint64 { v, _ := strconv.ParseUint(s, 10, 64); return v }
+	in, drops, filtered, filterDrops := n(m[1]), n(m[5]), n(l[1]), n(l[3])
+	if in != drops+filterDrops+filtered {
+		t.Errorf("summary %q: in %d != capture drops %d + filter drops %d + filtered %d", line, in, drops, filterDrops, filtered)
+	}
+	if n(l[2]) > 0 && !strings.Contains(stderr, "dropped at the filter") {
+		t.Errorf("stderr %q: want a warning about the blocks dropped at the filter", stderr)
 	}
 }

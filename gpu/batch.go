@@ -1,0 +1,89 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Types of the batch FIR benchmark, shared by the cuda and the pure build.
+
+// BatchMaxTaps is the most taps a BatchFIR takes. Shared memory grows with
+// the taps (BatchSharedBytes); 8192 complex taps need 102 KiB, which every
+// GPU since Volta offers per block.
+const BatchMaxTaps = 8192
+
+// BenchFIRConfig configures BenchFIR.
+type BenchFIRConfig struct {
+	Device  int         // CUDA device ordinal
+	Input   []float32   // samples to filter, interleaved I/Q when Complex
+	Complex bool        // Input is interleaved I/Q
+	Taps    [][]float32 // one timed run per tap set
+	Warmup  int         // untimed passes before the timed ones
+	Reps    int         // timed passes, each one Launch over all of Input
+	PTXPath string      // load the batch kernels from this PTX file ("" = embedded)
+	Threads int         // threads per block (a multiple of 32, <= 256); 0 = default (128)
+	// Output, if set, receives each tap set's filtered output after its
+	// timed passes (the buffer is reused for the next tap set).
+	Output func(ntaps int, y []float32) error
+}
+
+func (c BenchFIRConfig) validate() error {
+	switch {
+	case len(c.Input) == 0:
+		return errors.New("gpu: bench fir: no input")
+	case c.Complex && len(c.Input)%2 != 0:
+		return fmt.Errorf("gpu: bench fir: complex input has odd length %d", len(c.Input))
+	case len(c.Taps) == 0:
+		return errors.New("gpu: bench fir: no tap sets")
+	case c.Reps <= 0:
+		return fmt.Errorf("gpu: bench fir: reps must be > 0, got %d", c.Reps)
+	case c.Warmup < 0:
+		return fmt.Errorf("gpu: bench fir: warmup must be >= 0, got %d", c.Warmup)
+	case c.Threads < 0 || c.Threads%32 != 0:
+		return fmt.Errorf("gpu: bench fir: threads must be 0 (default) or a multiple of 32, got %d", c.Threads)
+	}
+	for _, t := range c.Taps {
+		if err := checkBatchTaps(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchFIRRun is the timing of one tap set.
+type BenchFIRRun struct {
+	Taps        int       // number of taps
+	Seconds     []float64 // GPU time of each timed pass (CUDA events)
+	Threads     int       // threads per block
+	Blocks      int       // blocks per pass
+	SharedBytes int       // dynamic shared memory per block
+}
+
+// BenchFIRResult is what BenchFIR measured, with the device's memory
+// figures for the bandwidth fraction.
+type BenchFIRResult struct {
+	Device          DeviceInfo
+	MemClockKHz     int     // peak memory clock (CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+	MemBusWidthBits int     // memory bus width
+	PeakBytesPerSec float64 // clock × 2 (DDR) × bus width / 8
+	SMs             int     // multiprocessors
+	ClockKHz        int     // peak SM clock
+	Runs            []BenchFIRRun
+}
+
+// checkBatchTaps refuses an empty, oversized or non-finite filter.
+func checkBatchTaps(taps []float32) error {
+	if len(taps) == 0 {
+		return errors.New("gpu: batch FIR: no taps")
+	}
+	if len(taps) > BatchMaxTaps {
+		return fmt.Errorf("gpu: batch FIR: %d taps exceeds the limit %d (direct convolution; split the filter)", len(taps), BatchMaxTaps)
+	}
+	for i, t := range taps {
+		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+			return fmt.Errorf("gpu: batch FIR: tap %d is %v", i, t)
+		}
+	}
+	return nil
+}

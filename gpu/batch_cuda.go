@@ -1,0 +1,437 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"github.com/sigproc/sigproc/kernels"
+	"gorgonia.org/cu"
+)
+
+// Defaults of the batch kernels (kernels/batch.cu); the module's
+// fir_batch_per_thread and fir_batch_max_threads globals are what count.
+const (
+	batchPerThread = 12  // BATCH_R
+	batchThreads   = 128 // default threads per block
+	maxGridX       = 1<<31 - 1
+)
+
+// BatchFIR filters data that is already in device memory with the tiled
+// batch kernels of kernels/batch.cu: y[n] = Σ_k h[k]·x[n−k], one output
+// per input sample, complex data interleaved I/Q with both components
+// filtered by the same real taps (filter.FIR's semantics).
+//
+// A BatchFIR belongs to the CUDA context that was current when it was made;
+// the caller owns that context and the locked OS thread. Launch keeps its
+// kernel arguments in the BatchFIR so it allocates nothing, and that makes
+// a BatchFIR unsafe for concurrent use: launch from one goroutine (one
+// BatchFIR may still launch onto several streams in turn).
+type BatchFIR struct {
+	mod     cu.Module
+	fn      cu.Function
+	dtaps   cu.DevicePtr
+	ntaps   int
+	ch      int
+	smem    int
+	threads int
+	perThr  int // output values per thread (BATCH_R)
+	maxThr  int // BATCH_MAX_THREADS
+	optin   int // the device's shared memory limit per block
+	closed  bool
+
+	// Launch arguments; params points at them.
+	argIn, argOut, argTaps cu.DevicePtr
+	argNTaps, argNOut      int64
+	params                 [5]unsafe.Pointer
+}
+
+// BatchSharedBytes is the dynamic shared memory one block of the batch
+// kernel needs for ntaps taps, ch values per sample and threads threads,
+// with the embedded kernel's 12 output values per thread: the zero-padded
+// reversed taps plus the input tile with its halo.
+func BatchSharedBytes(ntaps, ch, threads int) int {
+	return batchSmem(ntaps, ch, threads, batchPerThread)
+}
+
+func batchSmem(ntaps, ch, threads, perThread int) int {
+	tpad := (ntaps + 3) &^ 3
+	return 4 * (tpad + threads*perThread + ch*tpad)
+}
+
+// NewBatchFIR loads the embedded batch kernels into the current CUDA
+// context and uploads taps (1 to BatchMaxTaps of them, finite). complex
+// selects interleaved I/Q data.
+func NewBatchFIR(taps []float32, complex bool) (*BatchFIR, error) {
+	return NewBatchFIRFromPTX(taps, complex, "")
+}
+
+// NewBatchFIRFromPTX is NewBatchFIR with the kernels loaded from the PTX
+// file at ptxPath instead of the embedded kernels.BatchPTX ("" keeps the
+// embedded one), so a rebuilt kernel can be tried without rebuilding Go.
+func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchFIR, err error) {
+	if err := checkBatchTaps(taps); err != nil {
+		return nil, err
+	}
+	ch := 1
+	name := "fir_batch_real"
+	if complex {
+		ch, name = 2, "fir_batch_iq"
+	}
+	dev, err := cu.CurrentDevice()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: batch FIR needs a current CUDA context: %w", err)
+	}
+	optin, err := deviceAttrOptinSmem(dev)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	ptx := kernels.BatchPTX
+	if ptxPath != "" {
+		data, err := os.ReadFile(ptxPath)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: read batch PTX: %w", err)
+		}
+		ptx = string(data)
+	}
+	if len(ptx) == 0 {
+		return nil, errors.New("gpu: no batch PTX embedded in this build; run `make ptx` (needs nvcc)")
+	}
+	f = &BatchFIR{ntaps: len(taps), ch: ch, optin: optin}
+	if f.mod, err = cu.LoadData(ptx); err != nil {
+		return nil, fmt.Errorf("gpu: load batch FIR kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit): %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	if f.fn, err = f.mod.Function(name); err != nil {
+		return nil, fmt.Errorf("gpu: kernel %s: %w", name, err)
+	}
+	if f.perThr, err = moduleInt(f.mod, "fir_batch_per_thread"); err != nil {
+		return nil, err
+	}
+	if f.maxThr, err = moduleInt(f.mod, "fir_batch_max_threads"); err != nil {
+		return nil, err
+	}
+	if f.perThr <= 0 || f.perThr%4 != 0 || f.maxThr < 32 {
+		return nil, fmt.Errorf("gpu: batch PTX declares %d values per thread and %d threads at most; want a positive multiple of 4 and >= 32",
+			f.perThr, f.maxThr)
+	}
+	if err = f.SetThreads(min(batchThreads, f.maxThr&^31)); err != nil {
+		return nil, err
+	}
+	n := int64(len(taps)) * 4
+	if f.dtaps, err = cu.MemAlloc(n); err != nil {
+		return nil, fmt.Errorf("gpu: allocate %d bytes for taps: %w", n, err)
+	}
+	if err = cu.MemcpyHtoD(f.dtaps, unsafe.Pointer(&taps[0]), n); err != nil {
+		return nil, fmt.Errorf("gpu: copy taps: %w", err)
+	}
+	f.argTaps = f.dtaps
+	f.argNTaps = int64(len(taps))
+	f.params = [5]unsafe.Pointer{
+		unsafe.Pointer(&f.argIn), unsafe.Pointer(&f.argOut), unsafe.Pointer(&f.argTaps),
+		unsafe.Pointer(&f.argNTaps), unsafe.Pointer(&f.argNOut),
+	}
+	return f, nil
+}
+
+// moduleInt reads a 32-bit integer global of mod.
+func moduleInt(mod cu.Module, name string) (int, error) {
+	p, size, err := mod.Global(name)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: batch PTX lacks %s: %w", name, err)
+	}
+	if size != 4 {
+		return 0, fmt.Errorf("gpu: batch PTX global %s is %d bytes, want 4", name, size)
+	}
+	var v int32
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&v), p, 4); err != nil {
+		return 0, fmt.Errorf("gpu: read %s: %w", name, err)
+	}
+	return int(v), nil
+}
+
+// SetThreads sets the threads per block of later Launches: a multiple of
+// 32, at most the kernel's limit (256). More threads make bigger tiles
+// (threads × 12 output values) and more shared memory per block; the
+// default is 128.
+func (f *BatchFIR) SetThreads(n int) error {
+	if n < 32 || n%32 != 0 || n > f.maxThr {
+		return fmt.Errorf("gpu: batch FIR: %d threads per block; want a multiple of 32 from 32 to %d", n, f.maxThr)
+	}
+	smem := batchSmem(f.ntaps, f.ch, n, f.perThr)
+	if smem > f.optin {
+		return fmt.Errorf("gpu: batch FIR with %d taps and %d threads needs %d KiB of shared memory per block, the device allows %d KiB",
+			f.ntaps, n, smem>>10, f.optin>>10)
+	}
+	if smem > 48<<10 {
+		if err := setMaxDynamicSmem(f.fn, smem); err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+	}
+	f.threads, f.smem = n, smem
+	return nil
+}
+
+// NTaps returns the number of taps.
+func (f *BatchFIR) NTaps() int { return f.ntaps }
+
+// Channels returns the values per sample: 1 for real data, 2 for I/Q.
+func (f *BatchFIR) Channels() int { return f.ch }
+
+// HistoryValues is the number of float32 values that must precede the new
+// samples in Launch's input: (ntaps−1)·Channels.
+func (f *BatchFIR) HistoryValues() int { return (f.ntaps - 1) * f.ch }
+
+// SharedBytes is the dynamic shared memory each block uses.
+func (f *BatchFIR) SharedBytes() int { return f.smem }
+
+// Threads is the thread count of each block.
+func (f *BatchFIR) Threads() int { return f.threads }
+
+// Blocks returns the grid size Launch uses for nout samples.
+func (f *BatchFIR) Blocks(nout int) int {
+	vals := int64(nout) * int64(f.ch)
+	tile := int64(f.threads) * int64(f.perThr)
+	return int(min((vals+tile-1)/tile, maxGridX+1))
+}
+
+// Launch enqueues the filter of nout samples (IQ pairs when complex) on
+// stream. in points at HistoryValues() float32 values of history (zeros
+// at the start of a stream, else the last HistoryValues() values before
+// this chunk) followed by nout·Channels() new values; out receives
+// nout·Channels() outputs and must not overlap in. Aligning in and out to
+// 16 bytes (as cuMemAlloc does) lets the kernel use vector loads and
+// stores. nout 0 does nothing. Launch returns once the kernel is queued;
+// synchronise the stream before reading out.
+func (f *BatchFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error {
+	switch {
+	case f.closed:
+		return errors.New("gpu: batch FIR: launch after Close")
+	case nout < 0:
+		return fmt.Errorf("gpu: batch FIR: nout %d < 0", nout)
+	case nout == 0:
+		return nil
+	case in == 0 || out == 0:
+		return errors.New("gpu: batch FIR: nil device pointer")
+	}
+	blocks := f.Blocks(nout)
+	if blocks > maxGridX {
+		return fmt.Errorf("gpu: batch FIR: %d samples need %d blocks, more than the grid limit %d", nout, blocks, maxGridX)
+	}
+	f.argIn, f.argOut, f.argNOut = in, out, int64(nout)
+	if err := f.fn.Launch(blocks, 1, 1, f.threads, 1, 1, f.smem, stream, f.params[:]); err != nil {
+		return fmt.Errorf("gpu: launch batch FIR (%d taps, %d samples, %d blocks): %w", f.ntaps, nout, blocks, err)
+	}
+	return nil
+}
+
+// Close frees the taps and unloads the module. The context must still be
+// current; pending launches must have finished. Close is idempotent.
+func (f *BatchFIR) Close() error {
+	if f == nil || f.closed {
+		return nil
+	}
+	f.closed = true
+	var errs []error
+	if f.dtaps != 0 {
+		if err := cu.MemFree(f.dtaps); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: free taps: %w", err))
+		}
+		f.dtaps = 0
+	}
+	if f.mod != (cu.Module{}) {
+		if err := f.mod.Unload(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: unload batch module: %w", err))
+		}
+		f.mod = cu.Module{}
+	}
+	return errors.Join(errs...)
+}
+
+// memoryPeak returns the memory clock (kHz), the bus width (bits) and the
+// theoretical DRAM bandwidth (bytes/s, double data rate) of dev.
+func memoryPeak(dev cu.Device) (clockKHz, busBits int, peak float64, err error) {
+	if clockKHz, err = dev.Attribute(cu.MemoryClockRate); err != nil {
+		return 0, 0, 0, fmt.Errorf("gpu: memory clock rate: %w", err)
+	}
+	if busBits, err = dev.Attribute(cu.GlobalMemoryBusWidth); err != nil {
+		return 0, 0, 0, fmt.Errorf("gpu: memory bus width: %w", err)
+	}
+	return clockKHz, busBits, float64(clockKHz) * 1e3 * 2 * float64(busBits) / 8, nil
+}
+
+// BenchFIR times BatchFIR on cfg.Input for each tap set of cfg.Taps on one
+// device: the input is copied to the device once per tap set behind a
+// zero history, and each timed pass is one Launch over all of it, timed
+// with CUDA events after cfg.Warmup untimed passes. It locks the calling
+// goroutine's OS thread and creates (and destroys) its own context.
+func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err error) {
+	if err := cfg.validate(); err != nil {
+		return BenchFIRResult{}, err
+	}
+	ch := 1
+	if cfg.Complex {
+		ch = 2
+	}
+	nvals := len(cfg.Input)
+	nout := nvals / ch
+	maxTaps := 0
+	for _, t := range cfg.Taps {
+		maxTaps = max(maxTaps, len(t))
+	}
+
+	dev, info, err := deviceInfo(cfg.Device)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	res.Device = info
+	if res.MemClockKHz, res.MemBusWidthBits, res.PeakBytesPerSec, err = memoryPeak(dev); err != nil {
+		return BenchFIRResult{}, err
+	}
+	if res.SMs, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: multiprocessor count: %w", err)
+	}
+	if res.ClockKHz, err = dev.Attribute(cu.ClockRate); err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: clock rate: %w", err)
+	}
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cuctx, err := dev.MakeContext(cu.SchedBlockingSync)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
+	}
+	var frees []cu.DevicePtr
+	defer func() {
+		for _, p := range frees {
+			if e := cu.MemFree(p); e != nil && err == nil {
+				err = fmt.Errorf("gpu: free device memory: %w", e)
+			}
+		}
+		if e := cuctx.Destroy(); e != nil && err == nil {
+			err = fmt.Errorf("gpu: destroy context: %w", e)
+		}
+	}()
+	alloc := func(n int64) (cu.DevicePtr, error) {
+		p, err := cu.MemAlloc(n)
+		if err != nil {
+			return 0, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", n>>20, err)
+		}
+		frees = append(frees, p)
+		return p, nil
+	}
+	din, err := alloc(int64((maxTaps-1)*ch+nvals) * 4)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	dout, err := alloc(int64(nvals) * 4)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	stream, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create stream: %w", err)
+	}
+	defer stream.Destroy()
+	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
+	}
+	defer cu.DestroyEvent(&start)
+	stop, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
+	}
+	defer cu.DestroyEvent(&stop)
+
+	var host []float32
+	if cfg.Output != nil {
+		host = make([]float32, nvals)
+	}
+	for _, taps := range cfg.Taps {
+		run, err := benchOne(ctx, cfg, taps, ch, nout, din, dout, stream, start, stop, host)
+		if err != nil {
+			return BenchFIRResult{}, err
+		}
+		res.Runs = append(res.Runs, run)
+	}
+	return res, nil
+}
+
+// benchOne times one tap set; the output, if wanted, goes to cfg.Output.
+func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cu.DevicePtr,
+	stream cu.Stream, start, stop cu.Event, host []float32) (BenchFIRRun, error) {
+	f, err := NewBatchFIRFromPTX(taps, cfg.Complex, cfg.PTXPath)
+	if err != nil {
+		return BenchFIRRun{}, err
+	}
+	defer f.Close()
+	if cfg.Threads > 0 {
+		if err := f.SetThreads(cfg.Threads); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	hist := int64(f.HistoryValues())
+	nvals := int64(len(cfg.Input))
+	if hist > 0 {
+		if err := cu.MemsetD32(din, 0, hist); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: clear history: %w", err)
+		}
+	}
+	if err := cu.MemcpyHtoD(din+cu.DevicePtr(hist*4), unsafe.Pointer(&cfg.Input[0]), nvals*4); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: copy input to device: %w", err)
+	}
+	// NaN everywhere, so an output the kernel never wrote fails the check.
+	if err := cu.MemsetD32(dout, 0xffffffff, nvals); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: poison output: %w", err)
+	}
+	run := BenchFIRRun{Taps: len(taps), Threads: f.Threads(), Blocks: f.Blocks(nout), SharedBytes: f.SharedBytes()}
+	for range cfg.Warmup {
+		if err := f.Launch(stream, din, dout, nout); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	if err := stream.Synchronize(); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR warmup (%d taps): %w", len(taps), err)
+	}
+	for i := range cfg.Reps {
+		if err := ctx.Err(); err != nil {
+			return BenchFIRRun{}, err
+		}
+		if err := start.Record(stream); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
+		}
+		if err := f.Launch(stream, din, dout, nout); err != nil {
+			return BenchFIRRun{}, err
+		}
+		if err := stop.Record(stream); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
+		}
+		if err := stop.Synchronize(); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR pass %d (%d taps): %w", i, len(taps), err)
+		}
+		ms, err := start.Elapsed(stop)
+		if err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: event time: %w", err)
+		}
+		run.Seconds = append(run.Seconds, ms/1e3)
+	}
+	if cfg.Output != nil {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), dout, nvals*4); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: copy output to host: %w", err)
+		}
+		if err := cfg.Output(len(taps), host); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	return run, nil
+}

@@ -1,0 +1,365 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// Soak is the record of a soak run (Config.Duration > 0).
+type Soak struct {
+	DurationS   float64    `json:"duration_s"`
+	IntervalS   float64    `json:"interval_s"`
+	VerifyEvery int        `json:"verify_every"`
+	BucketNs    int64      `json:"histogram_bucket_ns"`
+	RangeUs     float64    `json:"histogram_range_us"`
+	Intervals   []Interval `json:"intervals"`
+	// Totals over the intervals (the warmup is not measured: its drops
+	// are in the result's dropped_blocks only).
+	Scheduled   uint64 `json:"scheduled_blocks"`
+	Dropped     uint64 `json:"dropped_blocks"`
+	Gaps        uint64 `json:"gaps"`
+	Mismatches  int    `json:"mismatches"`
+	OverRange   uint64 `json:"over_range_blocks"`
+	Interrupted bool   `json:"interrupted"`
+	// Passed: the whole duration ran with no drop, gap or mismatch.
+	Passed bool `json:"passed"`
+}
+
+// Interval is one soak interval. Times are from the start of measuring,
+// latencies in µs; percentiles are within one histogram bucket (10 ns) of
+// the exact ones, and latencies over the histogram range count in
+// OverRange (a percentile that falls there reports the exact max).
+type Interval struct {
+	Index      int     `json:"interval"` // 1-based, as printed
+	StartS     float64 `json:"start_s"`
+	EndS       float64 `json:"end_s"`
+	Scheduled  uint64  `json:"scheduled_blocks"` // blocks the source produced in it
+	Blocks     uint64  `json:"blocks"`           // of those, filtered blocks the host saw
+	Dropped    uint64  `json:"dropped_blocks"`   // scheduled - blocks
+	Gaps       uint64  `json:"gaps"`             // sequence numbers found missing in it
+	Verified   int     `json:"verified_blocks"`
+	Unverified int     `json:"unverified_blocks"`
+	Mismatches int     `json:"mismatches"`
+	MaxRelErr  float64 `json:"max_rel_err"`
+	P50        float64 `json:"p50_us"`
+	P90        float64 `json:"p90_us"`
+	P99        float64 `json:"p99_us"`
+	P999       float64 `json:"p999_us"`
+	Max        float64 `json:"max_us"`
+	Mean       float64 `json:"mean_us"`
+	OverRange  uint64  `json:"over_range_blocks"`
+}
+
+// OK reports whether the interval had no drop, gap or mismatch.
+func (iv Interval) OK() bool { return iv.Dropped == 0 && iv.Gaps == 0 && iv.Mismatches == 0 }
+
+// ErrLoss is wrapped by Run's error when a soak interval dropped blocks or
+// saw sequence gaps.
+var ErrLoss = errors.New("probe: blocks lost during the soak")
+
+// quantiles are the reported percentiles, ascending.
+var quantiles = []float64{0.50, 0.90, 0.99, 0.999}
+
+// acc is the consumer's running count of one interval.
+type acc struct {
+	index                            int
+	startSeq, endSeq                 uint64
+	blocks, gaps                     uint64
+	verified, unverified, mismatches int
+	maxRelErr                        float64
+	hist                             *Histogram
+}
+
+// meter is the soak's consumer-side state. onBlock runs on the pipeline's
+// consumer goroutine and is O(1) and allocation-free except at an interval
+// rollover, which hands the interval's histogram to the summariser goroutine
+// (a mutex held for an append) and takes a spare one: a fresh allocation
+// only if the summariser has not returned one yet.
+type meter struct {
+	cfg    Config
+	path   string
+	src    *source
+	ver    *verifier
+	tol    float64
+	res    *Result
+	warmup uint64
+	cur    acc
+	next   uint64 // the sequence number expected next
+
+	mu      sync.Mutex
+	pending []acc // rolled over, not yet summarised
+	spare   []acc // the summariser's batch buffer, swapped with pending
+	notify  chan struct{}
+	free    chan *Histogram
+
+	// Owned by the summariser goroutine until it has exited.
+	intervals []Interval
+	overall   *Histogram
+}
+
+func newMeter(cfg Config, path string, src *source, ver *verifier, tol float64, res *Result) (*meter, error) {
+	m := &meter{cfg: cfg, path: path, src: src, ver: ver, tol: tol, res: res, warmup: uint64(cfg.Warmup),
+		pending: make([]acc, 0, 4), spare: make([]acc, 0, 4),
+		notify: make(chan struct{}, 1), free: make(chan *Histogram, 2)}
+	var err error
+	if m.overall, err = NewHistogram(HistBucket, HistRange); err != nil {
+		return nil, err
+	}
+	if m.cur.hist, err = NewHistogram(HistBucket, HistRange); err != nil {
+		return nil, err
+	}
+	for range cap(m.free) {
+		h, _ := NewHistogram(HistBucket, HistRange)
+		m.free <- h
+	}
+	m.cur.startSeq = m.warmup
+	m.intervals = make([]Interval, 0, min(cfg.intervals(), 1024))
+	return m, nil
+}
+
+// onBlock is the pipeline's OnBlock hook.
+func (m *meter) onBlock(o pipeline.Output, seen int64) {
+	vd, e := m.ver.check(o)
+	m.res.count(vd, e, m.tol)
+	if o.Seq < m.warmup {
+		m.next = o.Seq + 1
+		return
+	}
+	for m.cur.index+1 < len(m.src.bounds) {
+		b := m.src.bounds[m.cur.index+1].Load()
+		if o.Seq < b {
+			break
+		}
+		m.rollover(b)
+	}
+	if from := max(m.next, m.warmup); o.Seq > from {
+		m.cur.gaps += o.Seq - from
+	}
+	m.next = o.Seq + 1
+	d := seen - o.Timestamp
+	m.cur.blocks++
+	m.cur.hist.Record(d)
+	switch vd {
+	case unverified:
+		m.cur.unverified++
+	case verified:
+		m.cur.verified++
+		if e > m.cur.maxRelErr || math.IsNaN(e) {
+			m.cur.maxRelErr = e
+		}
+		if !(e <= m.tol) {
+			m.cur.mismatches++
+		}
+	}
+	if m.cfg.onLatency != nil {
+		m.cfg.onLatency(m.cur.index, d)
+	}
+}
+
+// rollover ends the current interval at endSeq and starts the next.
+func (m *meter) rollover(endSeq uint64) {
+	m.push(endSeq)
+	var h *Histogram
+	select {
+	case h = <-m.free:
+	default:
+		h, _ = NewHistogram(HistBucket, HistRange) // the summariser is behind
+	}
+	m.cur = acc{index: m.cur.index + 1, startSeq: endSeq, hist: h}
+}
+
+func (m *meter) push(endSeq uint64) {
+	m.cur.endSeq = endSeq
+	m.mu.Lock()
+	m.pending = append(m.pending, m.cur)
+	m.mu.Unlock()
+	select {
+	case m.notify <- struct{}{}:
+	default: // already signalled
+	}
+}
+
+// summarise turns rolled-over intervals into Intervals until done is
+// closed, then handles what is left and returns.
+func (m *meter) summarise(done <-chan struct{}) {
+	for {
+		select {
+		case <-m.notify:
+			m.drain()
+		case <-done:
+			m.drain()
+			return
+		}
+	}
+}
+
+func (m *meter) drain() {
+	m.mu.Lock()
+	batch := m.pending
+	m.pending, m.spare = m.spare[:0], batch
+	m.mu.Unlock()
+	for _, a := range batch {
+		iv := m.interval(a)
+		m.overall.Add(a.hist)
+		a.hist.Reset()
+		select {
+		case m.free <- a.hist:
+		default:
+		}
+		m.intervals = append(m.intervals, iv)
+		if m.cfg.OnInterval != nil {
+			m.cfg.OnInterval(m.path, iv)
+		}
+	}
+}
+
+func (m *meter) interval(a acc) Interval {
+	step := m.cfg.interval()
+	iv := Interval{Index: a.index + 1,
+		StartS:    (time.Duration(a.index) * step).Seconds(),
+		EndS:      min(time.Duration(a.index+1)*step, m.cfg.Duration).Seconds(),
+		Scheduled: a.endSeq - a.startSeq, Blocks: a.blocks, Gaps: a.gaps,
+		Verified: a.verified, Unverified: a.unverified, Mismatches: a.mismatches, MaxRelErr: a.maxRelErr,
+		Max: float64(a.hist.Max()) / 1e3, Mean: a.hist.Mean() / 1e3, OverRange: a.hist.OverRange()}
+	if iv.Scheduled > iv.Blocks {
+		iv.Dropped = iv.Scheduled - iv.Blocks
+	}
+	q := a.hist.Quantiles(quantiles)
+	iv.P50, iv.P90, iv.P99, iv.P999 = float64(q[0])/1e3, float64(q[1])/1e3, float64(q[2])/1e3, float64(q[3])/1e3
+	return iv
+}
+
+// finish closes the intervals the source reached, after the run: the
+// current one, and any the consumer never saw a block of. Blocks lost after
+// the last one seen count as gaps too, as the pipeline counts them.
+func (m *meter) finish() {
+	if !m.src.measuring {
+		return // stopped during the warmup: nothing measured
+	}
+	end := uint64(m.src.n)
+	for {
+		last := m.cur.index >= m.src.cur
+		hi := end
+		if !last {
+			hi = m.src.bounds[m.cur.index+1].Load()
+		}
+		if from := max(m.next, m.cur.startSeq); hi > from {
+			m.cur.gaps += hi - from
+		}
+		if last {
+			m.push(end)
+			return
+		}
+		m.rollover(hi)
+	}
+}
+
+func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
+	ch := 1
+	if cfg.Complex {
+		ch = 2
+	}
+	tol := cfg.Tolerance
+	if tol == 0 {
+		tol = 1e-5
+	}
+	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: len(cfg.Taps), Complex: cfg.Complex,
+		PeriodUs: float64(cfg.Period) / 1e3}
+	src := newSource(cfg, ch)
+	ver, err := newVerifier(cfg, src, ch)
+	if err != nil {
+		return res, err
+	}
+	m, err := newMeter(cfg, p.Name, src, ver, tol, &res)
+	if err != nil {
+		return res, err
+	}
+	be, err := p.New()
+	if err != nil {
+		return res, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { m.summarise(done) })
+
+	t0 := time.Now()
+	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
+	}, pipeline.Options{OnBlock: m.onBlock})
+	wall := time.Since(t0)
+	m.finish()
+	close(done)
+	wg.Wait()
+
+	res.Backend = be.Name()
+	if t, ok := be.(interface{ ComputeTimes() []float64 }); ok {
+		if ct := t.ComputeTimes(); len(ct) > 0 {
+			slices.Sort(ct)
+			res.ComputeP50, res.ComputeP99 = ct[len(ct)/2], ct[min(len(ct)-1, len(ct)*99/100)]
+		}
+	}
+	closeErr := be.Close()
+	if wall > 0 {
+		res.MSps = float64(st.SamplesOut) / wall.Seconds() / 1e6
+	}
+	s := &Soak{DurationS: cfg.Duration.Seconds(), IntervalS: cfg.interval().Seconds(), VerifyEvery: max(1, cfg.VerifyEvery),
+		BucketNs: int64(HistBucket), RangeUs: float64(HistRange) / 1e3, Intervals: m.intervals, Interrupted: st.Interrupted}
+	for _, iv := range s.Intervals {
+		s.Scheduled += iv.Scheduled
+		s.Dropped += iv.Dropped
+		s.Gaps += iv.Gaps
+		s.Mismatches += iv.Mismatches
+		s.OverRange += iv.OverRange
+	}
+	res.Soak = s
+	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
+	q := m.overall.Quantiles(quantiles)
+	res.P50, res.P90, res.P99, res.P999 = float64(q[0])/1e3, float64(q[1])/1e3, float64(q[2])/1e3, float64(q[3])/1e3
+	res.Max, res.Mean = float64(m.overall.Max())/1e3, m.overall.Mean()/1e3
+	if runErr != nil {
+		return res, runErr
+	}
+	if closeErr != nil {
+		return res, closeErr
+	}
+	soakErr := soakError(s, &res, tol)
+	s.Passed = soakErr == nil && !s.Interrupted && len(s.Intervals) == cfg.intervals()
+	return res, soakErr
+}
+
+// soakError says why a soak failed: losses in any interval, or a mismatch
+// anywhere (the warmup included).
+func soakError(s *Soak, r *Result, tol float64) error {
+	var bad []string
+	for _, iv := range s.Intervals {
+		if !iv.OK() && len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf("interval %d: %d dropped, %d gaps, %d mismatches", iv.Index, iv.Dropped, iv.Gaps, iv.Mismatches))
+		}
+	}
+	var parts []string
+	var errs []any
+	if s.Dropped > 0 || s.Gaps > 0 {
+		parts = append(parts, "%w: %d dropped blocks, %d gaps")
+		errs = append(errs, ErrLoss, s.Dropped, s.Gaps)
+	}
+	if r.Mismatches > 0 {
+		parts = append(parts, "%w: %d of %d verified blocks, worst relative error %.3g (tolerance %g)")
+		errs = append(errs, ErrMismatch, r.Mismatches, r.Verified, r.MaxRelErr, tol)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	msg := strings.Join(parts, "; ")
+	if len(bad) > 0 {
+		msg += " (" + strings.Join(bad, "; ") + ")"
+	}
+	return fmt.Errorf(msg, errs...)
+}

@@ -1,0 +1,143 @@
+package probe
+
+import (
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// verdict is what the shadow check made of one block.
+type verdict int
+
+const (
+	notSampled verdict = iota // --verify-every skipped it
+	unverified                // its input (or history) copy was overwritten
+	verified                  // compared; see the relative error
+)
+
+// verifier is the CPU shadow check. The backend filters the blocks it
+// receives as one stream (a block dropped at capture never reaches it), so
+// the reference must see the same stream.
+//
+// With every <= 1 the shadow FIR runs on every delivered block and keeps its
+// history, as the block-count mode always did. With every = N > 1 only the
+// blocks with Seq%N == 0 are compared, and only they cost a FIR: the shadow
+// is reset and primed with the last ntaps-1 input samples of the blocks
+// delivered just before (a FIR's output depends on nothing older), which
+// gives the bit-identical reference at 1/N of the cost.
+//
+// In the soak mode (resync) a continuous verifier whose history was lost
+// (the consumer fell more than recordSlots blocks behind) primes itself the
+// same way at the next block and carries on, instead of leaving the rest of
+// a long run unverified as the block-count mode does.
+type verifier struct {
+	src     *source
+	shadow  *filter.FIR
+	ref     []float32
+	scratch []float32
+	every   uint64
+	broken  bool // continuous: a lost copy broke the history
+	resync  bool // continuous: re-prime a broken history (soak mode)
+
+	// sampled mode: the last delivered sequence numbers, a ring of the
+	// blocks that can hold the ntaps-1 history samples.
+	need       int // history values: (ntaps-1)·channels
+	prev       []uint64
+	head, nrec int
+}
+
+func newVerifier(cfg Config, src *source, ch int) (*verifier, error) {
+	shadow, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	v := &verifier{src: src, shadow: shadow, every: uint64(max(1, cfg.VerifyEvery)), resync: cfg.Duration > 0,
+		ref: make([]float32, cfg.BlockSize*ch), scratch: make([]float32, cfg.BlockSize*ch)}
+	v.need = (len(cfg.Taps) - 1) * ch
+	// Probe blocks are all full, so this many hold the history.
+	v.prev = make([]uint64, (v.need+cfg.BlockSize*ch-1)/(cfg.BlockSize*ch))
+	return v, nil
+}
+
+// check runs the reference for o and, for a verified block, returns its
+// error relative to the reference block's RMS. It allocates nothing.
+func (v *verifier) check(o pipeline.Output) (verdict, float64) {
+	if v.every <= 1 {
+		vd, e := v.continuous(o)
+		v.remember(o.Seq)
+		return vd, e
+	}
+	vd, e := notSampled, 0.0
+	if o.Seq%v.every == 0 {
+		vd, e = v.sampled(o)
+	}
+	v.remember(o.Seq)
+	return vd, e
+}
+
+func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
+	if v.broken && v.resync {
+		vd, e := v.sampled(o) // leaves the history right when it verifies
+		v.broken = vd != verified
+		return vd, e
+	}
+	if !v.broken {
+		in, ok := v.src.recorded(o.Seq)
+		if ok {
+			ok = len(in) == len(o.Samples) && v.shadow.Process(v.ref[:len(in)], in) == nil
+			v.src.release(o.Seq)
+		}
+		v.broken = !ok // the copy was overwritten: history lost
+	}
+	if v.broken {
+		return unverified, 0
+	}
+	return verified, relErr(o.Samples, v.ref[:len(o.Samples)])
+}
+
+func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
+	v.shadow.Reset()
+	// Probe blocks are all full: only the last ntaps-1 samples matter.
+	skip := max(0, v.nrec*len(o.Samples)-v.need)
+	for i := range v.nrec {
+		seq := v.prev[(v.head+i)%len(v.prev)]
+		in, ok := v.src.recorded(seq)
+		if !ok {
+			return unverified, 0
+		}
+		if skip >= len(in) {
+			skip -= len(in)
+			v.src.release(seq)
+			continue
+		}
+		part := in[skip:]
+		skip = 0
+		ok = v.shadow.Process(v.scratch[:len(part)], part) == nil
+		v.src.release(seq)
+		if !ok {
+			return unverified, 0
+		}
+	}
+	in, ok := v.src.recorded(o.Seq)
+	if !ok {
+		return unverified, 0
+	}
+	ok = len(in) == len(o.Samples) && v.shadow.Process(v.ref[:len(in)], in) == nil
+	v.src.release(o.Seq)
+	if !ok {
+		return unverified, 0
+	}
+	return verified, relErr(o.Samples, v.ref[:len(o.Samples)])
+}
+
+func (v *verifier) remember(seq uint64) {
+	if len(v.prev) == 0 {
+		return
+	}
+	if v.nrec < len(v.prev) {
+		v.prev[(v.head+v.nrec)%len(v.prev)] = seq
+		v.nrec++
+		return
+	}
+	v.prev[v.head] = seq
+	v.head = (v.head + 1) % len(v.prev)
+}
