@@ -126,13 +126,8 @@ type Result struct {
 	Unverified int     `json:"unverified_blocks"`
 	Mismatches int     `json:"mismatches"`
 	MaxRelErr  float64 `json:"max_rel_err"`
-	P50        float64 `json:"p50_us"`
-	P90        float64 `json:"p90_us"`
-	P99        float64 `json:"p99_us"`
-	P999       float64 `json:"p999_us"`
-	Max        float64 `json:"max_us"`
-	Mean       float64 `json:"mean_us"`
-	MSps       float64 `json:"msps"`
+	Latency
+	MSps float64 `json:"msps"`
 	// GPU-side time from the last input word arriving to the output being
 	// written (zero-copy with timing), µs.
 	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
@@ -142,6 +137,24 @@ type Result struct {
 	// 0); the fields above are then the figures of the whole soak, with
 	// percentiles from its histogram.
 	Soak *Soak `json:"soak,omitempty"`
+}
+
+// Latency is the end-to-end latency of a set of blocks, in µs; Result and
+// Interval embed it, so its fields sit at their top level in the JSON.
+type Latency struct {
+	P50  float64 `json:"p50_us"`
+	P90  float64 `json:"p90_us"`
+	P99  float64 `json:"p99_us"`
+	P999 float64 `json:"p999_us"`
+	Max  float64 `json:"max_us"`
+	Mean float64 `json:"mean_us"`
+}
+
+// latencyOf reads a Latency off a histogram of nanoseconds.
+func latencyOf(h *Histogram) Latency {
+	q := h.Quantiles(quantiles)
+	return Latency{P50: float64(q[0]) / 1e3, P90: float64(q[1]) / 1e3, P99: float64(q[2]) / 1e3, P999: float64(q[3]) / 1e3,
+		Max: float64(h.Max()) / 1e3, Mean: h.Mean() / 1e3}
 }
 
 // ErrMismatch is wrapped by Run's error when a path's output differs from

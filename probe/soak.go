@@ -49,13 +49,8 @@ type Interval struct {
 	Unverified int     `json:"unverified_blocks"`
 	Mismatches int     `json:"mismatches"`
 	MaxRelErr  float64 `json:"max_rel_err"`
-	P50        float64 `json:"p50_us"`
-	P90        float64 `json:"p90_us"`
-	P99        float64 `json:"p99_us"`
-	P999       float64 `json:"p999_us"`
-	Max        float64 `json:"max_us"`
-	Mean       float64 `json:"mean_us"`
-	OverRange  uint64  `json:"over_range_blocks"`
+	Latency
+	OverRange uint64 `json:"over_range_blocks"`
 }
 
 // OK reports whether the interval had no drop, gap or mismatch.
@@ -228,12 +223,10 @@ func (m *meter) interval(a acc) Interval {
 		EndS:      min(time.Duration(a.index+1)*step, m.cfg.Duration).Seconds(),
 		Scheduled: a.endSeq - a.startSeq, Blocks: a.blocks, Gaps: a.gaps,
 		Verified: a.verified, Unverified: a.unverified, Mismatches: a.mismatches, MaxRelErr: a.maxRelErr,
-		Max: float64(a.hist.Max()) / 1e3, Mean: a.hist.Mean() / 1e3, OverRange: a.hist.OverRange()}
+		Latency: latencyOf(a.hist), OverRange: a.hist.OverRange()}
 	if iv.Scheduled > iv.Blocks {
 		iv.Dropped = iv.Scheduled - iv.Blocks
 	}
-	q := a.hist.Quantiles(quantiles)
-	iv.P50, iv.P90, iv.P99, iv.P999 = float64(q[0])/1e3, float64(q[1])/1e3, float64(q[2])/1e3, float64(q[3])/1e3
 	return iv
 }
 
@@ -321,9 +314,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	res.Soak = s
 	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
-	q := m.overall.Quantiles(quantiles)
-	res.P50, res.P90, res.P99, res.P999 = float64(q[0])/1e3, float64(q[1])/1e3, float64(q[2])/1e3, float64(q[3])/1e3
-	res.Max, res.Mean = float64(m.overall.Max())/1e3, m.overall.Mean()/1e3
+	res.Latency = latencyOf(m.overall)
 	if runErr != nil {
 		return res, runErr
 	}

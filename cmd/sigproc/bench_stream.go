@@ -12,9 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -299,55 +297,6 @@ func runBenchStream(ctx context.Context, o benchStreamOptions, out, errw io.Writ
 	return nil
 }
 
-// streamBar is the progress bar on stderr, safe to update from the
-// pipeline's goroutine after it is stopped.
-type streamBar struct {
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	stopped bool
-}
-
-func newStreamBar(w io.Writer, total int64) *streamBar {
-	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100 * time.Millisecond),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("samples"),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetDescription("streaming"),
-	}
-	if total <= 0 {
-		total = -1
-		opts = append(opts, progressbar.OptionSpinnerType(14))
-	} else {
-		opts = append(opts, progressbar.OptionSetPredictTime(true))
-	}
-	return &streamBar{bar: progressbar.NewOptions64(total, opts...)}
-}
-
-func (b *streamBar) set(n int64) {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.stopped {
-		_ = b.bar.Set64(n)
-	}
-}
-
-func (b *streamBar) stop() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.stopped = true
-	_ = b.bar.Finish()
-}
-
 // fillNoise fills x with uniform noise in [-1, 1), in parallel blocks
 // each seeded by (seed, block index), so the content depends only on seed.
 func fillNoise(x []float32, seed uint64) {
@@ -388,9 +337,9 @@ func streamMemory(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 	defer outBuf.Free()
 	fillNoise(in.Values, o.seed)
 
-	var bar *streamBar
+	var bar *progress
 	if show {
-		bar = newStreamBar(errw, int64(n/ch))
+		bar = newProgress(errw, int64(n/ch), "streaming", true)
 		cfg.Progress = bar.set
 	}
 	res, err := gpu.RunStreamMemory(ctx, cfg, in, outBuf)
@@ -545,9 +494,9 @@ func streamSource(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 	tsrc := &teeSource{src: src, max: keep}
 	tsnk := &teeSink{snk: snk, max: keep}
 
-	var bar *streamBar
+	var bar *progress
 	if show {
-		bar = newStreamBar(errw, total)
+		bar = newProgress(errw, total, "streaming", true)
 		cfg.Progress = bar.set
 	}
 	res, runErr := gpu.RunStream(ctx, cfg, tsrc, tsnk)

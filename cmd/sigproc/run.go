@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/capture"
@@ -270,7 +268,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	var bar *progress
 	if show {
-		bar = newProgress(stderr, maxSamples)
+		bar = newProgress(stderr, maxSamples, "filtering", false)
 		opts.Progress = bar.update
 		opts.ProgressEvery = 100 * time.Millisecond
 	}
@@ -463,51 +461,6 @@ func describeFilter(cfg *config.Config) string {
 		return "taps from " + filepath.Base(f.TapsFile)
 	}
 	return fmt.Sprintf("%d inline taps", len(f.Taps))
-}
-
-// progress renders run progress on stderr. update may be called from the
-// pipeline's progress goroutine after stop; it is then ignored.
-type progress struct {
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	stopped bool
-}
-
-func newProgress(w io.Writer, total int64) *progress {
-	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100 * time.Millisecond),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("samples"),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetDescription("filtering"),
-	}
-	max := total
-	if total <= 0 {
-		max = -1 // unknown length: spinner
-		opts = append(opts, progressbar.OptionSpinnerType(14))
-	} else {
-		opts = append(opts, progressbar.OptionSetPredictTime(true))
-	}
-	return &progress{bar: progressbar.NewOptions64(max, opts...)}
-}
-
-func (p *progress) update(st pipeline.Stats) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	p.bar.Describe(fmt.Sprintf("%6.2f MS/s", st.MSps()))
-	_ = p.bar.Set64(int64(min(st.SamplesIn, math.MaxInt64)))
-}
-
-func (p *progress) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopped = true
-	_ = p.bar.Finish() // clears the line (OptionClearOnFinish)
 }
 
 // countFlag is a sample count flag that accepts integers and exact

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// progress is a progress bar of samples on stderr, for run and bench
+// stream. Its methods may be called from a pipeline goroutine after stop
+// (they are then ignored), and on a nil *progress (no bar).
+type progress struct {
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar
+	stopped bool
+}
+
+// newProgress starts a bar towards total samples (a spinner if total <= 0)
+// described by desc; rate adds the samples-per-second figure.
+func newProgress(w io.Writer, total int64, desc string, rate bool) *progress {
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("samples"),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetDescription(desc),
+	}
+	if rate {
+		opts = append(opts, progressbar.OptionShowIts())
+	}
+	if total <= 0 {
+		total = -1 // unknown length: spinner
+		opts = append(opts, progressbar.OptionSpinnerType(14))
+	} else {
+		opts = append(opts, progressbar.OptionSetPredictTime(true))
+	}
+	return &progress{bar: progressbar.NewOptions64(total, opts...)}
+}
+
+// set moves the bar to n samples.
+func (p *progress) set(n int64) { p.setDescribed(n, "") }
+
+// update shows a pipeline's samples in and its rate.
+func (p *progress) update(st pipeline.Stats) {
+	p.setDescribed(int64(min(st.SamplesIn, math.MaxInt64)), fmt.Sprintf("%6.2f MS/s", st.MSps()))
+}
+
+func (p *progress) setDescribed(n int64, desc string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	if desc != "" {
+		p.bar.Describe(desc)
+	}
+	_ = p.bar.Set64(n)
+}
+
+// stop finishes the bar, which clears its line (OptionClearOnFinish).
+func (p *progress) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	_ = p.bar.Finish()
+}
