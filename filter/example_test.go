@@ -55,3 +55,15 @@ func Example() {
 	// 500 Hz out: 0.707 RMS (in: 0.707)
 	// 12 kHz attenuated by more than 70 dB: true
 }
+
+// Check a filter's output against the direct convolution, as the GPU tests
+// and the probe do: the worst error relative to the reference's RMS.
+func ExampleMaxErrRMS() {
+	taps := []float32{0.25, 0.5, 0.25}
+	x := []float32{1, 0, 0, 0, -1, 0}
+	want := filter.Convolve(taps, x, false)
+	got := append([]float32(nil), want...)
+	got[1] += 1e-7
+	fmt.Printf("%.1e\n", filter.MaxErrRMS(got, want))
+	// Output: 3.5e-07
+}

@@ -355,3 +355,21 @@ func TestProcessAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxErrRMS(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		got, want []float32
+		e         float64
+	}{
+		{[]float32{1, -1}, []float32{1, -1}, 0},
+		{[]float32{1.5, -1}, []float32{1, -1}, 0.5},
+		{[]float32{0, 0.25}, []float32{0, 0}, 0.25},
+		{[]float32{nan, 1}, []float32{1, 1}, math.Inf(1)},
+		{[]float32{1}, []float32{1, 1}, math.Inf(1)},
+	} {
+		if e := MaxErrRMS(tc.got, tc.want); e != tc.e {
+			t.Errorf("MaxErrRMS(%v, %v) = %g, want %g", tc.got, tc.want, e, tc.e)
+		}
+	}
+}

@@ -9,6 +9,30 @@ import (
 	"github.com/mjibson/go-dsp/fft"
 )
 
+// MaxErrRMS is the largest |got[i] − want[i]| relative to the RMS of
+// want: the figure every check of a filter output against a reference uses
+// (1e-5 is the project's float32 tolerance). A length mismatch or a NaN
+// gives +Inf, so a broken output never passes a "<= tol" test; for an
+// all-zero want it is the largest |got[i]|.
+func MaxErrRMS(got, want []float32) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	var ss, worst float64
+	for i, w := range want {
+		ss += float64(w) * float64(w)
+		d := math.Abs(float64(got[i]) - float64(w))
+		if math.IsNaN(d) {
+			return math.Inf(1)
+		}
+		worst = max(worst, d)
+	}
+	if ss == 0 {
+		return worst
+	}
+	return worst / math.Sqrt(ss/float64(len(want)))
+}
+
 // Response summarises a filter's measured magnitude response.
 type Response struct {
 	// PassbandRippleDB is max-min of |H| in dB over the passband.

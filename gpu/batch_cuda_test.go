@@ -119,7 +119,7 @@ func checkClose(t *testing.T, name string, got, want []float32, tol float64) {
 			t.Fatalf("%s: output %d is %v (not written?)", name, i, v)
 		}
 	}
-	if e := maxRelErr(got, want); !(e <= tol) {
+	if e := filter.MaxErrRMS(got, want); !(e <= tol) {
 		t.Fatalf("%s: max error %g of the output RMS > %g", name, e, tol)
 	}
 }

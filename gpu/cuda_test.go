@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"syscall"
@@ -55,23 +54,6 @@ func randSignal(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-// maxRelErr compares against the float64-accumulated reference, relative
-// to the reference's RMS so near-zero outputs do not dominate.
-func maxRelErr(got, want []float32) float64 {
-	var rms float64
-	for _, v := range want {
-		rms += float64(v) * float64(v)
-	}
-	rms = math.Sqrt(rms / float64(len(want)))
-	var worst float64
-	for i := range want {
-		if e := math.Abs(float64(got[i])-float64(want[i])) / rms; e > worst {
-			worst = e
-		}
-	}
-	return worst
-}
-
 func TestBackendsMatchCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, tr := range []Transport{TransportZeroCopy, TransportExplicit, TransportExplicitPageable} {
@@ -113,7 +95,7 @@ func TestBackendsMatchCPU(t *testing.T) {
 					t.Fatalf("stats %+v", st)
 				}
 				want := filter.Convolve(taps, x, tc.complex)
-				if e := maxRelErr(snk.got, want); e > 1e-5 {
+				if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
 					t.Fatalf("max relative error %g > 1e-5", e)
 				}
 			})
@@ -284,7 +266,7 @@ func TestZeroCopyVariants(t *testing.T) {
 			if len(snk.got) != len(want) {
 				t.Fatalf("got %d values, want %d", len(snk.got), len(want))
 			}
-			if e := maxRelErr(snk.got, want); e > 1e-5 {
+			if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
 				t.Fatalf("max relative error %g > 1e-5", e)
 			}
 			if tc.timing {

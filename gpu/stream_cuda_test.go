@@ -81,24 +81,6 @@ func streamTestSignal(seed uint64, n int) []float32 {
 	return x
 }
 
-// streamErr is max |got − want| relative to want's RMS (+Inf on a length
-// mismatch or NaN).
-func streamErr(got, want []float32) float64 {
-	if len(got) != len(want) || len(want) == 0 {
-		return math.Inf(1)
-	}
-	var ss, worst float64
-	for i, w := range want {
-		ss += float64(w) * float64(w)
-		d := math.Abs(float64(got[i]) - float64(w))
-		if math.IsNaN(d) {
-			return math.Inf(1)
-		}
-		worst = max(worst, d)
-	}
-	return worst / math.Sqrt(ss/float64(len(want)))
-}
-
 type streamCase struct {
 	taps, chunk, samples, streams, buffers int
 	complex                                bool
@@ -163,7 +145,7 @@ func TestRunStreamMatchesConvolve(t *testing.T) {
 			if want := (tc.samples + tc.chunk - 1) / tc.chunk; res.Chunks != want {
 				t.Fatalf("%d chunks, want %d", res.Chunks, want)
 			}
-			if e := streamErr(snk.got, filter.Convolve(cfg.Taps, x, tc.complex)); e > 1e-5 {
+			if e := filter.MaxErrRMS(snk.got, filter.Convolve(cfg.Taps, x, tc.complex)); e > 1e-5 {
 				t.Fatalf("max relative error %g > 1e-5", e)
 			}
 		})
@@ -202,7 +184,7 @@ func TestRunStreamMemoryMatchesConvolve(t *testing.T) {
 			if res.PinnedH2D == nil || res.PinnedH2D.GiBps <= 0 || res.PinnedFraction <= 0 {
 				t.Fatalf("pinned reference %+v, fraction %v", res.PinnedH2D, res.PinnedFraction)
 			}
-			if e := streamErr(out.Values, filter.Convolve(cfg.Taps, in.Values, tc.complex)); e > 1e-5 {
+			if e := filter.MaxErrRMS(out.Values, filter.Convolve(cfg.Taps, in.Values, tc.complex)); e > 1e-5 {
 				t.Fatalf("max relative error %g > 1e-5", e)
 			}
 		})
@@ -232,7 +214,7 @@ func TestRunStreamCancel(t *testing.T) {
 				t.Fatalf("interrupted %v, in %d, out %d; want 10 whole chunks", res.Interrupted, res.SamplesIn, res.SamplesOut)
 			}
 			want := filter.Convolve(cfg.Taps, x[:res.SamplesOut], false)
-			if e := streamErr(snk.got, want); e > 1e-5 {
+			if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
 				t.Fatalf("flushed output: max relative error %g", e)
 			}
 			// A fresh run in a fresh context works after the cancel.

@@ -282,26 +282,6 @@ func summarize(r *Result) {
 	r.Mean = sum / float64(len(s))
 }
 
-// relErr is the largest |got-want| relative to want's RMS (1 if want is 0).
-func relErr(got, want []float32) float64 {
-	var rms float64
-	for _, v := range want {
-		rms += float64(v) * float64(v)
-	}
-	rms = math.Sqrt(rms / float64(max(1, len(want))))
-	if rms == 0 {
-		rms = 1
-	}
-	var worst float64
-	for i := range want {
-		e := math.Abs(float64(got[i])-float64(want[i])) / rms
-		if e > worst || math.IsNaN(e) {
-			worst = e
-		}
-	}
-	return worst
-}
-
 type nullSink struct{}
 
 func (nullSink) Write([]float32) error { return nil }

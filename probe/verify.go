@@ -91,7 +91,7 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	if v.broken {
 		return unverified, 0
 	}
-	return verified, relErr(o.Samples, v.ref[:len(o.Samples)])
+	return verified, filter.MaxErrRMS(o.Samples, v.ref[:len(o.Samples)])
 }
 
 func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
@@ -126,7 +126,7 @@ func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
 	if !ok {
 		return unverified, 0
 	}
-	return verified, relErr(o.Samples, v.ref[:len(o.Samples)])
+	return verified, filter.MaxErrRMS(o.Samples, v.ref[:len(o.Samples)])
 }
 
 func (v *verifier) remember(seq uint64) {

@@ -294,7 +294,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 					cbErr = fmt.Errorf("bench fir: CPU reference: %w", err)
 					return cbErr
 				}
-				checks[i] = check{err: relErrRMS(y, ref), done: true}
+				checks[i] = check{err: filter.MaxErrRMS(y, ref), done: true}
 			}
 			if o.output != "" {
 				if err := writeRawFloat32(o.output, y); err != nil {
@@ -420,27 +420,6 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// relErrRMS is max |got − want| relative to the RMS of want (a NaN
-// anywhere gives +Inf); for an all-zero want it is the max |got|.
-func relErrRMS(got, want []float32) float64 {
-	if len(got) != len(want) {
-		return math.Inf(1)
-	}
-	var ss, worst float64
-	for i, w := range want {
-		ss += float64(w) * float64(w)
-		d := math.Abs(float64(got[i]) - float64(w))
-		if math.IsNaN(d) {
-			return math.Inf(1)
-		}
-		worst = max(worst, d)
-	}
-	if ss == 0 {
-		return worst
-	}
-	return worst / math.Sqrt(ss/float64(len(want)))
 }
 
 // cpuFIRParallel filters x with filter.FIR, the CPU backend, split over

@@ -409,7 +409,7 @@ func verifyMemory(taps, x, y []float32, complex bool, chunk int, all bool) (floa
 		if err != nil {
 			return 0, err
 		}
-		worst = max(worst, relErrRMS(y[rg[0]*ch:rg[1]*ch], ref[(rg[0]-p)*ch:]))
+		worst = max(worst, filter.MaxErrRMS(y[rg[0]*ch:rg[1]*ch], ref[(rg[0]-p)*ch:]))
 	}
 	return worst, nil
 }
@@ -515,7 +515,7 @@ func streamSource(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 		if err != nil {
 			return rep, fmt.Errorf("bench stream: verify: %w", err)
 		}
-		e := relErrRMS(tsnk.keep[:m], ref)
+		e := filter.MaxErrRMS(tsnk.keep[:m], ref)
 		ok := e <= benchFIRTolerance
 		rep.VerifyErr, rep.Verified = e, &ok
 	}
