@@ -32,7 +32,7 @@ CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
                    CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx bench clean
+.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
@@ -43,6 +43,7 @@ help:
 	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc: the GPU machine, a Jetson, or Debian's nvidia-cuda-toolkit)"
+	@echo "make kernel-sim     check the persistent kernel's compute phase in a host simulator (needs g++; no GPU)"
 	@echo "make bench          CPU benchmarks"
 
 build:
@@ -133,6 +134,15 @@ ptx:
 	  $(NVCC) -ptx -arch=$(PTX_ARCH) -o $${cu%.cu}.ptx $$cu; \
 	  sed -i 's/^\.version .*/.version $(PTX_ISA)/' $${cu%.cu}.ptx; \
 	done
+
+# The zero-copy kernel's compute helpers, extracted from kernels/fir.cu and
+# run on the CPU with every shared-memory load bounds- and alignment-checked
+# against a float64 convolution (kernels/sim/README.md).
+CXX ?= g++
+kernel-sim:
+	mkdir -p $(BUILD)
+	cd kernels/sim && sh gen.sh ../fir.cu && $(CXX) -O2 -o ../../$(BUILD)/kernel-sim sim.cpp
+	$(BUILD)/kernel-sim | tail -1
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink

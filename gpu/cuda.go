@@ -422,12 +422,26 @@ func (b *backend) ComputeTimes() []float64 {
 
 // computeUs is block i's GPU compute time from the timing array.
 func (b *backend) computeUs(i uint64) (float64, bool) {
+	c, ok := b.gpuPhasesUs(i)
+	return c[0], ok
+}
+
+// gpuPhasesUs reads block i's kernel clocks (see kernels/fir.cu, times) as
+// µs: {compute: whole block seen → thread 0's output written, input wait:
+// thread 0's own input pair → whole block seen, all stored: whole block
+// seen → every thread's output store issued}.
+func (b *backend) gpuPhasesUs(i uint64) ([3]float64, bool) {
 	j := timesWords * (i & (timesCap - 1))
-	cin, cout := atomic.LoadUint64(&b.times[j+2]), atomic.LoadUint64(&b.times[j+3])
-	if cin == 0 || cout < cin {
-		return 0, false
+	var c [4]uint64
+	for k := range c {
+		c[k] = atomic.LoadUint64(&b.times[j+uint64(k)])
 	}
-	return float64(cout-cin) * 1e3 / float64(b.clockKHz), true
+	first, all, cin, cout := c[0], c[1], c[2], c[3]
+	if cin == 0 || cout < cin || first == 0 || first > cin || all < cin {
+		return [3]float64{}, false
+	}
+	us := func(d uint64) float64 { return float64(d) * 1e3 / float64(b.clockKHz) }
+	return [3]float64{us(cout - cin), us(cin - first), us(all - cin)}, true
 }
 
 // Breakdown returns, with Options.Timing, per-stage latency samples in µs
@@ -436,26 +450,33 @@ func (b *backend) computeUs(i uint64) (float64, bool) {
 // "gpu_compute" (ComputeTimes), "host_read" (first valid output word to the
 // last), and "pcie_round_trip": publish to first output word, less the GPU
 // compute, that is the input's detection plus the output's write-back and
-// detection. Call it before Close.
+// detection. Two GPU-side figures split it further: "gpu_input_wait"
+// (thread 0's own input words arrived → every thread's had: the spread of
+// the input's arrival) and "gpu_all_stored" (whole block seen → the last
+// thread issued its output stores, which bounds how spread out the output's
+// arrival at the host can be). Call it before Close.
 func (b *backend) Breakdown() map[string][]float64 {
 	if b.hostT == nil || b.clockKHz <= 0 {
 		return nil
 	}
 	n := min(b.next, timesCap)
-	var wr, rt, comp, read []float64
+	var wr, rt, comp, read, wait, all []float64
 	for i := b.next - n; i < b.next; i++ {
 		j := hostStride * (i & (timesCap - 1))
 		start, pub, first, last := b.hostT[j], b.hostT[j+1], b.hostT[j+2], b.hostT[j+3]
-		c, ok := b.computeUs(i)
+		g, ok := b.gpuPhasesUs(i)
 		if !ok || pub == 0 || pub < start || first < pub || last < first {
 			continue
 		}
 		wr = append(wr, float64(pub-start)/1e3)
-		rt = append(rt, float64(first-pub)/1e3-c)
-		comp = append(comp, c)
+		rt = append(rt, float64(first-pub)/1e3-g[0])
+		comp = append(comp, g[0])
 		read = append(read, float64(last-first)/1e3)
+		wait = append(wait, g[1])
+		all = append(all, g[2])
 	}
-	return map[string][]float64{"host_write": wr, "pcie_round_trip": rt, "gpu_compute": comp, "host_read": read}
+	return map[string][]float64{"host_write": wr, "pcie_round_trip": rt, "gpu_compute": comp, "host_read": read,
+		"gpu_input_wait": wait, "gpu_all_stored": all}
 }
 
 // logBreakdown logs the median and p99 of each Breakdown stage once, when
@@ -466,7 +487,7 @@ func (b *backend) logBreakdown() {
 		return
 	}
 	ev := b.opts.Log.Info().Uint64("blocks", b.next)
-	for _, k := range []string{"host_write", "pcie_round_trip", "gpu_compute", "host_read"} {
+	for _, k := range []string{"host_write", "pcie_round_trip", "gpu_input_wait", "gpu_compute", "gpu_all_stored", "host_read"} {
 		v := m[k]
 		if len(v) == 0 {
 			continue

@@ -270,9 +270,17 @@ func TestZeroCopyVariants(t *testing.T) {
 				t.Fatalf("max relative error %g > 1e-5", e)
 			}
 			if tc.timing {
-				for _, k := range []string{"host_write", "pcie_round_trip", "gpu_compute", "host_read"} {
+				for _, k := range []string{"host_write", "pcie_round_trip", "gpu_input_wait", "gpu_compute", "gpu_all_stored", "host_read"} {
 					if len(bd[k]) < 30 {
 						t.Errorf("breakdown %s has %d samples, want >= 30", k, len(bd[k]))
+					}
+				}
+				// Thread 0 stores before the barrier after which "all
+				// stored" is read, so it can never be the smaller.
+				for i, c := range bd["gpu_compute"] {
+					if a := bd["gpu_all_stored"][i]; a < c {
+						t.Errorf("block %d: all stored after %.3f µs, before thread 0's %.3f µs", i, a, c)
+						break
 					}
 				}
 			}

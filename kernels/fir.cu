@@ -76,17 +76,164 @@ __device__ __forceinline__ u64 pack(float v, unsigned tag) {
 // block b-2 and (b+2)%3 by block b-1, which the barrier of block b has
 // finished, so one barrier per block suffices and nothing is shifted.
 //
-// times, if not null, receives per block (index mod TIMES_CAP) {0, 0,
-// clock64 when the whole block had arrived, clock64 when its output was
-// written}: the compute part of the latency breakdown, in SM cycles
-// (%globaltimer's resolution is not guaranteed: on some GPUs it ticks in
-// microsecond steps).
+// times, if not null, receives per block (index mod TIMES_CAP), all from
+// thread 0 in SM cycles (%globaltimer's resolution is not guaranteed: on
+// some GPUs it ticks in microsecond steps): {clock64 when its own first
+// input pair arrived, clock64 when every thread had issued its output
+// stores (an extra barrier, in timing mode only), clock64 when the whole
+// block had arrived, clock64 when its own output was written}. The host
+// turns them into the GPU part of the latency breakdown.
 #define TIMES_WORDS 4
+
+// Compute phase of fir_persistent: register blocking. A thread computes four
+// consecutive values v0..v0+3 (v0 = 4q) over a contiguous range of taps
+// [k0, k1) (k0, k1 multiples of 4), G lanes of a warp splitting the padded
+// taps into G contiguous chunks; a warp shuffle then adds the G partial sums.
+// Per group of four taps a thread loads the taps as one float4 (a broadcast)
+// and the new input values as one (real) or two (complex) aligned float4s;
+// the older values stay in registers, sliding by one group per step.
+//
+// Buffers start at tpad + b*L, and L need not be a multiple of 4, so the
+// alignment of a block's value 0 changes from buffer to buffer: E (a
+// template constant, congruent to that alignment mod 4) places the window
+// so that every float4 load is aligned. xa is the sm index of the aligned
+// float4 that holds the newest values of the first group, (index of value
+// v0) - CH*k0 - E; rem is the number of this block's values from xa on.
+//
+// Reads stay inside the allocation: the first window loads are cut at the
+// block's end (values past it are zero, and only feed outputs that are not
+// stored); every later load is older. A load may reach a few floats below the
+// buffer's start (into the buffer or the taps before it, never below sm[0]),
+// but those values meet only the zero pad of the taps, and the last group,
+// the only one with pad taps (ntaps % 4 != 0), skips the pad taps
+// altogether, so no value outside the filter's window is ever multiplied.
+
+// The first rem (< 4: fewer) floats at p as a float4, zero past them.
+__device__ __forceinline__ float4 ld4_lim(const float* p, int rem) {
+    if (rem >= 4) return *reinterpret_cast<const float4*>(p);
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (rem > 0) v.x = p[0];
+    if (rem > 1) v.y = p[1];
+    if (rem > 2) v.z = p[2];
+    return v;
+}
+
+// A whole float4 at sm[i], or zeros when i < 0 (only in the last group,
+// where such values meet pad taps, which are skipped).
+__device__ __forceinline__ float4 ld4_nonneg(const float* sm, int i) {
+    return i >= 0 ? *reinterpret_cast<const float4*>(sm + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// Real stream. y[i] += h[k] * x[v0 + i - k]. For the group at kb, with
+// xa the aligned float4 start for that group, w[0..3] = sm[xa-4..xa-1],
+// w[4..7] = sm[xa..xa+3], w[8..11] = sm[xa+4..xa+7], and x[v0 + m - kb] is
+// w[E + 4 + m], m = i - j in [-3, 3], so indices E+1..E+7 with E in
+// {-1, 0, 1, 2}: w[8..11] is needed only for E >= 1.
+template <int E>
+__device__ __forceinline__ void fir_quad_real(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
+                                              float (&y)[4]) {
+    float w[12];
+    {
+        const float4 a = ld4_lim(sm + xa, rem);
+        w[4] = a.x; w[5] = a.y; w[6] = a.z; w[7] = a.w;
+    }
+    if (E >= 1) {
+        const float4 b = ld4_lim(sm + xa + 4, rem - 4);
+        w[8] = b.x; w[9] = b.y; w[10] = b.z; w[11] = b.w;
+    } else {
+        w[8] = 0.f; w[9] = 0.f; w[10] = 0.f; w[11] = 0.f;
+    }
+    int kb = k0;
+#pragma unroll 2
+    for (; kb < kf; kb += 4) {
+        xa -= 4;
+        const float4 a = *reinterpret_cast<const float4*>(sm + xa);
+        const float4 t = *reinterpret_cast<const float4*>(sm + kb);  // taps live at sm[0..tpad)
+        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+        const float hv[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[E + 4 + i - j], y[i]);
+        }
+#pragma unroll
+        for (int i = 11; i >= 4; i--) w[i] = w[i - 4];
+    }
+    if (kb < k1) {
+        // Last group, kb = ntaps & ~3: only its first nv taps are real.
+        const int nv = ntaps - kb;
+        xa -= 4;
+        const float4 a = ld4_nonneg(sm, xa);
+        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
+        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+        const float hv[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j == 0 || j < nv) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[E + 4 + i - j], y[i]);
+            }
+        }
+    }
+}
+
+// Complex stream (interleaved I/Q): values v0..v0+3 are I, Q of samples
+// v0/2 and v0/2+1, y[i] += h[k] * x[v0 + i - 2k]. Per group the window moves
+// by 8 values: w[0..7] = sm[xa-8..xa-1] (loaded), w[8..11] = sm[xa..xa+3]
+// (kept), and x[v0 + m - 2kb] is w[8 + E + m], m = i - 2j in [-6, 3], so
+// indices E+2..E+11 with E in {0, -2}.
+template <int E>
+__device__ __forceinline__ void fir_quad_cplx(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
+                                              float (&y)[4]) {
+    float w[12];
+    {
+        const float4 a = ld4_lim(sm + xa, rem);
+        w[8] = a.x; w[9] = a.y; w[10] = a.z; w[11] = a.w;
+    }
+    int kb = k0;
+#pragma unroll 2
+    for (; kb < kf; kb += 4) {
+        xa -= 8;
+        const float4 a = *reinterpret_cast<const float4*>(sm + xa);
+        const float4 b = *reinterpret_cast<const float4*>(sm + xa + 4);
+        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
+        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+        w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+        const float hv[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[8 + E + i - 2 * j], y[i]);
+        }
+#pragma unroll
+        for (int i = 8; i < 12; i++) w[i] = w[i - 8];
+    }
+    if (kb < k1) {
+        // Last group, kb = ntaps & ~3: only its first nv taps are real.
+        // (For ntaps == 1 in buffer 0, xa - 8 is -4: those values would
+        // only meet pad taps.)
+        const int nv = ntaps - kb;
+        xa -= 8;
+        const float4 a = ld4_nonneg(sm, xa);
+        const float4 b = ld4_nonneg(sm, xa + 4);
+        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
+        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+        w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+        const float hv[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j == 0 || j < nv) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[8 + E + i - 2 * j], y[i]);
+            }
+        }
+    }
+}
 
 template <int CH>
 __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
                                     int nslots, int S, i64 stall_at, u64* times) {
-    extern __shared__ float sm[];
+    extern __shared__ __align__(16) float sm[];  // 16-byte aligned: float4 loads
     const int tpad = (ntaps + 3) & ~3;
     float* h = sm;
     const int H = (ntaps - 1) * CH;         // history values
@@ -94,7 +241,17 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     const int pairs = (words + 1) / 2;      // slots are padded to whole pairs
     const int L = H + words;                // one linear buffer
     float* bufs = sm + tpad;                // 3 x L
-    const int lgS = __ffs(S) - 1;           // S is a power of two
+    // Compute geometry (see fir_quad_real): G lanes per four values, each
+    // with a contiguous chunk of cpl groups of four taps, [k0, k1); the
+    // taps below kf form whole groups.
+    const int G = S < 16 ? 2 * S : 32;      // S is a power of two <= 32
+    const int lgG = __ffs(G) - 1;
+    const int half = G >> 1;
+    const int Q = (pairs + 1) >> 1;        // groups of four values (two pairs)
+    const int cpl = ((tpad >> 2) + G - 1) >> lgG;
+    const int k0 = min(4 * (int)(threadIdx.x & (G - 1)) * cpl, tpad);
+    const int k1 = min(k0 + 4 * cpl, tpad);
+    const int kf = min(k1, ntaps & ~3);
 
     for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
     for (int i = threadIdx.x; i < 3 * L; i += blockDim.x) bufs[i] = 0.f;
@@ -114,6 +271,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // flag while waiting), and the barrier ORs the decisions, so no
         // shared flag is written while others read it.
         int mystop = 0;
+        long long c_first = 0;  // timing only
         if ((i64)blk + 1 == stall_at) {
             // Fault injection for the watchdog test: hang here until stopped.
             if (threadIdx.x == 0) {
@@ -127,7 +285,10 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
                 int spins = 0;
                 for (;;) {
                     ld_v2(w, va, vb);
-                    if ((unsigned)(va >> 32) == tag && (unsigned)(vb >> 32) == tag) break;
+                    if ((unsigned)(va >> 32) == tag && (unsigned)(vb >> 32) == tag) {
+                        if (times != 0 && p == 0) c_first = clock64();
+                        break;
+                    }
                     if (++spins == STOP_EVERY) {
                         spins = 0;
                         if (ctrl->stop != 0) {
@@ -154,66 +315,68 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // (short blocks, long filters): positions [words, H) of this buffer.
         for (int q = words + threadIdx.x; q < H; q += blockDim.x) nbuf[q - words] = buf[q];
 
-        // Values 2p and 2p+1: for CH == 1 two consecutive samples, for
-        // CH == 2 the I and Q of one sample. S lanes share a pair, each
-        // taking every S-th tap, and a warp shuffle adds their sums, so a
-        // 64-tap block needs 16 steps per thread instead of 64.
-        for (int t0 = 0; t0 < pairs * S; t0 += blockDim.x) {
-            const int t = t0 + threadIdx.x;
-            const int p = t >> lgS, r = t & (S - 1);
-            float y0 = 0.f, y1 = 0.f;
-            if (p < pairs) {
-                // Four taps per step with all twelve loads issued before
-                // the first FMA: the loop is bound by shared-memory latency,
-                // not arithmetic, so this takes a quarter of the steps.
-                float y0b = 0.f, y1b = 0.f, y0c = 0.f, y1c = 0.f, y0d = 0.f, y1d = 0.f;
-                int k = r;
-                if (CH == 1) {
-                    const float* x = buf + H + 2 * p;  // x[0] = sample 2p
-                    const int lim = 2 * p + 1 < words ? 1 : 0;  // 0: y1 is an odd block's pad word
-                    for (; k + 3 * S < ntaps; k += 4 * S) {
-                        const float h0 = h[k], h1 = h[k + S], h2 = h[k + 2 * S], h3 = h[k + 3 * S];
-                        const float a0 = x[-k], a1 = x[-k - S], a2 = x[-k - 2 * S], a3 = x[-k - 3 * S];
-                        const float b0 = x[lim - k], b1 = x[lim - k - S], b2 = x[lim - k - 2 * S], b3 = x[lim - k - 3 * S];
-                        y0 += h0 * a0; y0b += h1 * a1; y0c += h2 * a2; y0d += h3 * a3;
-                        y1 += h0 * b0; y1b += h1 * b1; y1c += h2 * b2; y1d += h3 * b3;
-                    }
-                    for (; k < ntaps; k += S) {
-                        y0 += h[k] * x[-k];
-                        y1 += h[k] * x[lim - k];
-                    }
-                } else {
-                    const float2* x = (const float2*)(buf + H) + p;  // sample p
-                    for (; k + 3 * S < ntaps; k += 4 * S) {
-                        const float h0 = h[k], h1 = h[k + S], h2 = h[k + 2 * S], h3 = h[k + 3 * S];
-                        const float2 v0 = x[-k], v1 = x[-k - S], v2 = x[-k - 2 * S], v3 = x[-k - 3 * S];
-                        y0 += h0 * v0.x; y0b += h1 * v1.x; y0c += h2 * v2.x; y0d += h3 * v3.x;
-                        y1 += h0 * v0.y; y1b += h1 * v1.y; y1c += h2 * v2.y; y1d += h3 * v3.y;
-                    }
-                    for (; k < ntaps; k += S) {
-                        const float2 v = x[-k];
-                        y0 += h[k] * v.x;
-                        y1 += h[k] * v.y;
+        // Values v0..v0+3 = pairs 2q and 2q+1 per group of G = 2S lanes
+        // (at most 32; the host sized the block for S lanes per pair, so the
+        // thread count is the same), each lane taking a contiguous chunk of
+        // the taps; see fir_quad_real. E is fixed per buffer.
+        {
+            const int xs = tpad + cur * L + H;  // sm index of this block's value 0
+            const int al = xs & 3;
+            const int E = CH == 1 ? ((al + 1) & 3) - 1 : (al != 0 ? -2 : 0);
+            for (int t0 = 0; t0 < Q * G; t0 += blockDim.x) {
+                const int q = (t0 + threadIdx.x) >> lgG;
+                float y[4] = {0.f, 0.f, 0.f, 0.f};
+                if (q < Q && k0 < k1) {
+                    const int xa = xs + 4 * q - CH * k0 - E;  // aligned
+                    const int rem = xs + words - xa;
+                    if (CH == 1) {
+                        switch (E) {
+                            case -1: fir_quad_real<-1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+                            case 0: fir_quad_real<0>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+                            case 1: fir_quad_real<1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+                            default: fir_quad_real<2>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+                        }
+                    } else if (E == 0) {
+                        fir_quad_cplx<0>(sm, xa, rem, k0, kf, k1, ntaps, y);
+                    } else {
+                        fir_quad_cplx<-2>(sm, xa, rem, k0, kf, k1, ntaps, y);
                     }
                 }
-                y0 = (y0 + y0b) + (y0c + y0d);
-                y1 = (y1 + y1b) + (y1c + y1d);
+                // Reduce-scatter across the group: lanes in the lower half
+                // of the group keep pair 2q (y[0], y[1]), the upper half pair
+                // 2q+1 (y[2], y[3]), each sending the other pair to its
+                // partner, then each half adds its lanes with shfl_down.
+                const bool hi = (threadIdx.x & half) != 0;
+                float a = hi ? y[2] : y[0], b = hi ? y[3] : y[1];
+                const float sa = hi ? y[0] : y[2], sb = hi ? y[1] : y[3];
+                a += __shfl_xor_sync(0xffffffffu, sa, half);
+                b += __shfl_xor_sync(0xffffffffu, sb, half);
+                for (int off = half >> 1; off > 0; off >>= 1) {
+                    a += __shfl_down_sync(0xffffffffu, a, off);
+                    b += __shfl_down_sync(0xffffffffu, b, off);
+                }
+                const int p = 2 * q + (hi ? 1 : 0);
+                if (q < Q && (threadIdx.x & (half - 1)) == 0 && p < pairs) {
+                    // A real odd block's pad word repeats the last value, as
+                    // the scalar kernel stored it.
+                    if (CH == 1 && 2 * p + 1 >= words) b = a;
+                    st_v2(dst + 2 * p, pack(a, tag), pack(b, tag));
+                }
             }
-            for (int off = S / 2; off > 0; off /= 2) {
-                y0 += __shfl_down_sync(0xffffffffu, y0, off);
-                y1 += __shfl_down_sync(0xffffffffu, y1, off);
-            }
-            if (p < pairs && r == 0) st_v2(dst + 2 * p, pack(y0, tag), pack(y1, tag));
         }
-        if (threadIdx.x == 0) {
-            ctrl->heartbeat = blk + 1;
-            if (times != 0) {
-                const long long c_out = clock64();
+        if (times != 0) {  // uniform, so the barrier is safe
+            const long long c_out = clock64();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const long long c_all = clock64();
                 volatile u64* t = times + TIMES_WORDS * (blk & (TIMES_CAP - 1));
+                t[0] = (u64)c_first;
+                t[1] = (u64)c_all;
                 t[2] = (u64)c_in;
                 t[3] = (u64)c_out;
             }
         }
+        if (threadIdx.x == 0) ctrl->heartbeat = blk + 1;
         cur = nxt;
     }
     if (threadIdx.x == 0) {

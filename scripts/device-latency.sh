@@ -10,7 +10,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 BIN=${BIN:-build}
 B=$BIN/sigproc-cuda
 P="$B probe -c configs/probe.yaml --paths zero-copy --blocks 20000"
-timeout 120 $BIN/gpu.test -test.count=1 -test.run 'TestZeroCopyVariants|TestOptionsValidate|TestBackendsMatchCPU/zero-copy' -test.v 2>&1 | tee "$OUT/gputest-zc.txt" | grep -E "^(--- |FAIL|ok|PASS|panic)|Error|error" | head -40
+timeout 120 $BIN/gpu.test -test.count=1 -test.run '^(TestZeroCopyVariants|TestOptionsValidate|TestBackendsMatchCPU)$' -test.v 2>&1 | tee "$OUT/gputest-zc.txt" | grep -E "^(--- |FAIL|ok|PASS|panic)|Error|error" | head -40
 keep='^(zero|explicit|p50)|breakdown|ERR|error'
 for i in 1 2 3; do
   echo "== run $i: this kernel"; $P 2>&1 | grep -E "$keep"

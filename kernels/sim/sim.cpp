@@ -1,5 +1,5 @@
 // Host simulation of fir_persistent's shared-memory scheme with the compute
-// helpers of the patched kernels/fir.cu (extracted by gen.sh): checks outputs against a
+// helpers of kernels/fir.cu (extracted by gen.sh): checks outputs against a
 // double-precision convolution, every shared load's alignment and bounds,
 // and that no value outside the current block's window is ever multiplied
 // (the compute phase reads a copy where everything else is NaN).
