@@ -124,111 +124,87 @@ __device__ __forceinline__ float4 ld4_nonneg(const float* sm, int i) {
     return i >= 0 ? *reinterpret_cast<const float4*>(sm + i) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
-// Real stream. y[i] += h[k] * x[v0 + i - k]. For the group at kb, with
-// xa the aligned float4 start for that group, w[0..3] = sm[xa-4..xa-1],
-// w[4..7] = sm[xa..xa+3], w[8..11] = sm[xa+4..xa+7], and x[v0 + m - kb] is
-// w[E + 4 + m], m = i - j in [-3, 3], so indices E+1..E+7 with E in
-// {-1, 0, 1, 2}: w[8..11] is needed only for E >= 1.
-template <int E>
-__device__ __forceinline__ void fir_quad_real(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
-                                              float (&y)[4]) {
+// One lane's four values: y[i] += h[k] * x[v0 + i - CH*k] for k in
+// [k0, k1). For the group of four taps at kb the window w[0..11] holds 12
+// consecutive values from the aligned float4 at xa - N on (xa: that group's
+// aligned start; N = 4*CH values loaded per group): w[0..N-1] are loaded
+// for the group, w[N..11] are the newer values kept in registers from the
+// group before, and x[v0 + i - CH*(kb + j)] is w[N + E + i - CH*j]. Real
+// (CH 1): indices E+1..E+7, E in {-1, 0, 1, 2}; complex (CH 2, I/Q
+// interleaved, v0..v0+3 the I and Q of two samples): E+2..E+11, E in
+// {0, -2}. The first group's newest values come from xa on, one float4 per
+// 4 values the highest index reaches (a second one only for real E >= 1).
+template <int CH, int E>
+__device__ __forceinline__ void fir_quad(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
+                                         float (&y)[4]) {
+    constexpr int N = 4 * CH;
     float w[12];
-    {
-        const float4 a = ld4_lim(sm + xa, rem);
-        w[4] = a.x; w[5] = a.y; w[6] = a.z; w[7] = a.w;
-    }
-    if (E >= 1) {
-        const float4 b = ld4_lim(sm + xa + 4, rem - 4);
-        w[8] = b.x; w[9] = b.y; w[10] = b.z; w[11] = b.w;
-    } else {
-        w[8] = 0.f; w[9] = 0.f; w[10] = 0.f; w[11] = 0.f;
+#pragma unroll
+    for (int m = 0; N + 4 * m < 12; m++) {
+        const float4 a = 4 * m <= E + 3 ? ld4_lim(sm + xa + 4 * m, rem - 4 * m) : make_float4(0.f, 0.f, 0.f, 0.f);
+        w[N + 4 * m] = a.x; w[N + 4 * m + 1] = a.y; w[N + 4 * m + 2] = a.z; w[N + 4 * m + 3] = a.w;
     }
     int kb = k0;
 #pragma unroll 2
     for (; kb < kf; kb += 4) {
-        xa -= 4;
-        const float4 a = *reinterpret_cast<const float4*>(sm + xa);
+        xa -= N;
+#pragma unroll
+        for (int m = 0; m < CH; m++) {
+            const float4 a = *reinterpret_cast<const float4*>(sm + xa + 4 * m);
+            w[4 * m] = a.x; w[4 * m + 1] = a.y; w[4 * m + 2] = a.z; w[4 * m + 3] = a.w;
+        }
         const float4 t = *reinterpret_cast<const float4*>(sm + kb);  // taps live at sm[0..tpad)
-        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
         const float hv[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
         for (int j = 0; j < 4; j++) {
 #pragma unroll
-            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[E + 4 + i - j], y[i]);
+            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[N + E + i - CH * j], y[i]);
         }
 #pragma unroll
-        for (int i = 11; i >= 4; i--) w[i] = w[i - 4];
+        for (int i = 11; i >= N; i--) w[i] = w[i - N];
     }
     if (kb < k1) {
         // Last group, kb = ntaps & ~3: only its first nv taps are real.
+        // (For complex ntaps == 1 in buffer 0, xa - 8 is -4: those values
+        // would only meet pad taps.)
         const int nv = ntaps - kb;
-        xa -= 4;
-        const float4 a = ld4_nonneg(sm, xa);
+        xa -= N;
+#pragma unroll
+        for (int m = 0; m < CH; m++) {
+            const float4 a = ld4_nonneg(sm, xa + 4 * m);
+            w[4 * m] = a.x; w[4 * m + 1] = a.y; w[4 * m + 2] = a.z; w[4 * m + 3] = a.w;
+        }
         const float4 t = *reinterpret_cast<const float4*>(sm + kb);
-        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
         const float hv[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             if (j == 0 || j < nv) {
 #pragma unroll
-                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[E + 4 + i - j], y[i]);
+                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[N + E + i - CH * j], y[i]);
             }
         }
     }
 }
 
-// Complex stream (interleaved I/Q): values v0..v0+3 are I, Q of samples
-// v0/2 and v0/2+1, y[i] += h[k] * x[v0 + i - 2k]. Per group the window moves
-// by 8 values: w[0..7] = sm[xa-8..xa-1] (loaded), w[8..11] = sm[xa..xa+3]
-// (kept), and x[v0 + m - 2kb] is w[8 + E + m], m = i - 2j in [-6, 3], so
-// indices E+2..E+11 with E in {0, -2}.
-template <int E>
-__device__ __forceinline__ void fir_quad_cplx(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
-                                              float (&y)[4]) {
-    float w[12];
-    {
-        const float4 a = ld4_lim(sm + xa, rem);
-        w[8] = a.x; w[9] = a.y; w[10] = a.z; w[11] = a.w;
-    }
-    int kb = k0;
-#pragma unroll 2
-    for (; kb < kf; kb += 4) {
-        xa -= 8;
-        const float4 a = *reinterpret_cast<const float4*>(sm + xa);
-        const float4 b = *reinterpret_cast<const float4*>(sm + xa + 4);
-        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
-        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
-        w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
-        const float hv[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-#pragma unroll
-            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[8 + E + i - 2 * j], y[i]);
+// fir_quad for a block whose value 0 has alignment offset E (see above),
+// E turned into a template constant.
+template <int CH>
+__device__ __forceinline__ void fir_quad_at(int E, const float* sm, int xa, int rem, int k0, int kf, int k1,
+                                            int ntaps, float (&y)[4]) {
+    if (CH == 1) {
+        switch (E) {
+            case -1: fir_quad<1, -1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+            case 0: fir_quad<1, 0>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+            case 1: fir_quad<1, 1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
+            default: fir_quad<1, 2>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
         }
-#pragma unroll
-        for (int i = 8; i < 12; i++) w[i] = w[i - 8];
-    }
-    if (kb < k1) {
-        // Last group, kb = ntaps & ~3: only its first nv taps are real.
-        // (For ntaps == 1 in buffer 0, xa - 8 is -4: those values would
-        // only meet pad taps.)
-        const int nv = ntaps - kb;
-        xa -= 8;
-        const float4 a = ld4_nonneg(sm, xa);
-        const float4 b = ld4_nonneg(sm, xa + 4);
-        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
-        w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
-        w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
-        const float hv[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (j == 0 || j < nv) {
-#pragma unroll
-                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[8 + E + i - 2 * j], y[i]);
-            }
-        }
+    } else if (E == 0) {
+        fir_quad<2, 0>(sm, xa, rem, k0, kf, k1, ntaps, y);
+    } else {
+        fir_quad<2, -2>(sm, xa, rem, k0, kf, k1, ntaps, y);
     }
 }
+// End of the compute helpers (kernels/sim/gen.sh extracts them from ld4_lim on).
 
 template <int CH>
 __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
@@ -241,7 +217,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     const int pairs = (words + 1) / 2;      // slots are padded to whole pairs
     const int L = H + words;                // one linear buffer
     float* bufs = sm + tpad;                // 3 x L
-    // Compute geometry (see fir_quad_real): G lanes per four values, each
+    // Compute geometry (see fir_quad): G lanes per four values, each
     // with a contiguous chunk of cpl groups of four taps, [k0, k1); the
     // taps below kf form whole groups.
     const int G = S < 16 ? 2 * S : 32;      // S is a power of two <= 32
@@ -318,7 +294,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // Values v0..v0+3 = pairs 2q and 2q+1 per group of G = 2S lanes
         // (at most 32; the host sized the block for S lanes per pair, so the
         // thread count is the same), each lane taking a contiguous chunk of
-        // the taps; see fir_quad_real. E is fixed per buffer.
+        // the taps; see fir_quad. E is fixed per buffer.
         {
             const int xs = tpad + cur * L + H;  // sm index of this block's value 0
             const int al = xs & 3;
@@ -329,18 +305,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
                 if (q < Q && k0 < k1) {
                     const int xa = xs + 4 * q - CH * k0 - E;  // aligned
                     const int rem = xs + words - xa;
-                    if (CH == 1) {
-                        switch (E) {
-                            case -1: fir_quad_real<-1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
-                            case 0: fir_quad_real<0>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
-                            case 1: fir_quad_real<1>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
-                            default: fir_quad_real<2>(sm, xa, rem, k0, kf, k1, ntaps, y); break;
-                        }
-                    } else if (E == 0) {
-                        fir_quad_cplx<0>(sm, xa, rem, k0, kf, k1, ntaps, y);
-                    } else {
-                        fir_quad_cplx<-2>(sm, xa, rem, k0, kf, k1, ntaps, y);
-                    }
+                    fir_quad_at<CH>(E, sm, xa, rem, k0, kf, k1, ntaps, y);
                 }
                 // Reduce-scatter across the group: lanes in the lower half
                 // of the group keep pair 2q (y[0], y[1]), the upper half pair

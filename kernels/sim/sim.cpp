@@ -123,18 +123,10 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
                     const int xa = xs + 4 * q - CH * k0 - E;
                     const int rem = xs + words - xa;
                     const float* s = copyraw;
-                    if (CH == 1) {
-                        switch (E) {
-                            case -1: fir_quad_real<-1>(s, xa, rem, k0, kf, k1, ntaps, yr); break;
-                            case 0: fir_quad_real<0>(s, xa, rem, k0, kf, k1, ntaps, yr); break;
-                            case 1: fir_quad_real<1>(s, xa, rem, k0, kf, k1, ntaps, yr); break;
-                            default: fir_quad_real<2>(s, xa, rem, k0, kf, k1, ntaps, yr); break;
-                        }
-                    } else if (E == 0) {
-                        fir_quad_cplx<0>(s, xa, rem, k0, kf, k1, ntaps, yr);
-                    } else {
-                        fir_quad_cplx<-2>(s, xa, rem, k0, kf, k1, ntaps, yr);
-                    }
+                    if (CH == 1)  // CH is a run-time value here
+                        fir_quad_at<1>(E, s, xa, rem, k0, kf, k1, ntaps, yr);
+                    else
+                        fir_quad_at<2>(E, s, xa, rem, k0, kf, k1, ntaps, yr);
                 }
                 loads[tid] = g_loads - before;
             }
