@@ -142,7 +142,8 @@ CXX ?= g++
 kernel-sim:
 	mkdir -p $(BUILD)
 	cd kernels/sim && sh gen.sh ../fir.cu && $(CXX) -O2 -o ../../$(BUILD)/kernel-sim sim.cpp
-	$(BUILD)/kernel-sim | tail -1
+	@$(BUILD)/kernel-sim > $(BUILD)/kernel-sim.log || { grep -v '^ok' $(BUILD)/kernel-sim.log | tail -20; exit 1; }
+	@tail -1 $(BUILD)/kernel-sim.log
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink
