@@ -413,17 +413,11 @@ func (b *backend) ComputeTimes() []float64 {
 	n := min(b.next, timesCap)
 	out := make([]float64, 0, n)
 	for i := b.next - n; i < b.next; i++ {
-		if c, ok := b.computeUs(i); ok {
-			out = append(out, c)
+		if g, ok := b.gpuPhasesUs(i); ok {
+			out = append(out, g[0])
 		}
 	}
 	return out
-}
-
-// computeUs is block i's GPU compute time from the timing array.
-func (b *backend) computeUs(i uint64) (float64, bool) {
-	c, ok := b.gpuPhasesUs(i)
-	return c[0], ok
 }
 
 // gpuPhasesUs reads block i's kernel clocks (see kernels/fir.cu, times) as
