@@ -135,54 +135,51 @@ __device__ __forceinline__ float4 ld4_nonneg(const float* sm, int i) {
 // {0, -2}. The first group's newest values come from xa on, one float4 per
 // 4 values the highest index reaches (a second one only for real E >= 1).
 template <int CH, int E>
+__device__ __forceinline__ void fma_group(const float (&w)[12], const float4 t, int nv, float (&y)[4]) {
+    constexpr int N = 4 * CH;
+    const float hv[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        if (j < nv) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[N + E + i - CH * j], y[i]);
+        }
+    }
+}
+
+// put4 stores a float4 into w[at..at+3].
+__device__ __forceinline__ void put4(float (&w)[12], int at, const float4 a) {
+    w[at] = a.x; w[at + 1] = a.y; w[at + 2] = a.z; w[at + 3] = a.w;
+}
+
+template <int CH, int E>
 __device__ __forceinline__ void fir_quad(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
                                          float (&y)[4]) {
     constexpr int N = 4 * CH;
     float w[12];
 #pragma unroll
-    for (int m = 0; N + 4 * m < 12; m++) {
-        const float4 a = 4 * m <= E + 3 ? ld4_lim(sm + xa + 4 * m, rem - 4 * m) : make_float4(0.f, 0.f, 0.f, 0.f);
-        w[N + 4 * m] = a.x; w[N + 4 * m + 1] = a.y; w[N + 4 * m + 2] = a.z; w[N + 4 * m + 3] = a.w;
-    }
+    for (int m = 0; N + 4 * m < 12; m++)
+        put4(w, N + 4 * m, 4 * m <= E + 3 ? ld4_lim(sm + xa + 4 * m, rem - 4 * m) : make_float4(0.f, 0.f, 0.f, 0.f));
     int kb = k0;
 #pragma unroll 2
     for (; kb < kf; kb += 4) {
         xa -= N;
 #pragma unroll
-        for (int m = 0; m < CH; m++) {
-            const float4 a = *reinterpret_cast<const float4*>(sm + xa + 4 * m);
-            w[4 * m] = a.x; w[4 * m + 1] = a.y; w[4 * m + 2] = a.z; w[4 * m + 3] = a.w;
-        }
-        const float4 t = *reinterpret_cast<const float4*>(sm + kb);  // taps live at sm[0..tpad)
-        const float hv[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-#pragma unroll
-            for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[N + E + i - CH * j], y[i]);
-        }
+        for (int m = 0; m < CH; m++) put4(w, 4 * m, *reinterpret_cast<const float4*>(sm + xa + 4 * m));
+        fma_group<CH, E>(w, *reinterpret_cast<const float4*>(sm + kb), 4, y);  // taps live at sm[0..tpad)
 #pragma unroll
         for (int i = 11; i >= N; i--) w[i] = w[i - N];
     }
     if (kb < k1) {
-        // Last group, kb = ntaps & ~3: only its first nv taps are real.
+        // Last group, kb = ntaps & ~3: only its first nv taps are real, and
+        // the pad taps are skipped, not multiplied by zero, so no value
+        // outside the window (a NaN in the input, say) reaches this output.
         // (For complex ntaps == 1 in buffer 0, xa - 8 is -4: those values
         // would only meet pad taps.)
-        const int nv = ntaps - kb;
         xa -= N;
 #pragma unroll
-        for (int m = 0; m < CH; m++) {
-            const float4 a = ld4_nonneg(sm, xa + 4 * m);
-            w[4 * m] = a.x; w[4 * m + 1] = a.y; w[4 * m + 2] = a.z; w[4 * m + 3] = a.w;
-        }
-        const float4 t = *reinterpret_cast<const float4*>(sm + kb);
-        const float hv[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (j == 0 || j < nv) {
-#pragma unroll
-                for (int i = 0; i < 4; i++) y[i] = fmaf(hv[j], w[N + E + i - CH * j], y[i]);
-            }
-        }
+        for (int m = 0; m < CH; m++) put4(w, 4 * m, ld4_nonneg(sm, xa + 4 * m));
+        fma_group<CH, E>(w, *reinterpret_cast<const float4*>(sm + kb), ntaps - kb, y);
     }
 }
 
@@ -219,13 +216,21 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     float* bufs = sm + tpad;                // 3 x L
     // Compute geometry (see fir_quad): G lanes per four values, each
     // with a contiguous chunk of cpl groups of four taps, [k0, k1); the
-    // taps below kf form whole groups.
+    // taps below kf form whole groups. A warp holds R = 32/G groups of four
+    // values, and the G lanes of one group are R lanes apart (lane = g*R +
+    // the group's index in the warp): so the 8 lanes that share a
+    // shared-memory cycle of a float4 load read 8 consecutive float4s of
+    // input (no bank conflict) and one float4 of taps (a broadcast).
     const int G = S < 16 ? 2 * S : 32;      // S is a power of two <= 32
     const int lgG = __ffs(G) - 1;
+    const int lgR = 5 - lgG;
+    const int R = 1 << lgR;
     const int half = G >> 1;
     const int Q = (pairs + 1) >> 1;        // groups of four values (two pairs)
     const int cpl = ((tpad >> 2) + G - 1) >> lgG;
-    const int k0 = min(4 * (int)(threadIdx.x & (G - 1)) * cpl, tpad);
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> lgR;              // this lane's chunk of the taps
+    const int k0 = min(4 * g * cpl, tpad);
     const int k1 = min(k0 + 4 * cpl, tpad);
     const int kf = min(k1, ntaps & ~3);
 
@@ -294,34 +299,36 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // Values v0..v0+3 = pairs 2q and 2q+1 per group of G = 2S lanes
         // (at most 32; the host sized the block for S lanes per pair, so the
         // thread count is the same), each lane taking a contiguous chunk of
-        // the taps; see fir_quad. E is fixed per buffer.
+        // the taps; see fir_quad. E is fixed per buffer. blockDim.x is a
+        // multiple of 32, so a lane's g (and taps) is the same every round.
         {
             const int xs = tpad + cur * L + H;  // sm index of this block's value 0
             const int al = xs & 3;
             const int E = CH == 1 ? ((al + 1) & 3) - 1 : (al != 0 ? -2 : 0);
             for (int t0 = 0; t0 < Q * G; t0 += blockDim.x) {
-                const int q = (t0 + threadIdx.x) >> lgG;
+                const int q = (((t0 + threadIdx.x) >> 5) << lgR) + (lane & (R - 1));
                 float y[4] = {0.f, 0.f, 0.f, 0.f};
                 if (q < Q && k0 < k1) {
                     const int xa = xs + 4 * q - CH * k0 - E;  // aligned
                     const int rem = xs + words - xa;
                     fir_quad_at<CH>(E, sm, xa, rem, k0, kf, k1, ntaps, y);
                 }
-                // Reduce-scatter across the group: lanes in the lower half
-                // of the group keep pair 2q (y[0], y[1]), the upper half pair
-                // 2q+1 (y[2], y[3]), each sending the other pair to its
-                // partner, then each half adds its lanes with shfl_down.
-                const bool hi = (threadIdx.x & half) != 0;
+                // Reduce-scatter across the group (its lanes R apart): lanes
+                // in the lower half of the group keep pair 2q (y[0], y[1]),
+                // the upper half pair 2q+1 (y[2], y[3]), each sending the
+                // other pair to its partner, then each half adds its lanes
+                // with shfl_down.
+                const bool hi = (g & half) != 0;
                 float a = hi ? y[2] : y[0], b = hi ? y[3] : y[1];
                 const float sa = hi ? y[0] : y[2], sb = hi ? y[1] : y[3];
-                a += __shfl_xor_sync(0xffffffffu, sa, half);
-                b += __shfl_xor_sync(0xffffffffu, sb, half);
+                a += __shfl_xor_sync(0xffffffffu, sa, half << lgR);
+                b += __shfl_xor_sync(0xffffffffu, sb, half << lgR);
                 for (int off = half >> 1; off > 0; off >>= 1) {
-                    a += __shfl_down_sync(0xffffffffu, a, off);
-                    b += __shfl_down_sync(0xffffffffu, b, off);
+                    a += __shfl_down_sync(0xffffffffu, a, off << lgR);
+                    b += __shfl_down_sync(0xffffffffu, b, off << lgR);
                 }
                 const int p = 2 * q + (hi ? 1 : 0);
-                if (q < Q && (threadIdx.x & (half - 1)) == 0 && p < pairs) {
+                if (q < Q && (g & (half - 1)) == 0 && p < pairs) {
                     // A real odd block's pad word repeats the last value, as
                     // the scalar kernel stored it.
                     if (CH == 1 && 2 * p + 1 >= words) b = a;

@@ -71,12 +71,15 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
     // kernel geometry (mirrors fir_persistent_body)
     const int G = S < 16 ? 2 * S : 32;
     const int lgG = __builtin_ffs(G) - 1;
+    const int lgR = 5 - lgG, R = 1 << lgR;
     const int half = G >> 1;
     const int Q = (pairs + 1) >> 1;
     const int cpl = ((tpad >> 2) + G - 1) >> lgG;
-    std::vector<int> K0(threads), K1(threads), KF(threads);
+    // lane = g*R + (index of its group of four values in the warp)
+    std::vector<int> K0(threads), K1(threads), KF(threads), Gl(threads);
     for (int tid = 0; tid < threads; tid++) {
-        K0[tid] = std::min(4 * (tid & (G - 1)) * cpl, tpad);
+        Gl[tid] = (tid & 31) >> lgR;
+        K0[tid] = std::min(4 * Gl[tid] * cpl, tpad);
         K1[tid] = std::min(K0[tid] + 4 * cpl, tpad);
         KF[tid] = std::min(K1[tid], ntaps & ~3);
     }
@@ -113,7 +116,7 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
         for (int t0 = 0; t0 < Q * G; t0 += threads) {
             std::vector<long> loads(threads, 0);
             for (int tid = 0; tid < threads; tid++) {
-                const int q = (t0 + tid) >> lgG;
+                const int q = (((t0 + tid) >> 5) << lgR) + (tid & (R - 1));
                 float* yy = &y[tid * 4];
                 float (&yr)[4] = *reinterpret_cast<float (*)[4]>(yy);
                 yr[0] = yr[1] = yr[2] = yr[3] = 0.f;
@@ -137,32 +140,33 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
                 maxWarpLoads = std::max(maxWarpLoads, m);
             }
             for (int tid = 0; tid < threads; tid++) {
-                const bool hi = (tid & half) != 0;
+                const bool hi = (Gl[tid] & half) != 0;
                 const float* yy = &y[tid * 4];
                 A[tid] = hi ? yy[2] : yy[0]; Bv[tid] = hi ? yy[3] : yy[1];
                 SA[tid] = hi ? yy[0] : yy[2]; SB[tid] = hi ? yy[1] : yy[3];
             }
             std::vector<float> A2(threads), B2(threads);
             for (int tid = 0; tid < threads; tid++) {  // shfl_xor within the warp
-                A2[tid] = A[tid] + SA[tid ^ half];
-                B2[tid] = Bv[tid] + SB[tid ^ half];
+                A2[tid] = A[tid] + SA[tid ^ (half << lgR)];
+                B2[tid] = Bv[tid] + SB[tid ^ (half << lgR)];
             }
             for (int off = half >> 1; off > 0; off >>= 1) {
                 std::vector<float> A3(threads), B3(threads);
                 for (int tid = 0; tid < threads; tid++) {
                     const int lane = tid & 31;
-                    const int srcl = lane + off < 32 ? tid + off : tid;
+                    const int d = off << lgR;
+                    const int srcl = lane + d < 32 ? tid + d : tid;
                     A3[tid] = A2[tid] + A2[srcl];
                     B3[tid] = B2[tid] + B2[srcl];
                 }
                 A2.swap(A3); B2.swap(B3);
             }
             for (int tid = 0; tid < threads; tid++) {
-                const int q = (t0 + tid) >> lgG;
-                const bool hi = (tid & half) != 0;
+                const int q = (((t0 + tid) >> 5) << lgR) + (tid & (R - 1));
+                const bool hi = (Gl[tid] & half) != 0;
                 const int p = 2 * q + (hi ? 1 : 0);
                 float a = A2[tid], b = B2[tid];
-                if (q < Q && (tid & (half - 1)) == 0 && p < pairs) {
+                if (q < Q && (Gl[tid] & (half - 1)) == 0 && p < pairs) {
                     if (CH == 1 && 2 * p + 1 >= words) b = a;
                     if (written[p]) fail("pair written twice", p);
                     written[p] = 1;
