@@ -270,9 +270,16 @@ func TestZeroCopyVariants(t *testing.T) {
 				t.Fatalf("max relative error %g > 1e-5", e)
 			}
 			if tc.timing {
-				for _, k := range []string{"host_write", "pcie_round_trip", "gpu_input_wait", "gpu_compute", "gpu_all_stored", "host_read"} {
+				for _, k := range []string{"host_write", "pcie_round_trip", "gpu_input_wait", "gpu_compute", "gpu_all_stored", "output_spread", "host_read"} {
 					if len(bd[k]) < 30 {
 						t.Errorf("breakdown %s has %d samples, want >= 30", k, len(bd[k]))
+					}
+				}
+				// The last word is seen before the whole block is read.
+				for i, sp := range bd["output_spread"] {
+					if r := bd["host_read"][i]; sp > r {
+						t.Errorf("block %d: output spread %.3f µs > host read %.3f µs", i, sp, r)
+						break
 					}
 				}
 				// Thread 0 stores before the barrier after which "all

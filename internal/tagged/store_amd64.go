@@ -8,3 +8,9 @@ package tagged
 //
 //go:noescape
 func storeTagged(dst *uint64, src *float32, n int, tag uint32)
+
+// demote hints the CPU to move the n bytes at p out of this core's private
+// caches (CLDEMOTE per 64-byte line; a NOP where the CPU lacks it).
+//
+//go:noescape
+func demote(p *uint64, n int)

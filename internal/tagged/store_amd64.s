@@ -19,3 +19,21 @@ loop:
 	JNZ loop
 done:
 	RET
+
+// func demote(p *uint64, n int)
+// CLDEMOTE every 64-byte line of the n bytes at p (BYTE-encoded: the Go
+// assembler lacks it; 0F 1C /0 is a NOP on CPUs without CLDEMOTE).
+TEXT ·demote(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), BX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE ddone
+	LEAQ (BX)(CX*1), R8
+	ANDQ $~63, BX
+dloop:
+	BYTE $0x0F; BYTE $0x1C; BYTE $0x03 // CLDEMOTE (BX)
+	ADDQ $64, BX
+	CMPQ BX, R8
+	JB dloop
+ddone:
+	RET

@@ -18,3 +18,6 @@ func storeTagged(dst *uint64, src *float32, n int, tag uint32) {
 		atomic.StoreUint64(&d[i], uint64(math.Float32bits(v))|uint64(tag)<<32)
 	}
 }
+
+// demote is a no-op here: only amd64 has a user-level demote hint.
+func demote(p *uint64, n int) {}

@@ -71,3 +71,32 @@ func BenchmarkWrite256(b *testing.B) {
 		Write(dst, src, uint32(i))
 	}
 }
+
+func TestDemoteKeepsData(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 300} {
+		w := make([]uint64, n)
+		for i := range w {
+			w[i] = uint64(i) * 0x9e3779b97f4a7c15
+		}
+		for _, s := range [][]uint64{w, w[min(1, n):]} { // line-aligned or not
+			Demote(s)
+		}
+		for i := range w {
+			if w[i] != uint64(i)*0x9e3779b97f4a7c15 {
+				t.Fatalf("n=%d: word %d changed", n, i)
+			}
+		}
+	}
+}
+
+// The producer's publish path: Write, then Demote the block's lines.
+func BenchmarkWriteDemote256(b *testing.B) {
+	src := make([]float32, 256)
+	dst := make([]uint64, 256)
+	b.ReportAllocs()
+	b.SetBytes(256 * 8)
+	for i := 0; b.Loop(); i++ {
+		Write(dst, src, uint32(i))
+		Demote(dst)
+	}
+}
