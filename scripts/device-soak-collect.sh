@@ -27,7 +27,7 @@ for tool in memcheck racecheck synccheck; do
   echo "tests $tool: $(grep -c -- '--- PASS' $LOG/san-tests-$tool.txt) passed, $(grep -c -- '--- FAIL' $LOG/san-tests-$tool.txt) failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san-tests-$tool.txt | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
   timeout 60 compute-sanitizer --tool $tool --print-limit 10 $B probe -c configs/probe.yaml --paths zero-copy,explicit --blocks 300 --warmup 10 --period 0 > $LOG/san-probe-$tool.txt 2>&1
   echo "probe $tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san-probe-$tool.txt | tr '\n' ' ')"
+  (cd $LOG && tar czf $OUT/san-logs.tgz .) # after every tool, so a timeout keeps what ran
 done
-(cd $LOG && tar czf $OUT/san-logs.tgz .)
 fi
 step done
