@@ -62,13 +62,26 @@ func TestReadWaitsForTag(t *testing.T) {
 	}
 }
 
+// BenchmarkWrite256 times the producer's publish path for a 256-word block:
+// Write alone, and Write then Demote (what the zero-copy hook does).
 func BenchmarkWrite256(b *testing.B) {
-	src := make([]float32, 256)
-	dst := make([]uint64, 256)
-	b.ReportAllocs()
-	b.SetBytes(256 * 8)
-	for i := 0; b.Loop(); i++ {
-		Write(dst, src, uint32(i))
+	for _, demote := range []bool{false, true} {
+		name := "Write"
+		if demote {
+			name = "WriteDemote"
+		}
+		b.Run(name, func(b *testing.B) {
+			src := make([]float32, 256)
+			dst := make([]uint64, 256)
+			b.ReportAllocs()
+			b.SetBytes(256 * 8)
+			for i := 0; b.Loop(); i++ {
+				Write(dst, src, uint32(i))
+				if demote {
+					Demote(dst)
+				}
+			}
+		})
 	}
 }
 
@@ -86,17 +99,5 @@ func TestDemoteKeepsData(t *testing.T) {
 				t.Fatalf("n=%d: word %d changed", n, i)
 			}
 		}
-	}
-}
-
-// The producer's publish path: Write, then Demote the block's lines.
-func BenchmarkWriteDemote256(b *testing.B) {
-	src := make([]float32, 256)
-	dst := make([]uint64, 256)
-	b.ReportAllocs()
-	b.SetBytes(256 * 8)
-	for i := 0; b.Loop(); i++ {
-		Write(dst, src, uint32(i))
-		Demote(dst)
 	}
 }
