@@ -124,16 +124,8 @@ __device__ __forceinline__ float4 ld4_nonneg(const float* sm, int i) {
     return i >= 0 ? *reinterpret_cast<const float4*>(sm + i) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
-// One lane's four values: y[i] += h[k] * x[v0 + i - CH*k] for k in
-// [k0, k1). For the group of four taps at kb the window w[0..11] holds 12
-// consecutive values from the aligned float4 at xa - N on (xa: that group's
-// aligned start; N = 4*CH values loaded per group): w[0..N-1] are loaded
-// for the group, w[N..11] are the newer values kept in registers from the
-// group before, and x[v0 + i - CH*(kb + j)] is w[N + E + i - CH*j]. Real
-// (CH 1): indices E+1..E+7, E in {-1, 0, 1, 2}; complex (CH 2, I/Q
-// interleaved, v0..v0+3 the I and Q of two samples): E+2..E+11, E in
-// {0, -2}. The first group's newest values come from xa on, one float4 per
-// 4 values the highest index reaches (a second one only for real E >= 1).
+// fma_group adds one group of four taps t (only the first nv real) to a
+// lane's four values from the window w; see fir_quad for w's layout.
 template <int CH, int E>
 __device__ __forceinline__ void fma_group(const float (&w)[12], const float4 t, int nv, float (&y)[4]) {
     constexpr int N = 4 * CH;
@@ -152,6 +144,16 @@ __device__ __forceinline__ void put4(float (&w)[12], int at, const float4 a) {
     w[at] = a.x; w[at + 1] = a.y; w[at + 2] = a.z; w[at + 3] = a.w;
 }
 
+// One lane's four values: y[i] += h[k] * x[v0 + i - CH*k] for k in
+// [k0, k1). For the group of four taps at kb the window w[0..11] holds 12
+// consecutive values from the aligned float4 at xa - N on (xa: that group's
+// aligned start; N = 4*CH values loaded per group): w[0..N-1] are loaded
+// for the group, w[N..11] are the newer values kept in registers from the
+// group before, and x[v0 + i - CH*(kb + j)] is w[N + E + i - CH*j]. Real
+// (CH 1): indices E+1..E+7, E in {-1, 0, 1, 2}; complex (CH 2, I/Q
+// interleaved, v0..v0+3 the I and Q of two samples): E+2..E+11, E in
+// {0, -2}. The first group's newest values come from xa on, one float4 per
+// 4 values the highest index reaches (a second one only for real E >= 1).
 template <int CH, int E>
 __device__ __forceinline__ void fir_quad(const float* sm, int xa, int rem, int k0, int kf, int k1, int ntaps,
                                          float (&y)[4]) {
