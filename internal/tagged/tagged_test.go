@@ -55,6 +55,19 @@ func TestReadWaitsForTag(t *testing.T) {
 	if err != nil || polls != 3 {
 		t.Fatalf("err %v after %d polls", err, polls)
 	}
+	// The last word first, then the others: an early word still old is
+	// waited for too.
+	words = []uint64{Pack(1, 4), Pack(2, 5), Pack(3, 5)}
+	polls = 0
+	got := make([]float32, 3)
+	if err := Read(got, words, 5, func() error {
+		if polls++; polls == 2 {
+			words[0] = Pack(1, 5)
+		}
+		return nil
+	}); err != nil || polls != 2 || got[0] != 1 || got[2] != 3 {
+		t.Fatalf("err %v after %d polls, got %v", err, polls, got)
+	}
 	stop := errors.New("watchdog")
 	words[1] = Pack(2, 4)
 	if err := Read(make([]float32, 2), words, 5, func() error { return stop }); !errors.Is(err, stop) {
