@@ -207,13 +207,17 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		_ = be.Close()
 		return res, err
 	}
+	chk, err := startChecker(cfg, ch, ver, &res, tol)
+	if err != nil {
+		_ = be.Close()
+		return res, err
+	}
 	lat := make([]int64, 0, cfg.Blocks)
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
-		vd, e := ver.check(o)
-		res.count(vd, e, tol)
+		chk.submit(ctx, o)
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
@@ -221,6 +225,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		MaxSamples: int64(total * cfg.BlockSize),
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)
+	chkErr := chk.close() // every submitted block checked; res's counts are final
 	res.Backend = be.Name()
 	if t, ok := be.(interface{ ComputeTimes() []float64 }); ok {
 		if ct := t.ComputeTimes(); len(ct) > 0 {
@@ -243,6 +248,9 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	if closeErr != nil {
 		return res, closeErr
+	}
+	if chkErr != nil {
+		return res, chkErr
 	}
 	if res.Mismatches > 0 {
 		return res, fmt.Errorf("%w: %d of %d blocks, worst relative error %.3g (tolerance %g)",

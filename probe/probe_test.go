@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,47 @@ func TestReportFiles(t *testing.T) {
 	rep.WriteTable(&sb)
 	if !strings.Contains(sb.String(), "p50 ratio explicit/zero-copy = 4.00x") {
 		t.Fatalf("table:\n%s", sb.String())
+	}
+}
+
+func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
+	cfg := Config{BlockSize: 4, Taps: []float32{1}}
+	src := newSource(cfg, 1)
+	ver, err := newVerifier(cfg, src, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	chk, err := startChecker(cfg, 1, ver, &res, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, 4)
+	for seq := 0; seq < 3*checkerSlots; seq++ { // more than the ring holds: submit waits
+		if _, err := src.Read(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		out := slices.Clone(in) // one tap of 1: output = input
+		if seq == 7 {
+			out[2] += 1 // a wrong block
+		}
+		chk.submit(context.Background(), pipeline.Output{Seq: uint64(seq), Samples: out})
+	}
+	if err := chk.close(); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verified != 3*checkerSlots || res.Mismatches != 1 || res.Unverified != 0 {
+		t.Fatalf("verified %d, mismatches %d, unverified %d", res.Verified, res.Mismatches, res.Unverified)
+	}
+
+	// A cancelled run while the ring is full: the error reaches close.
+	chk, err = startChecker(cfg, 1, ver, &res, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk.ring.Close() // Acquire now fails at once
+	chk.submit(context.Background(), pipeline.Output{Seq: 0, Samples: in})
+	if err := chk.close(); err == nil {
+		t.Fatal("queue error lost")
 	}
 }

@@ -52,8 +52,9 @@ func newProbeCmd() *cobra.Command {
 		Long: `probe sends blocks of seeded noise from a paced source through each path in turn
 (same input, same taps) and reports end-to-end latency per block: from the capture
 timestamp at the ring write to the moment the host sees the filtered block.
-Every output block is checked against a CPU FIR (relative error <= 1e-5); any
-mismatch fails the run. Paths: zero-copy (persistent kernel polling mapped host
+Every output block is checked against a CPU FIR (relative error <= 1e-5), on a
+goroutine of its own so the check does not delay the timed path; any mismatch
+fails the run. Paths: zero-copy (persistent kernel polling mapped host
 memory), explicit (pinned staging, copy, launch, copy, sync), explicit-pageable
 (the same from ordinary memory) and cpu.
 

@@ -1,0 +1,80 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// checkerSlots bounds how far the shadow check may lag the consumer. With
+// the pipeline's own ring it must stay under recordSlots, or the source
+// rewrites input copies the check still needs (which it then counts as
+// unverified, never as passed).
+const checkerSlots = 256
+
+// checker runs the shadow check (verifier) on its own goroutine, fed
+// through an SPSC ring. The consumer thread that times the blocks then only
+// copies each block into the ring and goes straight back to waiting for the
+// next one: the check's FIR and copy lookups no longer sit between two
+// Next calls, where after any stall they stretched the catch-up and with it
+// the latency tail. The check is still done on every block, in order; when
+// the ring is full, submit waits.
+type checker struct {
+	ring *pipeline.Ring
+	ch   int
+	done chan struct{}
+	qerr error // submit's first error (consumer goroutine only)
+	cerr error // the check goroutine's error; read after done
+}
+
+// startChecker starts the goroutine that checks submitted blocks with ver
+// and counts the verdicts into res (read res only after close).
+func startChecker(cfg Config, ch int, ver *verifier, res *Result, tol float64) (*checker, error) {
+	l := pipeline.Layout{BlockSize: cfg.BlockSize, Channels: ch, Slots: checkerSlots}
+	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
+	if err != nil {
+		return nil, fmt.Errorf("probe: check ring: %w", err)
+	}
+	c := &checker{ring: ring, ch: ch, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for {
+			blk, err := ring.Next(context.Background()) // io.EOF once closed and drained
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					c.cerr = fmt.Errorf("probe: check: %w", err)
+				}
+				return
+			}
+			vd, e := ver.check(pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: blk.Samples})
+			res.count(vd, e, tol)
+			ring.Release()
+		}
+	}()
+	return c, nil
+}
+
+// submit queues a copy of o for the check. It runs on the consumer thread
+// (the pipeline's OnBlock). A failure (the run being cancelled while the
+// ring is full) is kept for close: the block is then not counted at all.
+func (c *checker) submit(ctx context.Context, o pipeline.Output) {
+	buf, err := c.ring.Acquire(ctx, true)
+	if err == nil {
+		n := copy(buf, o.Samples)
+		err = c.ring.Publish(n/c.ch, o.Seq, o.Timestamp, 0)
+	}
+	if err != nil && c.qerr == nil {
+		c.qerr = fmt.Errorf("probe: queue block %d for the check: %w", o.Seq, err)
+	}
+}
+
+// close waits until every submitted block has been checked and returns the
+// errors met, if any. Call it from the goroutine that called submit.
+func (c *checker) close() error {
+	c.ring.Close()
+	<-c.done
+	return errors.Join(c.qerr, c.cerr)
+}
