@@ -76,6 +76,7 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
     const int Q = (pairs + 1) >> 1;
     const int cpl = ((tpad >> 2) + G - 1) >> lgG;
     // lane = g*R + (index of its group of four values in the warp)
+    auto qOf = [&](int t0, int tid) { return (((t0 + tid) >> 5) << lgR) + (tid & (R - 1)); };
     std::vector<int> K0(threads), K1(threads), KF(threads), Gl(threads);
     for (int tid = 0; tid < threads; tid++) {
         Gl[tid] = (tid & 31) >> lgR;
@@ -116,7 +117,7 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
         for (int t0 = 0; t0 < Q * G; t0 += threads) {
             std::vector<long> loads(threads, 0);
             for (int tid = 0; tid < threads; tid++) {
-                const int q = (((t0 + tid) >> 5) << lgR) + (tid & (R - 1));
+                const int q = qOf(t0, tid);
                 float* yy = &y[tid * 4];
                 float (&yr)[4] = *reinterpret_cast<float (*)[4]>(yy);
                 yr[0] = yr[1] = yr[2] = yr[3] = 0.f;
@@ -162,7 +163,7 @@ static int run(int ntaps, int B, int CH, int force, int nblocks, unsigned seed, 
                 A2.swap(A3); B2.swap(B3);
             }
             for (int tid = 0; tid < threads; tid++) {
-                const int q = (((t0 + tid) >> 5) << lgR) + (tid & (R - 1));
+                const int q = qOf(t0, tid);
                 const bool hi = (Gl[tid] & half) != 0;
                 const int p = 2 * q + (hi ? 1 : 0);
                 float a = A2[tid], b = B2[tid];
