@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"time"
 
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -23,16 +25,18 @@ const checkerSlots = 256
 // the latency tail. The check is still done on every block, in order; when
 // the ring is full, submit waits.
 type checker struct {
-	ring *pipeline.Ring
-	ch   int
-	done chan struct{}
-	qerr error // submit's first error (consumer goroutine only)
-	cerr error // the check goroutine's error; read after done
+	ring      *pipeline.Ring
+	ch        int
+	submitted uint64        // blocks queued (consumer goroutine only)
+	checked   atomic.Uint64 // blocks whose verdict has been handed on
+	done      chan struct{} // closed when the check goroutine has exited
+	qerr      error         // submit's first error (consumer goroutine only)
+	cerr      error         // the check goroutine's error; read after done
 }
 
 // startChecker starts the goroutine that checks submitted blocks with ver
-// and counts the verdicts into res (read res only after close).
-func startChecker(cfg Config, ch int, ver *verifier, res *Result, tol float64) (*checker, error) {
+// and hands each verdict to verdict, on that goroutine, in submission order.
+func startChecker(cfg Config, ch int, ver *verifier, verdict func(seq uint64, vd verdict, e float64)) (*checker, error) {
 	l := pipeline.Layout{BlockSize: cfg.BlockSize, Channels: ch, Slots: checkerSlots}
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
@@ -50,8 +54,9 @@ func startChecker(cfg Config, ch int, ver *verifier, res *Result, tol float64) (
 				return
 			}
 			vd, e := ver.check(pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: blk.Samples})
-			res.count(vd, e, tol)
+			verdict(blk.Seq, vd, e)
 			ring.Release()
+			c.checked.Add(1)
 		}
 	}()
 	return c, nil
@@ -66,8 +71,25 @@ func (c *checker) submit(ctx context.Context, o pipeline.Output) {
 		n := copy(buf, o.Samples)
 		err = c.ring.Publish(n/c.ch, o.Seq, o.Timestamp, 0)
 	}
-	if err != nil && c.qerr == nil {
-		c.qerr = fmt.Errorf("probe: queue block %d for the check: %w", o.Seq, err)
+	if err != nil {
+		if c.qerr == nil {
+			c.qerr = fmt.Errorf("probe: queue block %d for the check: %w", o.Seq, err)
+		}
+		return
+	}
+	c.submitted++
+}
+
+// waitChecked waits until n blocks have been checked, or the check goroutine
+// has exited. Any goroutine may call it.
+func (c *checker) waitChecked(n uint64) {
+	for c.checked.Load() < n {
+		select {
+		case <-c.done:
+			return
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
 	}
 }
 

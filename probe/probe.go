@@ -207,7 +207,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		_ = be.Close()
 		return res, err
 	}
-	chk, err := startChecker(cfg, ch, ver, &res, tol)
+	chk, err := startChecker(cfg, ch, ver, func(_ uint64, vd verdict, e float64) { res.count(vd, e, tol) })
 	if err != nil {
 		_ = be.Close()
 		return res, err

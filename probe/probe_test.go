@@ -116,7 +116,8 @@ func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res Result
-	chk, err := startChecker(cfg, 1, ver, &res, 1e-5)
+	count := func(_ uint64, vd verdict, e float64) { res.count(vd, e, 1e-5) }
+	chk, err := startChecker(cfg, 1, ver, count)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
 	}
 
 	// A cancelled run while the ring is full: the error reaches close.
-	chk, err = startChecker(cfg, 1, ver, &res, 1e-5)
+	chk, err = startChecker(cfg, 1, ver, count)
 	if err != nil {
 		t.Fatal(err)
 	}

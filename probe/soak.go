@@ -65,29 +65,44 @@ var quantiles = []float64{0.50, 0.90, 0.99, 0.999}
 
 // acc is the consumer's running count of one interval.
 type acc struct {
-	index                            int
-	startSeq, endSeq                 uint64
-	blocks, gaps                     uint64
+	index            int
+	startSeq, endSeq uint64
+	blocks, gaps     uint64
+	submitted        uint64 // blocks queued for the check by the interval's end
+	hist             *Histogram
+	checks           // filled in by the summariser from meter.checks
+}
+
+// checks are the shadow check's counts for one interval.
+type checks struct {
 	verified, unverified, mismatches int
 	maxRelErr                        float64
-	hist                             *Histogram
 }
 
 // meter is the soak's consumer-side state. onBlock runs on the pipeline's
-// consumer goroutine and is O(1) and allocation-free except at an interval
-// rollover, which hands the interval's histogram to the summariser goroutine
-// (a mutex held for an append) and takes a spare one: a fresh allocation
-// only if the summariser has not returned one yet.
+// consumer goroutine and is allocation-free except at an interval rollover,
+// which hands the interval's histogram to the summariser goroutine (a mutex
+// held for an append) and takes a spare one: a fresh allocation only if the
+// summariser has not returned one yet. The shadow check runs on a checker
+// goroutine (see checker), which counts each interval's verdicts into
+// checks; the summariser waits for an interval's last check before it
+// reports the interval.
 type meter struct {
 	cfg    Config
 	path   string
 	src    *source
-	ver    *verifier
 	tol    float64
 	res    *Result
 	warmup uint64
 	cur    acc
 	next   uint64 // the sequence number expected next
+	ctx    context.Context
+	chk    *checker
+
+	// Owned by the check goroutine; an interval's entry is read by the
+	// summariser once chk has checked the blocks submitted before its end.
+	checks []checks
+	ck     int // interval of the last checked block
 
 	mu      sync.Mutex
 	pending []acc // rolled over, not yet summarised
@@ -100,10 +115,11 @@ type meter struct {
 	overall   *Histogram
 }
 
-func newMeter(cfg Config, path string, src *source, ver *verifier, tol float64, res *Result) (*meter, error) {
-	m := &meter{cfg: cfg, path: path, src: src, ver: ver, tol: tol, res: res, warmup: uint64(cfg.Warmup),
+func newMeter(ctx context.Context, cfg Config, path string, src *source, ver *verifier, ch int, tol float64, res *Result) (*meter, error) {
+	m := &meter{cfg: cfg, path: path, src: src, tol: tol, res: res, warmup: uint64(cfg.Warmup), ctx: ctx,
 		pending: make([]acc, 0, 4), spare: make([]acc, 0, 4),
-		notify: make(chan struct{}, 1), free: make(chan *Histogram, 2)}
+		notify: make(chan struct{}, 1), free: make(chan *Histogram, 2),
+		checks: make([]checks, cfg.intervals())}
 	var err error
 	if m.overall, err = NewHistogram(HistBucket, HistRange); err != nil {
 		return nil, err
@@ -117,14 +133,44 @@ func newMeter(cfg Config, path string, src *source, ver *verifier, tol float64, 
 	}
 	m.cur.startSeq = m.warmup
 	m.intervals = make([]Interval, 0, min(cfg.intervals(), 1024))
+	if m.chk, err = startChecker(cfg, ch, ver, m.checked); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checked counts one verdict, on the check goroutine: into the run's totals
+// (the warmup included) and into its interval's checks.
+func (m *meter) checked(seq uint64, vd verdict, e float64) {
+	m.res.count(vd, e, m.tol)
+	if seq < m.warmup {
+		return
+	}
+	for m.ck+1 < len(m.src.bounds) && seq >= m.src.bounds[m.ck+1].Load() {
+		m.ck++
+	}
+	if m.ck >= len(m.checks) {
+		return
+	}
+	c := &m.checks[m.ck]
+	switch vd {
+	case unverified:
+		c.unverified++
+	case verified:
+		c.verified++
+		if e > c.maxRelErr || math.IsNaN(e) {
+			c.maxRelErr = e
+		}
+		if !(e <= m.tol) {
+			c.mismatches++
+		}
+	}
 }
 
 // onBlock is the pipeline's OnBlock hook.
 func (m *meter) onBlock(o pipeline.Output, seen int64) {
-	vd, e := m.ver.check(o)
-	m.res.count(vd, e, m.tol)
 	if o.Seq < m.warmup {
+		m.chk.submit(m.ctx, o)
 		m.next = o.Seq + 1
 		return
 	}
@@ -135,6 +181,7 @@ func (m *meter) onBlock(o pipeline.Output, seen int64) {
 		}
 		m.rollover(b)
 	}
+	m.chk.submit(m.ctx, o) // after the rollover: this block is the new interval's
 	if from := max(m.next, m.warmup); o.Seq > from {
 		m.cur.gaps += o.Seq - from
 	}
@@ -142,18 +189,6 @@ func (m *meter) onBlock(o pipeline.Output, seen int64) {
 	d := seen - o.Timestamp
 	m.cur.blocks++
 	m.cur.hist.Record(d)
-	switch vd {
-	case unverified:
-		m.cur.unverified++
-	case verified:
-		m.cur.verified++
-		if e > m.cur.maxRelErr || math.IsNaN(e) {
-			m.cur.maxRelErr = e
-		}
-		if !(e <= m.tol) {
-			m.cur.mismatches++
-		}
-	}
 	if m.cfg.onLatency != nil {
 		m.cfg.onLatency(m.cur.index, d)
 	}
@@ -173,6 +208,7 @@ func (m *meter) rollover(endSeq uint64) {
 
 func (m *meter) push(endSeq uint64) {
 	m.cur.endSeq = endSeq
+	m.cur.submitted = m.chk.submitted
 	m.mu.Lock()
 	m.pending = append(m.pending, m.cur)
 	m.mu.Unlock()
@@ -202,6 +238,10 @@ func (m *meter) drain() {
 	m.pending, m.spare = m.spare[:0], batch
 	m.mu.Unlock()
 	for _, a := range batch {
+		m.chk.waitChecked(a.submitted)
+		if a.index < len(m.checks) {
+			a.checks = m.checks[a.index]
+		}
 		iv := m.interval(a)
 		m.overall.Add(a.hist)
 		a.hist.Reset()
@@ -271,12 +311,13 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	m, err := newMeter(cfg, p.Name, src, ver, tol, &res)
+	be, err := p.New()
 	if err != nil {
 		return res, err
 	}
-	be, err := p.New()
+	m, err := newMeter(ctx, cfg, p.Name, src, ver, ch, tol, &res)
 	if err != nil {
+		_ = be.Close()
 		return res, err
 	}
 	done := make(chan struct{})
@@ -288,6 +329,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 	}, pipeline.Options{OnBlock: m.onBlock})
 	wall := time.Since(t0)
+	chkErr := m.chk.close() // every check done before the last intervals are summarised
 	m.finish()
 	close(done)
 	wg.Wait()
@@ -320,6 +362,9 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	if closeErr != nil {
 		return res, closeErr
+	}
+	if chkErr != nil {
+		return res, chkErr
 	}
 	soakErr := soakError(s, &res, tol)
 	s.Passed = soakErr == nil && !s.Interrupted && len(s.Intervals) == cfg.intervals()
