@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -261,18 +260,9 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 
 // count adds one shadow-check verdict to the result.
 func (r *Result) count(vd verdict, e, tol float64) {
-	switch vd {
-	case unverified:
-		r.Unverified++
-	case verified:
-		r.Verified++
-		if e > r.MaxRelErr || math.IsNaN(e) {
-			r.MaxRelErr = e
-		}
-		if !(e <= tol) {
-			r.Mismatches++
-		}
-	}
+	c := checks{verified: r.Verified, unverified: r.Unverified, mismatches: r.Mismatches, maxRelErr: r.MaxRelErr}
+	c.add(vd, e, tol)
+	r.Verified, r.Unverified, r.Mismatches, r.MaxRelErr = c.verified, c.unverified, c.mismatches, c.maxRelErr
 }
 
 func summarize(r *Result) {

@@ -73,10 +73,26 @@ type acc struct {
 	checks           // filled in by the summariser from meter.checks
 }
 
-// checks are the shadow check's counts for one interval.
+// checks are the shadow check's counts, for one interval or a whole run.
 type checks struct {
 	verified, unverified, mismatches int
 	maxRelErr                        float64
+}
+
+// add counts one verdict; e is the verified block's relative error.
+func (c *checks) add(vd verdict, e, tol float64) {
+	switch vd {
+	case unverified:
+		c.unverified++
+	case verified:
+		c.verified++
+		if e > c.maxRelErr || math.IsNaN(e) {
+			c.maxRelErr = e
+		}
+		if !(e <= tol) {
+			c.mismatches++
+		}
+	}
 }
 
 // meter is the soak's consumer-side state. onBlock runs on the pipeline's
@@ -152,19 +168,7 @@ func (m *meter) checked(seq uint64, vd verdict, e float64) {
 	if m.ck >= len(m.checks) {
 		return
 	}
-	c := &m.checks[m.ck]
-	switch vd {
-	case unverified:
-		c.unverified++
-	case verified:
-		c.verified++
-		if e > c.maxRelErr || math.IsNaN(e) {
-			c.maxRelErr = e
-		}
-		if !(e <= m.tol) {
-			c.mismatches++
-		}
-	}
+	m.checks[m.ck].add(vd, e, m.tol)
 }
 
 // onBlock is the pipeline's OnBlock hook.
