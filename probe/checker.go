@@ -11,10 +11,10 @@ import (
 	"github.com/sigproc/sigproc/pipeline"
 )
 
-// checkerSlots bounds how far the shadow check may lag the consumer. With
-// the pipeline's own ring it must stay under recordSlots, or the source
-// rewrites input copies the check still needs (which it then counts as
-// unverified, never as passed).
+// checkerSlots bounds how far the shadow check may lag the consumer. The
+// source keeps input copies for this lag plus the pipeline ring's (see
+// recordSlots), so the check's own lag never costs a copy; only a stall long
+// enough to drop blocks can (then counted as unverified, never as passed).
 const checkerSlots = 256
 
 // checker runs the shadow check (verifier) on its own goroutine, fed

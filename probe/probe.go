@@ -299,7 +299,7 @@ type source struct {
 	start  time.Time
 	n      int // blocks delivered
 	// copies[i] holds the input of block seqs[i] (-1 = none), guarded by
-	// locks[i]: the consumer may lag by more than recordSlots blocks when
+	// locks[i]: the check may lag by more than len(copies) blocks when
 	// blocks are dropped, and then the source rewrites a copy it reads.
 	copies [][]float32
 	seqs   []int64
@@ -315,11 +315,28 @@ type source struct {
 	bounds    []atomic.Uint64 // soak: first seq of each interval; ^0 = not yet
 }
 
-const recordSlots = 1024
+// minRecordSlots is the fewest input copies the source keeps.
+const minRecordSlots = 1024
+
+// recordSlots is how many input copies the source keeps: enough for the
+// check's largest lag without a drop, the pipeline's ring plus the
+// checker's (a power of two, at least minRecordSlots).
+func recordSlots(cfg Config) int {
+	ring := cfg.Slots
+	if ring == 0 {
+		ring = 64 // the pipeline's default
+	}
+	n := minRecordSlots
+	for n < ring+checkerSlots {
+		n *= 2
+	}
+	return n
+}
 
 func newSource(cfg Config, ch int) *source {
+	nrec := recordSlots(cfg)
 	s := &source{r: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), period: cfg.Period,
-		copies: make([][]float32, recordSlots), seqs: make([]int64, recordSlots), locks: make([]sync.Mutex, recordSlots)}
+		copies: make([][]float32, nrec), seqs: make([]int64, nrec), locks: make([]sync.Mutex, nrec)}
 	for i := range s.copies {
 		s.copies[i] = make([]float32, cfg.BlockSize*ch)
 		s.seqs[i] = -1
@@ -380,7 +397,7 @@ func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 	for i := range dst {
 		dst[i] = float32(s.r.NormFloat64() * 0.25)
 	}
-	slot := s.n % recordSlots
+	slot := s.n % len(s.copies)
 	s.locks[slot].Lock()
 	s.copies[slot] = s.copies[slot][:len(dst)]
 	copy(s.copies[slot], dst)
@@ -393,7 +410,7 @@ func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 // recorded returns the input of block seq if its copy is still held. The
 // copy stays locked: when ok, call release(seq) once done with it.
 func (s *source) recorded(seq uint64) ([]float32, bool) {
-	slot := seq % recordSlots
+	slot := seq % uint64(len(s.copies))
 	s.locks[slot].Lock()
 	if s.seqs[slot] != int64(seq) {
 		s.locks[slot].Unlock()
@@ -403,4 +420,4 @@ func (s *source) recorded(seq uint64) ([]float32, bool) {
 }
 
 // release unlocks the copy of seq that recorded returned.
-func (s *source) release(seq uint64) { s.locks[seq%recordSlots].Unlock() }
+func (s *source) release(seq uint64) { s.locks[seq%uint64(len(s.locks))].Unlock() }

@@ -150,3 +150,14 @@ func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
 		t.Fatal("queue error lost")
 	}
 }
+
+func TestRecordSlotsCoverTheCheckLag(t *testing.T) {
+	for _, tt := range []struct{ slots, want int }{
+		{0, 1024}, {64, 1024}, {1024 - checkerSlots, 1024}, {1024 - checkerSlots + 1, 2048}, {1024, 2048}, {4096, 8192},
+	} {
+		got := recordSlots(Config{Slots: tt.slots})
+		if got != tt.want || got < max(tt.slots, 64)+checkerSlots {
+			t.Errorf("slots %d: %d copies, want %d", tt.slots, got, tt.want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ const (
 // gives the bit-identical reference at 1/N of the cost.
 //
 // In the soak mode (resync) a continuous verifier whose history was lost
-// (the consumer fell more than recordSlots blocks behind) primes itself the
+// (the check fell more than recordSlots(cfg) blocks behind) primes itself the
 // same way at the next block and carries on, instead of leaving the rest of
 // a long run unverified as the block-count mode does.
 type verifier struct {
