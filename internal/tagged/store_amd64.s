@@ -37,3 +37,40 @@ dloop:
 	JB dloop
 ddone:
 	RET
+
+// func copyTaggedAVX2(dst *float32, src *uint64, n int, tag uint32) int
+// Copies the values of src's words to dst, eight words per step (two 32-byte
+// loads), while every word of a step carries tag; returns how many words it
+// copied (a multiple of 8): it stops at the first step with a stale word
+// and leaves the rest, and any tail, to the caller.
+TEXT ·copyTaggedAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL tag+24(FP), DX
+	MOVQ DX, X4
+	VPBROADCASTQ X4, Y4
+	XORQ BX, BX
+c8loop:
+	LEAQ 8(BX), AX
+	CMPQ AX, CX
+	JGT c8done
+	VMOVDQU (SI)(BX*8), Y0
+	VMOVDQU 32(SI)(BX*8), Y1
+	VPSRLQ $32, Y0, Y2
+	VPSRLQ $32, Y1, Y3
+	VPCMPEQQ Y4, Y2, Y2
+	VPCMPEQQ Y4, Y3, Y3
+	VPAND Y3, Y2, Y2
+	VPMOVMSKB Y2, AX
+	CMPL AX, $0xffffffff
+	JNE c8done
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMQ $0xD8, Y2, Y2
+	VMOVDQU Y2, (DI)(BX*4)
+	ADDQ $8, BX
+	JMP c8loop
+c8done:
+	VZEROUPPER
+	MOVQ BX, ret+32(FP)
+	RET
