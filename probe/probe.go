@@ -36,6 +36,11 @@ type Config struct {
 	Slots     int           // ring depth; 0 = 64
 	Seed      uint64
 	Tolerance float64 // max error relative to the block's RMS; 0 = 1e-5
+	// Realtime are the producer thread's settings (the config's realtime
+	// section): a paced source that spins on an unlocked goroutine can be
+	// moved between threads and cores mid-run, and each move shows in the
+	// latency's tail.
+	Realtime pipeline.Realtime
 
 	// Duration > 0 is the soak mode: after the warmup, each path is
 	// measured for this long (wall clock; with a period, Duration/Period
@@ -221,7 +226,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
 		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
-		MaxSamples: int64(total * cfg.BlockSize),
+		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)
 	chkErr := chk.close() // every submitted block checked; res's counts are final

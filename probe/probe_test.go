@@ -68,6 +68,27 @@ func TestProbeFailsLoudlyOnMismatch(t *testing.T) {
 	}
 }
 
+// TestProbeUsesRealtime checks that the producer's thread settings reach
+// the pipeline: a locked thread runs as before, and a CPU the process cannot
+// use fails the run, in both the block and the soak mode.
+func TestProbeUsesRealtime(t *testing.T) {
+	taps := []float32{0.5, 0.5}
+	for _, soak := range []bool{false, true} {
+		cfg := Config{BlockSize: 32, Taps: taps, Blocks: 50, Seed: 3, Realtime: pipeline.Realtime{LockThread: true}}
+		if soak {
+			cfg.Blocks, cfg.Duration, cfg.Period = 0, 30*time.Millisecond, time.Millisecond
+		}
+		rs, err := Run(context.Background(), cfg, []Path{cpuPath(t, taps, false, 32)})
+		if err != nil || rs[0].Verified == 0 {
+			t.Fatalf("soak=%v locked thread: %v, %+v", soak, err, rs)
+		}
+		cfg.Realtime = pipeline.Realtime{CPUs: []int{-1}}
+		if _, err := Run(context.Background(), cfg, []Path{cpuPath(t, taps, false, 32)}); err == nil || !strings.Contains(err.Error(), "realtime CPU -1") {
+			t.Fatalf("soak=%v bad CPU: %v", soak, err)
+		}
+	}
+}
+
 func TestProbeBadConfig(t *testing.T) {
 	for _, c := range []Config{{BlockSize: 0, Taps: []float32{1}, Blocks: 1}, {BlockSize: 8, Blocks: 1}, {BlockSize: 8, Taps: []float32{1}}, {BlockSize: 8, Taps: []float32{1}, Blocks: 1, Period: -1}} {
 		if _, err := Run(context.Background(), c, nil); err == nil || !strings.HasPrefix(err.Error(), "probe:") {

@@ -331,6 +331,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
 		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
+		Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: m.onBlock})
 	wall := time.Since(t0)
 	chkErr := m.chk.close() // every check done before the last intervals are summarised

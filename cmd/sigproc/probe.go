@@ -87,7 +87,7 @@ reference (default every block). --json holds every interval and the totals.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runProbe(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "config file (block_size, filter, cuda, source.sample_rate for the period)")
+	fl.StringVarP(&f.config, "config", "c", "", "config file (block_size, ring_slots, filter, cuda, realtime, source.sample_rate for the period)")
 	fl.IntVar(&f.blocks, "blocks", 10000, "measured blocks per path")
 	fl.IntVar(&f.warmup, "warmup", 1000, "unmeasured blocks sent first")
 	fl.DurationVar(&f.period, "period", -1, "time between blocks (e.g. 10us; 0 = as fast as possible; default from the config, else 10us)")
@@ -175,6 +175,10 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	if f.split < 0 || f.split > 32 || f.split&(f.split-1) != 0 {
 		return fmt.Errorf("--split: want 0 or a power of two up to 32, got %d", f.split)
 	}
+	rt, err := realtimeSettings(cfg) // the producer thread's; before any device is opened
+	if err != nil {
+		return err
+	}
 	if f.watchdog > 0 {
 		cfg.CUDA.WatchdogMS = int(f.watchdog / time.Millisecond)
 	}
@@ -236,7 +240,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		}
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
-			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN}
+			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}

@@ -160,9 +160,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	// Checked before any device or output file is opened: whether the CPUs
 	// are available to this process depends on the machine, not the file.
-	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock}
-	if err := rt.Validate(); err != nil {
-		return cfg.Wrap("realtime", err)
+	rt, err := realtimeSettings(cfg)
+	if err != nil {
+		return err
 	}
 	stderr := cmd.ErrOrStderr()
 	level, json := logSettings(cmd, cfg.Log.Level, cfg.Log.Format)
@@ -490,3 +490,10 @@ func (c *countFlag) Set(s string) error {
 
 // Type names the flag's value in --help.
 func (c *countFlag) Type() string { return "count" }
+
+// realtimeSettings returns the config's realtime section as the pipeline's
+// settings, checked against this machine (CPUs available to the process).
+func realtimeSettings(cfg *config.Config) (pipeline.Realtime, error) {
+	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock}
+	return rt, cfg.Wrap("realtime", rt.Validate())
+}
