@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -17,19 +16,6 @@ import (
 // recordSlots), so the check's own lag never costs a copy; only a stall long
 // enough to drop blocks can (then counted as unverified, never as passed).
 const checkerSlots = 256
-
-// checkerSpin is how long the check goroutine busy-waits for the next block
-// before it sleeps; checkerSpinCPUs is the fewest CPUs (GOMAXPROCS) with
-// which it does so. A check goroutine that slept between blocks woke through
-// the runtime's timers every block, and those wake-ups of other threads
-// showed in the timed threads' tail: on the H200 host (a 16-vCPU guest), p99
-// 12.8-144 µs sleeping against 4.6-15.4 µs spinning, better in five of five
-// alternating runs at one block per 10 µs. With fewer CPUs a third spinning
-// thread would compete with the two timed ones, so it sleeps as before.
-const (
-	checkerSpin     = time.Millisecond
-	checkerSpinCPUs = 4
-)
 
 // checker runs the shadow check (verifier) on its own goroutine, fed
 // through an SPSC ring. The consumer thread that times the blocks then only
@@ -55,9 +41,6 @@ func startChecker(cfg Config, ch int, ver *verifier, verdict func(seq uint64, vd
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return nil, fmt.Errorf("probe: check ring: %w", err)
-	}
-	if runtime.GOMAXPROCS(0) >= checkerSpinCPUs {
-		ring.SetSpin(checkerSpin)
 	}
 	c := &checker{ring: ring, ch: ch, done: make(chan struct{})}
 	go func() {
