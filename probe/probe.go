@@ -37,9 +37,8 @@ type Config struct {
 	Seed      uint64
 	Tolerance float64 // max error relative to the block's RMS; 0 = 1e-5
 	// Realtime are the producer thread's settings (the config's realtime
-	// section): a paced source that spins on an unlocked goroutine can be
-	// moved between threads and cores mid-run, and each move shows in the
-	// latency's tail.
+	// section): the paced source spins on the producer goroutine, which,
+	// unlocked, the runtime may move between threads and cores mid-run.
 	Realtime pipeline.Realtime
 
 	// Duration > 0 is the soak mode: after the warmup, each path is
