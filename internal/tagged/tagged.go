@@ -66,9 +66,10 @@ func Read(dst []float32, src []uint64, tag uint32, spin func() error) error {
 // no-op where the instruction or the architecture lacks it). Mapped ring
 // lines are accessed by the GPU over PCIe: a line that sits modified in one
 // core's L1/L2 has to be snooped out of it first, and for a line the GPU
-// writes, every core copy has to be invalidated. Demoting the lines the
-// host has just written (input) or read (output) moves that work off the
-// latency path. It changes no data.
+// writes, every core copy has to be invalidated. Demoting the input lines
+// the host has just written moves the snoop off the latency path (demoting
+// the output lines after reading them measured no gain on the H200 host).
+// It changes no data.
 func Demote(words []uint64) {
 	if len(words) > 0 {
 		demote(&words[0], len(words)*8)
