@@ -2,6 +2,9 @@ package capture_test
 
 import (
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sigproc/sigproc/capture"
@@ -62,6 +65,51 @@ func BenchmarkSynthetic(b *testing.B) {
 				b.Fatal(err)
 			}
 			benchSource(b, src)
+		})
+	}
+}
+
+// BenchmarkRawFileRead reads a 256 MiB cf32 file in the page cache in
+// blocks of 4 MiB: the path from a recording into a pipeline's ring, next
+// to the decoder reading the same file as a stream.
+func BenchmarkRawFileRead(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "x.cf32")
+	if err := os.WriteFile(path, make([]byte, 256<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"file", "stream"} {
+		b.Run(mode, func(b *testing.B) {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			var src capture.Source
+			if mode == "file" {
+				src, err = capture.OpenFile(path, "cf32_le", 1)
+			} else {
+				src, err = capture.NewRaw(struct{ io.Reader }{f}, "cf32_le", capture.Info{SampleRate: 1, Complex: true})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			buf := make([]float32, 1<<20)
+			b.SetBytes(4 << 20)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := src.Read(context.Background(), buf); err == io.EOF {
+					if mode == "file" {
+						src.Close()
+						src, _ = capture.OpenFile(path, "cf32_le", 1)
+					} else {
+						f.Seek(0, io.SeekStart)
+						src, _ = capture.NewRaw(struct{ io.Reader }{f}, "cf32_le", capture.Info{SampleRate: 1, Complex: true})
+					}
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

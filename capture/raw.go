@@ -33,6 +33,7 @@ type Raw struct {
 	eof      bool
 	err      error // sticky terminal error
 	closed   bool
+	direct   *fileReader // float32 samples in a regular file, read by position
 }
 
 // NewRaw returns a source decoding r in format ("ri16_le", "rf32_le",
@@ -83,6 +84,9 @@ func (r *Raw) Close() error {
 		return nil
 	}
 	r.closed = true
+	if r.direct != nil {
+		r.direct.close()
+	}
 	if r.closer != nil {
 		if err := r.closer.Close(); err != nil {
 			return fmt.Errorf("capture: close %s: %w", r.name, err)
@@ -102,6 +106,9 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	ch := r.info.Channels()
 	if err := checkDst(dst, ch); err != nil {
 		return 0, err
+	}
+	if r.direct != nil && r.err == nil && !r.eof {
+		return r.readDirect(dst)
 	}
 	frame := r.dt.frame()
 	n, stalls := 0, 0
@@ -142,8 +149,10 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 
 // endErr is the error at end of input: io.EOF, or ErrTruncated when bytes
 // are left over or the input is shorter than its header declared.
-func (r *Raw) endErr() error {
-	left := r.hi - r.lo
+func (r *Raw) endErr() error { return r.endErrLeft(r.hi - r.lo) }
+
+// endErrLeft is endErr with left bytes of a partial sample left over.
+func (r *Raw) endErrLeft(left int) error {
 	short := r.declared >= 0 && r.consumed < r.declared
 	switch {
 	case short && left > 0:
@@ -212,7 +221,9 @@ func OpenFile(path, format string, sampleRate float64) (Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
-		return newRaw(f, f, path, dt, sampleRate, -1), nil
+		r := newRaw(f, f, path, dt, sampleRate, -1)
+		r.direct = newFileReader(f, dt, 0, -1)
+		return r, nil
 	}
 	if got := src.Info().SampleRate; sampleRate != 0 && sampleRate != got {
 		src.Close()

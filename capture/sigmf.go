@@ -236,7 +236,11 @@ func OpenSigMF(path string) (*SigMF, error) {
 			return nil, fmt.Errorf("capture: sigmf %s: skipping to captures[0] core:sample_start: %w", dataPath, err)
 		}
 	}
-	return &SigMF{Raw: newRaw(r, f, dataPath, dt, info.SampleRate, declared), meta: info}, nil
+	raw := newRaw(r, f, dataPath, dt, info.SampleRate, declared)
+	if declared >= 0 {
+		raw.direct = newFileReader(f, dt, skipN, skipN+declared)
+	}
+	return &SigMF{Raw: raw, meta: info}, nil
 }
 
 // sigmfDataLen is the number of sample bytes after the skipped start and

@@ -302,6 +302,11 @@ type CUDA struct {
 	// WriteCombined maps the zero-copy input ring write-combined: the host
 	// only writes it, and the GPU's reads then skip the CPU cache snoop.
 	WriteCombined bool `yaml:"write_combined"`
+	// PTXDir is a directory holding fir.ptx and batch.ptx (as `make ptx`
+	// writes them into kernels/) to load instead of the embedded kernels,
+	// for a driver older than the embedded PTX. Relative to the config
+	// file. Default: the embedded PTX.
+	PTXDir string `yaml:"ptx_dir"`
 }
 
 // Sink describes where filtered samples go.

@@ -117,6 +117,9 @@ func (c *Config) resolvePaths() {
 	if c.Filter.TapsFile != "" && !filepath.IsAbs(c.Filter.TapsFile) {
 		c.Filter.TapsFile = filepath.Join(c.dir, c.Filter.TapsFile)
 	}
+	if c.CUDA.PTXDir != "" && !filepath.IsAbs(c.CUDA.PTXDir) {
+		c.CUDA.PTXDir = filepath.Join(c.dir, c.CUDA.PTXDir)
+	}
 }
 
 // fillAmplitudes sets amplitude to DefaultAmplitude where the key is absent;
@@ -158,6 +161,7 @@ func (c *Config) checkExplicitZeros(errs *errorList) {
 		{"cuda.transport", c.CUDA.Transport == ""},
 		{"cuda.max_pinned_mb", c.CUDA.MaxPinnedMB == 0},
 		{"cuda.watchdog_ms", c.CUDA.WatchdogMS == 0},
+		{"cuda.ptx_dir", c.CUDA.PTXDir == ""},
 		{"log.level", c.Log.Level == ""},
 		{"log.format", c.Log.Format == ""},
 		{"filter.design.window", c.Filter.Design != nil && c.Filter.Design.Window == ""},

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -378,22 +377,7 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 }
 
 func loadBandwidthPTX(path string) (cu.Module, error) {
-	ptx := kernels.BandwidthPTX
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return cu.Module{}, fmt.Errorf("gpu: read bandwidth PTX: %w", err)
-		}
-		ptx = string(data)
-	}
-	if len(ptx) == 0 {
-		return cu.Module{}, errors.New("gpu: no bandwidth PTX embedded in this build; run `make ptx` (needs nvcc)")
-	}
-	mod, err := cu.LoadData(ptx)
-	if err != nil {
-		return cu.Module{}, fmt.Errorf("gpu: load bandwidth kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit): %w", err)
-	}
-	return mod, nil
+	return loadModule(path, kernels.BandwidthPTX, "bandwidth")
 }
 
 // measureBidir runs reps pinned H2D copies on one stream and reps pinned

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -91,20 +90,9 @@ func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchF
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	ptx := kernels.BatchPTX
-	if ptxPath != "" {
-		data, err := os.ReadFile(ptxPath)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: read batch PTX: %w", err)
-		}
-		ptx = string(data)
-	}
-	if len(ptx) == 0 {
-		return nil, errors.New("gpu: no batch PTX embedded in this build; run `make ptx` (needs nvcc)")
-	}
 	f = &BatchFIR{ntaps: len(taps), ch: ch, optin: optin}
-	if f.mod, err = cu.LoadData(ptx); err != nil {
-		return nil, fmt.Errorf("gpu: load batch FIR kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit): %w", err)
+	if f.mod, err = loadModule(ptxPath, kernels.BatchPTX, "batch FIR"); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -156,14 +155,7 @@ type backend struct {
 	launched bool
 	deadline time.Duration
 
-	// explicit
-	fn      cu.Function
-	dbuf    [2]cu.DevicePtr
-	cur     int
-	dout    cu.DevicePtr
-	hout    []float32
-	threads int
-	smem    int
+	x *explicitState // explicit transports
 }
 
 func (b *backend) Name() string {
@@ -212,19 +204,8 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 		return nil, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
 	}
 	b.haveCtx = true
-	ptx := kernels.PTX
-	if b.opts.PTXPath != "" {
-		data, err := os.ReadFile(b.opts.PTXPath)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: read PTX: %w", err)
-		}
-		ptx = string(data)
-	}
-	if len(ptx) == 0 {
-		return nil, errors.New("gpu: no PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_path")
-	}
-	if b.mod, err = cu.LoadData(ptx); err != nil {
-		return nil, fmt.Errorf("gpu: load FIR kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit): %w", err)
+	if b.mod, err = loadModule(ptxFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
+		return nil, err
 	}
 	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
@@ -263,7 +244,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 		}
 		return n
 	case TransportExplicit:
-		return pageAlign(int64(l.Size())) + pageAlign(int64(l.BlockValues())*4)
+		return explicitPinned(l)
 	}
 	return 0 // explicit-pageable pins nothing
 }
@@ -501,58 +482,6 @@ func (b *backend) logBreakdown() {
 	b.hostT = nil // once
 }
 
-func (b *backend) startExplicit(l pipeline.Layout) error {
-	ntaps := len(b.taps)
-	b.smem = ((ntaps + 3) &^ 3) * 4 // zero-padded to whole float4s, as fir_block expects
-	if b.smem > b.info.SharedOptin {
-		return fmt.Errorf("gpu: %d taps do not fit in shared memory", ntaps)
-	}
-	fn, err := b.mod.Function("fir_block")
-	if err != nil {
-		return fmt.Errorf("gpu: kernel fir_block: %w", err)
-	}
-	if b.smem > 48<<10 {
-		if err := setMaxDynamicSmem(fn, b.smem); err != nil {
-			return fmt.Errorf("gpu: %w", err)
-		}
-	}
-	b.fn = fn
-	bufBytes := int64((ntaps-1+l.BlockSize)*l.Channels) * 4
-	for i := range b.dbuf {
-		if b.dbuf[i], err = b.alloc(bufBytes); err != nil {
-			return err
-		}
-		if err := cu.MemsetD32(b.dbuf[i], 0, bufBytes/4); err != nil {
-			return fmt.Errorf("gpu: clear history: %w", err)
-		}
-	}
-	if b.dout, err = b.alloc(int64(l.BlockValues()) * 4); err != nil {
-		return err
-	}
-	var mem []byte
-	if b.transport == TransportExplicit {
-		ringMem, err := b.pin(int64(l.Size()), false, false)
-		if err != nil {
-			return err
-		}
-		mem = ringMem.Bytes()[:l.Size()]
-		hout, err := b.pin(int64(l.BlockValues())*4, false, false)
-		if err != nil {
-			return err
-		}
-		b.hout = unsafe.Slice((*float32)(hout.Ptr()), l.BlockValues())
-	} else {
-		mem = pipeline.AlignedBytes(l.Size())
-		b.hout = make([]float32, l.BlockValues())
-	}
-	if b.ring, err = pipeline.NewRing(mem, l); err != nil {
-		return err
-	}
-	b.threads = 256
-	b.cur = 0
-	return nil
-}
-
 func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
 	if b.transport == TransportZeroCopy {
 		return b.nextZeroCopy(ctx)
@@ -625,43 +554,6 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
 }
 
-func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
-	blk, err := b.ring.Next(ctx)
-	if err != nil {
-		return pipeline.Output{}, err
-	}
-	n := len(blk.Samples)
-	ntaps := len(b.taps)
-	hist := (ntaps - 1) * b.l.Channels
-	cur, nxt := b.dbuf[b.cur], b.dbuf[1-b.cur]
-	if n > 0 {
-		if err := cu.MemcpyHtoDAsync(cur+cu.DevicePtr(hist*4), unsafe.Pointer(&blk.Samples[0]), int64(n)*4, b.stream); err != nil {
-			return pipeline.Output{}, fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
-		}
-	}
-	args := []int64{int64(ntaps), int64(b.l.BlockSize), int64(b.l.Channels)}
-	params := []unsafe.Pointer{unsafe.Pointer(&cur), unsafe.Pointer(&nxt), unsafe.Pointer(&b.dout), unsafe.Pointer(&b.dtaps),
-		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2])}
-	grid := (b.l.BlockValues() + b.threads - 1) / b.threads
-	if err := b.fn.Launch(grid, 1, 1, b.threads, 1, 1, b.smem, b.stream, params); err != nil {
-		return pipeline.Output{}, fmt.Errorf("gpu: launch fir_block: %w", err)
-	}
-	if n > 0 {
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&b.hout[0]), b.dout, int64(n)*4, b.stream); err != nil {
-			return pipeline.Output{}, fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
-		}
-	}
-	if err := b.stream.Synchronize(); err != nil {
-		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
-	}
-	b.ring.Release()
-	b.cur ^= 1
-	b.next++
-	// hout is rewritten only by the next call, which is as long as an
-	// Output has to stay valid.
-	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: b.hout[:n]}, nil
-}
-
 // Close stops the kernel through the stop flag, waits for it (bounded by
 // the watchdog), and frees every device and pinned allocation. It must run
 // on the goroutine that called Start.
@@ -684,6 +576,10 @@ func (b *backend) Close() error {
 			errs = append(errs, fmt.Errorf("gpu: persistent kernel: %w", err))
 		}
 		b.launched = false
+	}
+	if b.x != nil {
+		errs = append(errs, b.x.close())
+		b.x = nil
 	}
 	if b.haveCtx {
 		for _, p := range b.dev {

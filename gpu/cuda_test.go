@@ -25,7 +25,7 @@ import (
 // machine; see the README.
 
 func testOptions(t Transport) Options {
-	return Options{Transport: t, PTXPath: os.Getenv("SIGPROC_PTX"), Log: zerolog.Nop(), Watchdog: 2 * time.Second}
+	return Options{Transport: t, PTXDir: os.Getenv("SIGPROC_PTX_DIR"), Log: zerolog.Nop(), Watchdog: 2 * time.Second}
 }
 
 type sliceSource struct {
@@ -148,9 +148,60 @@ func TestPinnedLimitRefusedBeforeAllocation(t *testing.T) {
 	}
 }
 
+// The explicit transports keep several blocks in flight on several
+// streams, each block's history carried on the device from the block
+// before: the output must be the CPU's for any ring depth (1 to 8 blocks
+// in flight), block size and history length.
+func TestExplicitInFlightMatchesCPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tr := range []Transport{TransportExplicit, TransportExplicitPageable} {
+		for _, tc := range []struct {
+			slots, taps, block int
+			complex            bool
+		}{
+			{2, 33, 1000, false},
+			{4, 257, 999, true},
+			{16, 129, 4097, false},
+			{64, 1025, 777, true}, // history longer than a block
+			{8, 2048, 16384, false},
+		} {
+			t.Run(fmt.Sprintf("%s/slots=%d/taps=%d/block=%d/complex=%v", tr, tc.slots, tc.taps, tc.block, tc.complex), func(t *testing.T) {
+				ch := 1
+				if tc.complex {
+					ch = 2
+				}
+				samples := tc.block*37 + tc.block/3
+				taps := randSignal(r, tc.taps)
+				x := randSignal(r, samples*ch)
+				be, err := NewBackend(taps, tc.complex, testOptions(tr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				snk := &collect{}
+				st, err := pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
+					pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: tc.slots}, pipeline.Options{})
+				if cerr := be.Close(); cerr != nil {
+					t.Errorf("close: %v", cerr)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.SamplesOut != uint64(samples) || st.DroppedBlocks != 0 || st.Gaps != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+				want := filter.Convolve(taps, x, tc.complex)
+				if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
+					t.Fatalf("max relative error %g > 1e-5", e)
+				}
+			})
+		}
+	}
+}
+
 func TestCancelStopsKernelAndFreesMemory(t *testing.T) {
-	for i := 0; i < 5; i++ {
-		be, err := NewBackend([]float32{1, 2, 3}, false, testOptions(TransportZeroCopy))
+	for i := 0; i < 6; i++ {
+		tr := []Transport{TransportZeroCopy, TransportExplicit, TransportExplicitPageable}[i%3]
+		be, err := NewBackend([]float32{1, 2, 3}, false, testOptions(tr))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ type Options struct {
 	MaxPinned     int64         // bytes of pinned host memory the backend may take; 0 = 256 MiB
 	Watchdog      time.Duration // a kernel whose heartbeat stalls this long is an error; 0 = 2 s
 	WriteCombined bool          // map the input ring write-combined (host writes only)
-	PTXPath       string        // load kernels from this PTX file instead of the embedded one
+	PTXDir        string        // load fir.ptx and batch.ptx from this directory instead of the embedded PTX
 	StallAt       int64         // fault injection: the kernel hangs at this block (1-based); 0 = never
 	Timing        bool          // record GPU-side per-block times (zero-copy), see ComputeTimes
 	Split         int           // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic

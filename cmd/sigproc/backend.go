@@ -19,7 +19,7 @@ func gpuOptions(cfg *config.Config, log zerolog.Logger) gpu.Options {
 		Transport: gpu.Transport(cfg.CUDA.Transport),
 		MaxPinned: int64(cfg.CUDA.MaxPinnedMB) << 20,
 		Watchdog:  time.Duration(cfg.CUDA.WatchdogMS) * time.Millisecond,
-		PTXPath:   os.Getenv("SIGPROC_PTX"),
+		PTXDir:    cfg.CUDA.PTXDir,
 		// A config's write_combined can only turn it on; probe's
 		// --write-combined flag does the same.
 		WriteCombined: cfg.CUDA.WriteCombined,

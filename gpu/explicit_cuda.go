@@ -1,0 +1,226 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/sigproc/sigproc/pipeline"
+	"gorgonia.org/cu"
+)
+
+// The explicit transport keeps up to explicitGeometry's inFlight blocks
+// between the ring and the consumer, spread over streams, so that one
+// block's copy in, another's filtering and a third's copy out overlap.
+// Block k (absolute ring index) uses device and host buffer set k mod sets,
+// where sets = inFlight+1, and runs on stream k mod streams:
+//
+//	H2D   ring slot → dIn[k][hist:]            (the slot stays acquired)
+//	wait  hist[k-1]                            (block k-1 wrote our history)
+//	FIR   dIn[k] → dOut[k]                     (BatchFIR, [history | block] layout)
+//	D2D   tail of dIn[k] → dIn[k+1][:hist]     then record hist[k]
+//	D2H   dOut[k] → hOut[k]                    then record done[k]
+//
+// Next submits every published block it may, then waits for the oldest
+// one's done event, releases its ring slot (its input has been copied) and
+// returns hOut of it. A set is
+// reused by block k+sets only after block k was returned and the consumer
+// called Next again, so a returned Output stays valid until the next call,
+// and block k+1's history write never lands in a buffer still in use
+// (block k+1-sets finished before block k was submitted).
+
+// explicitGeometry returns the blocks kept in flight and the streams they
+// go on for a ring of slots slots: at most half the ring, so the producer
+// always has free slots to read into, and at most 8, past which nothing
+// more overlaps (one copy engine each way and the SMs).
+func explicitGeometry(slots int) (inFlight, streams int) {
+	inFlight = max(1, min(8, slots/2))
+	return inFlight, min(4, inFlight)
+}
+
+type explicitSet struct {
+	dIn, dOut cu.DevicePtr
+	hOut      []float32
+	hist      cu.Event // this block's tail is in the next set's history
+	done      cu.Event // this block's output is in hOut
+	stream    int
+	seq       uint64 // the block's sequence number and capture time,
+	ts        int64  // handed to the consumer with its output
+	n         int    // values
+}
+
+type explicitState struct {
+	fir      *BatchFIR
+	streams  []cu.Stream
+	sets     []explicitSet
+	hist     int    // history values, (ntaps−1)·channels
+	inFlight int    // the most blocks submitted and not yet returned
+	submit   uint64 // ring index of the next block to submit
+	ret      uint64 // ring index of the next block to return
+}
+
+func (b *backend) startExplicit(l pipeline.Layout) error {
+	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, ptxFile(b.opts.PTXDir, "batch.ptx"))
+	if err != nil {
+		return err
+	}
+	x := &explicitState{fir: fir, hist: fir.HistoryValues()}
+	b.x = x
+	var nstreams int
+	x.inFlight, nstreams = explicitGeometry(l.Slots)
+	for range nstreams {
+		s, err := cu.MakeStream(cu.NonBlocking)
+		if err != nil {
+			return fmt.Errorf("gpu: create stream: %w", err)
+		}
+		x.streams = append(x.streams, s)
+	}
+	vals := l.BlockValues()
+	inBytes, outBytes := int64(x.hist+vals)*4, int64(vals)*4
+	x.sets = make([]explicitSet, x.inFlight+1)
+	for i := range x.sets {
+		s := &x.sets[i]
+		s.stream = i % nstreams
+		if s.dIn, err = b.alloc(inBytes); err != nil {
+			return err
+		}
+		if s.dOut, err = b.alloc(outBytes); err != nil {
+			return err
+		}
+		for _, ev := range []*cu.Event{&s.hist, &s.done} {
+			if *ev, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+				return fmt.Errorf("gpu: create event: %w", err)
+			}
+		}
+		if b.transport == TransportExplicit {
+			h, err := b.pin(outBytes, false, false)
+			if err != nil {
+				return err
+			}
+			s.hOut = unsafe.Slice((*float32)(h.Ptr()), vals)
+		} else {
+			s.hOut = make([]float32, vals)
+		}
+	}
+	// The stream starts from rest: the first block's history is zeros,
+	// cleared on the first block's stream (a non-blocking stream does not
+	// wait for the legacy default stream).
+	if x.hist > 0 {
+		if err := cu.MemsetD32Async(x.sets[0].dIn, 0, int64(x.hist), x.streams[0]); err != nil {
+			return fmt.Errorf("gpu: clear history: %w", err)
+		}
+	}
+	var mem []byte
+	if b.transport == TransportExplicit {
+		ringMem, err := b.pin(int64(l.Size()), false, false)
+		if err != nil {
+			return err
+		}
+		mem = ringMem.Bytes()[:l.Size()]
+	} else {
+		mem = pipeline.AlignedBytes(l.Size())
+	}
+	b.ring, err = pipeline.NewRing(mem, l)
+	return err
+}
+
+// explicitPinned is the pinned memory the explicit transport takes: the
+// ring and one output buffer per buffer set.
+func explicitPinned(l pipeline.Layout) int64 {
+	inFlight, _ := explicitGeometry(l.Slots)
+	return pageAlign(int64(l.Size())) + int64(inFlight+1)*pageAlign(int64(l.BlockValues())*4)
+}
+
+func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
+	x := b.x
+	// Submit what has been published, up to the in-flight bound; with
+	// nothing in flight, wait for the producer.
+	for x.submit-x.ret < uint64(x.inFlight) {
+		blk, ok := b.ring.Peek(x.submit)
+		if !ok {
+			if x.submit > x.ret {
+				break
+			}
+			if _, err := b.ring.Next(ctx); err != nil {
+				return pipeline.Output{}, err // io.EOF once drained
+			}
+			continue // published now: Peek has it
+		}
+		if err := x.enqueue(b, x.submit, blk); err != nil {
+			return pipeline.Output{}, err
+		}
+		x.submit++
+	}
+	s := &x.sets[x.ret%uint64(len(x.sets))]
+	if err := s.done.Synchronize(); err != nil {
+		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", s.seq, err)
+	}
+	// The block's input has been copied: its ring slot is free again.
+	b.ring.Release()
+	x.ret++
+	b.next++
+	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.n]}, nil
+}
+
+// enqueue submits ring block k (see the top of this file).
+func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error {
+	nsets := uint64(len(x.sets))
+	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
+	st := x.streams[s.stream]
+	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
+	ch := b.l.Channels
+	if s.n > 0 {
+		if err := cu.MemcpyHtoDAsync(s.dIn+cu.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4, st); err != nil {
+			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
+		}
+	}
+	if k > 0 {
+		if err := st.Wait(x.sets[(k-1)%nsets].hist, 0); err != nil {
+			return fmt.Errorf("gpu: stream wait: %w", err)
+		}
+	}
+	if err := x.fir.Launch(st, s.dIn, s.dOut, s.n/ch); err != nil {
+		return fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
+	}
+	if x.hist > 0 {
+		if err := cu.MemcpyDtoDAsync(next.dIn, s.dIn+cu.DevicePtr(s.n*4), int64(x.hist)*4, st); err != nil {
+			return fmt.Errorf("gpu: carry history of block %d: %w", blk.Seq, err)
+		}
+	}
+	if err := s.hist.Record(st); err != nil {
+		return fmt.Errorf("gpu: record event: %w", err)
+	}
+	if s.n > 0 {
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.n)*4, st); err != nil {
+			return fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
+		}
+	}
+	if err := s.done.Record(st); err != nil {
+		return fmt.Errorf("gpu: record event: %w", err)
+	}
+	return nil
+}
+
+// close waits for everything submitted and frees the streams, events and
+// kernels; the device and pinned buffers are the backend's to free.
+func (x *explicitState) close() error {
+	var errs []error
+	for _, s := range x.streams {
+		if err := s.Synchronize(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: explicit transport: %w", err))
+		}
+	}
+	for i := range x.sets {
+		errs = append(errs, destroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
+	}
+	for i := range x.streams {
+		if err := x.streams[i].Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
+		}
+	}
+	errs = append(errs, x.fir.Close())
+	return errors.Join(errs...)
+}

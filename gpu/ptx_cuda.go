@@ -1,0 +1,41 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gorgonia.org/cu"
+)
+
+// loadModule loads one kernel module into the current context: the PTX
+// file at path, or the embedded PTX when path is "". what names the
+// kernels in messages.
+func loadModule(path, embedded, what string) (cu.Module, error) {
+	ptx := embedded
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return cu.Module{}, fmt.Errorf("gpu: read %s PTX: %w", what, err)
+		}
+		ptx = string(data)
+	}
+	if len(ptx) == 0 {
+		return cu.Module{}, fmt.Errorf("gpu: no %s PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_dir", what)
+	}
+	mod, err := cu.LoadData(ptx)
+	if err != nil {
+		return cu.Module{}, fmt.Errorf("gpu: load %s kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit, then cuda.ptx_dir: kernels): %w", what, err)
+	}
+	return mod, nil
+}
+
+// ptxFile is file inside dir, or "" (the embedded PTX) when dir is "".
+func ptxFile(dir, file string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, file)
+}
