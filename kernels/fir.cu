@@ -17,7 +17,7 @@ typedef long long i64;
 
 // Control block in mapped host memory. Each field sits on its own 128-byte
 // line so host and GPU writers never share a line. Offsets are mirrored in
-// gpu/layout.go.
+// the ctrl* constants of the CUDA backend (gpu/cuda.go).
 struct Ctrl {
     volatile u64 stop;          // host -> GPU: non-zero asks the kernel to exit
     u64 pad0[15];

@@ -3,10 +3,10 @@
 //
 // The producer goroutine reads the source into a single-producer,
 // single-consumer Ring of fixed-size blocks. The ring lives in a memory
-// region its Backend provides, with a documented byte layout, so the CUDA
-// backend can put it in mapped pinned host memory and let a GPU kernel
-// consume it directly. The consumer side (a host goroutine calling
-// Backend.Next) writes filtered blocks to the sink in order, counting gaps.
+// region its Backend provides: Go memory for the CPU, pinned host memory
+// that the GPU copies from for the explicit CUDA transport. The consumer
+// side (a host goroutine calling Backend.Next) writes filtered blocks to
+// the sink in order, counting gaps.
 //
 // Nothing is lost silently: under PolicyDrop every block discarded because
 // the ring was full is counted in Stats, and its sequence number is never

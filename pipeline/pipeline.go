@@ -336,7 +336,7 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 			if dropped {
 				c.dropB.Add(1)
 				c.dropS.Add(uint64(count))
-			} else if err := ring.Publish(count, seq, ts, 0); err != nil {
+			} else if err := ring.Publish(count, seq, ts); err != nil {
 				return seq, err
 			} else {
 				c.pubB.Add(1)

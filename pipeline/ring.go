@@ -11,38 +11,33 @@ import (
 	"unsafe"
 )
 
-// Ring memory layout. Every offset is in bytes from the start of the region
-// handed to NewRing, all fields little-endian. The CUDA kernels in kernels/
-// read the same layout through a device pointer, so these constants are the
-// contract between Go and the GPU: change them together.
+// Ring memory layout, in bytes from the start of the region handed to
+// NewRing. The consumer is always a host goroutine: the CUDA backends copy a
+// published block onward (zero-copy into the tagged words its kernel polls,
+// explicit by DMA from the slot), so this layout is private to the package.
 //
-//	[0,   128)  write_seq  uint64  blocks published by the producer (host)
-//	[128, 256)  read_seq   uint64  blocks consumed by the consumer (host or GPU)
+//	[0,   128)  write_seq  uint64  blocks published by the producer
+//	[128, 256)  read_seq   uint64  blocks consumed by the consumer
 //	[256, ...)  Slots slots of SlotStride bytes each; slot i%Slots holds block i:
 //	            +0  seq       uint64  block sequence number (gaps mean drops)
 //	            +8  timestamp int64   capture time, ns on the run's monotonic clock
 //	            +16 count     uint32  samples in the block (<= BlockSize)
-//	            +20 flags     uint32  FlagLast on the final block of a stream
 //	            +128 data     float32 × BlockSize×Channels
 //
 // Each writer-owned header field sits on its own 128-byte line so producer and
-// consumer never false-share, and slot data starts 128-byte aligned so the
-// GPU's loads coalesce.
+// consumer never false-share, and slot data starts 128-byte aligned, which
+// suits DMA and vector loads.
 const (
-	OffWriteSeq    = 0
-	OffReadSeq     = 128
-	HeaderSize     = 256
-	SlotHeaderSize = 128
-	OffSlotSeq     = 0
-	OffSlotTime    = 8
-	OffSlotCount   = 16
-	OffSlotFlags   = 20
+	offWriteSeq    = 0
+	offReadSeq     = 128
+	headerSize     = 256
+	slotheaderSize = 128
+	offSlotSeq     = 0
+	offSlotTime    = 8
+	offSlotCount   = 16
 	// Alignment is the alignment NewRing requires of the region.
 	Alignment = 128
 )
-
-// FlagLast marks the final block of a stream in a slot's flags word.
-const FlagLast = 1
 
 // ErrFull is returned by Ring.Acquire when the ring has no free slot and the
 // caller asked not to wait.
@@ -81,11 +76,11 @@ func (l Layout) BlockValues() int { return l.BlockSize * l.Channels }
 
 // SlotStride is the distance in bytes between consecutive slots.
 func (l Layout) SlotStride() int {
-	return SlotHeaderSize + roundUp(l.BlockValues()*4, Alignment)
+	return slotheaderSize + roundUp(l.BlockValues()*4, Alignment)
 }
 
 // Size is the number of bytes a region must have to hold the ring.
-func (l Layout) Size() int { return HeaderSize + l.Slots*l.SlotStride() }
+func (l Layout) Size() int { return headerSize + l.Slots*l.SlotStride() }
 
 func roundUp(n, a int) int { return (n + a - 1) / a * a }
 
@@ -102,16 +97,14 @@ func AlignedBytes(n int) []byte {
 type Block struct {
 	Seq       uint64
 	Timestamp int64 // ns on the run's clock
-	Flags     uint32
 	Samples   []float32 // Count×Channels values
 }
 
 // Ring is a single-producer, single-consumer ring of fixed-size blocks laid
-// out (see Layout) in a caller-provided memory region, which may be mapped
-// pinned host memory that a GPU reads. One goroutine may call the producer
-// methods (Acquire, Publish, Close) and one the consumer methods (Next,
-// Release) concurrently; either side may instead be a GPU kernel that follows
-// the same layout.
+// out in a caller-provided memory region, which may be pinned host memory
+// that a GPU copies from. One goroutine may call the producer methods
+// (Acquire, Publish, Close) and one the consumer methods (Next, Peek,
+// Release) concurrently.
 type Ring struct {
 	l      Layout
 	mem    []byte
@@ -159,8 +152,8 @@ func NewRing(mem []byte, l Layout) (*Ring, error) {
 		mem:    mem[:l.Size()],
 		stride: l.SlotStride(),
 		mask:   uint64(l.Slots - 1),
-		write:  (*atomic.Uint64)(unsafe.Pointer(&mem[OffWriteSeq])),
-		read:   (*atomic.Uint64)(unsafe.Pointer(&mem[OffReadSeq])),
+		write:  (*atomic.Uint64)(unsafe.Pointer(&mem[offWriteSeq])),
+		read:   (*atomic.Uint64)(unsafe.Pointer(&mem[offReadSeq])),
 	}
 	r.write.Store(0)
 	r.read.Store(0)
@@ -180,12 +173,12 @@ func (r *Ring) Written() uint64 { return r.write.Load() }
 func (r *Ring) ReadCount() uint64 { return r.read.Load() }
 
 func (r *Ring) slot(i uint64) []byte {
-	off := HeaderSize + int(i&r.mask)*r.stride
+	off := headerSize + int(i&r.mask)*r.stride
 	return r.mem[off : off+r.stride]
 }
 
 func (r *Ring) data(s []byte, n int) []float32 {
-	return unsafe.Slice((*float32)(unsafe.Pointer(&s[SlotHeaderSize])), n)
+	return unsafe.Slice((*float32)(unsafe.Pointer(&s[slotheaderSize])), n)
 }
 
 // Acquire returns the data area of the next free slot, BlockValues() long,
@@ -217,7 +210,7 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 // The slot header is written with plain stores and write_seq with one atomic
 // aligned 8-byte store, which orders after them (x86 TSO; a release store on
 // arm64), so a consumer that sees write_seq also sees the header and data.
-func (r *Ring) Publish(count int, seq uint64, ts int64, flags uint32) error {
+func (r *Ring) Publish(count int, seq uint64, ts int64) error {
 	if !r.acquired {
 		return errors.New("pipeline: Publish without Acquire")
 	}
@@ -226,13 +219,12 @@ func (r *Ring) Publish(count int, seq uint64, ts int64, flags uint32) error {
 	}
 	w := r.write.Load()
 	s := r.slot(w)
-	*(*uint64)(unsafe.Pointer(&s[OffSlotSeq])) = seq
-	*(*int64)(unsafe.Pointer(&s[OffSlotTime])) = ts
-	*(*uint32)(unsafe.Pointer(&s[OffSlotCount])) = uint32(count)
-	*(*uint32)(unsafe.Pointer(&s[OffSlotFlags])) = flags
+	*(*uint64)(unsafe.Pointer(&s[offSlotSeq])) = seq
+	*(*int64)(unsafe.Pointer(&s[offSlotTime])) = ts
+	*(*uint32)(unsafe.Pointer(&s[offSlotCount])) = uint32(count)
 	r.acquired = false
 	if r.hook != nil {
-		r.hook(w, Block{Seq: seq, Timestamp: ts, Flags: flags, Samples: r.data(s, count*r.l.Channels)})
+		r.hook(w, Block{Seq: seq, Timestamp: ts, Samples: r.data(s, count*r.l.Channels)})
 	}
 	r.write.Store(w + 1)
 	return nil
@@ -241,9 +233,6 @@ func (r *Ring) Publish(count int, seq uint64, ts int64, flags uint32) error {
 // Close tells the consumer that no more blocks follow; Next returns io.EOF
 // once the published blocks are drained.
 func (r *Ring) Close() { r.closed.Store(true) }
-
-// Closed reports whether Close was called.
-func (r *Ring) Closed() bool { return r.closed.Load() }
 
 // Next waits for the next published block and returns it without consuming
 // it; call Release when done with its samples. It returns io.EOF after Close
@@ -262,8 +251,10 @@ func (r *Ring) Next(ctx context.Context) (Block, error) {
 	return r.blockAt(rd), nil
 }
 
-// Peek returns block i (absolute index) if it has been published, without
-// waiting; ok is false otherwise. It is for consumers that poll.
+// Peek returns block i (absolute index, at or after the next unreleased
+// block) if it has been published, without waiting; ok is false otherwise.
+// A consumer that works on several blocks at once (the explicit CUDA
+// transport) looks ahead with it, and releases them in order.
 func (r *Ring) Peek(i uint64) (Block, bool) {
 	if r.write.Load() <= i {
 		return Block{}, false
@@ -273,14 +264,13 @@ func (r *Ring) Peek(i uint64) (Block, bool) {
 
 func (r *Ring) blockAt(i uint64) Block {
 	s := r.slot(i)
-	n := int(*(*uint32)(unsafe.Pointer(&s[OffSlotCount])))
+	n := int(*(*uint32)(unsafe.Pointer(&s[offSlotCount])))
 	if n > r.l.BlockSize { // memory shared with another writer: never trust it blindly
 		n = r.l.BlockSize
 	}
 	return Block{
-		Seq:       *(*uint64)(unsafe.Pointer(&s[OffSlotSeq])),
-		Timestamp: *(*int64)(unsafe.Pointer(&s[OffSlotTime])),
-		Flags:     *(*uint32)(unsafe.Pointer(&s[OffSlotFlags])),
+		Seq:       *(*uint64)(unsafe.Pointer(&s[offSlotSeq])),
+		Timestamp: *(*int64)(unsafe.Pointer(&s[offSlotTime])),
 		Samples:   r.data(s, n*r.l.Channels),
 	}
 }

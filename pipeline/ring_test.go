@@ -55,7 +55,7 @@ func TestLayoutGeometry(t *testing.T) {
 	if got := l.SlotStride(); got != 128+896 {
 		t.Fatalf("stride %d", got)
 	}
-	if got := l.Size(); got != HeaderSize+4*(128+896) {
+	if got := l.Size(); got != headerSize+4*(128+896) {
 		t.Fatalf("size %d", got)
 	}
 }
@@ -86,7 +86,7 @@ func TestRingPublishNextRelease(t *testing.T) {
 		for j := range buf {
 			buf[j] = float32(i*100 + j)
 		}
-		if err := r.Publish(3, uint64(10+i), int64(1000+i), 0); err != nil {
+		if err := r.Publish(3, uint64(10+i), int64(1000+i)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := r.Next(ctx)
@@ -115,7 +115,7 @@ func TestRingFullAndClose(t *testing.T) {
 		if _, err := r.Acquire(ctx, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Publish(1, uint64(i), 0, 0); err != nil {
+		if err := r.Publish(1, uint64(i), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,13 +145,13 @@ func TestRingFullAndClose(t *testing.T) {
 
 func TestRingPublishErrors(t *testing.T) {
 	r := newTestRing(t, Layout{BlockSize: 4, Channels: 1, Slots: 2})
-	if err := r.Publish(1, 0, 0, 0); err == nil {
+	if err := r.Publish(1, 0, 0); err == nil {
 		t.Fatal("Publish without Acquire succeeded")
 	}
 	if _, err := r.Acquire(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Publish(5, 0, 0, 0); err == nil || !strings.Contains(err.Error(), "outside") {
+	if err := r.Publish(5, 0, 0); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Fatalf("oversized count: %v", err)
 	}
 }
@@ -183,7 +183,7 @@ func TestRingConcurrent(t *testing.T) {
 			for j := range buf {
 				buf[j] = float32(i + j)
 			}
-			if err := r.Publish(l.BlockSize, uint64(i), int64(i), 0); err != nil {
+			if err := r.Publish(l.BlockSize, uint64(i), int64(i)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -229,7 +229,7 @@ func BenchmarkRingPushPop(b *testing.B) {
 				if _, err := r.Acquire(ctx, false); err != nil {
 					b.Fatal(err)
 				}
-				if err := r.Publish(bs, uint64(i), 0, 0); err != nil {
+				if err := r.Publish(bs, uint64(i), 0); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := r.Next(ctx); err != nil {
@@ -259,7 +259,7 @@ func BenchmarkRingSPSC(b *testing.B) {
 			if _, err := r.Acquire(ctx, true); err != nil {
 				return
 			}
-			_ = r.Publish(256, uint64(i), 0, 0)
+			_ = r.Publish(256, uint64(i), 0)
 		}
 	}()
 	b.ResetTimer()

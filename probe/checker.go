@@ -69,7 +69,7 @@ func (c *checker) submit(ctx context.Context, o pipeline.Output) {
 	buf, err := c.ring.Acquire(ctx, true)
 	if err == nil {
 		n := copy(buf, o.Samples)
-		err = c.ring.Publish(n/c.ch, o.Seq, o.Timestamp, 0)
+		err = c.ring.Publish(n/c.ch, o.Seq, o.Timestamp)
 	}
 	if err != nil {
 		if c.qerr == nil {
