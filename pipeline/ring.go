@@ -96,7 +96,7 @@ func AlignedBytes(n int) []byte {
 // valid until the consumer calls Release.
 type Block struct {
 	Seq       uint64
-	Timestamp int64 // ns on the run's clock
+	Timestamp int64     // ns on the run's clock
 	Samples   []float32 // Count×Channels values
 }
 
