@@ -40,7 +40,7 @@ help:
 	@echo "make test           unit tests, race tests, short fuzz runs (what CI runs)"
 	@echo "make ci             what CI runs (.ci/run): test, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
-	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
+	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc: the GPU machine, a Jetson, or Debian's nvidia-cuda-toolkit)"
 	@echo "make kernel-sim     check the persistent kernel's compute phase in a host simulator (needs g++; no GPU)"
@@ -103,8 +103,13 @@ cuda: $(CUDA_DEPS) build
 cuda-vet: $(CUDA_DEPS)
 	$(CUDA_ENV) $(GO) vet -tags cuda ./...
 
+# One test binary per package with GPU tests, to copy to a GPU machine.
+GPU_TEST_PKGS := backend/cuda internal/gpubench internal/cudrv
 cuda-test-bin: $(CUDA_DEPS)
-	$(CUDA_ENV) $(GO) test -c -tags cuda -o $(BUILD)/gpu.test ./gpu
+	@for p in $(GPU_TEST_PKGS); do \
+	  echo "go test -c -tags cuda -o $(BUILD)/$$(basename $$p).test ./$$p"; \
+	  $(CUDA_ENV) $(GO) test -c -tags cuda -ldflags '-s -w' -o $(BUILD)/$$(basename $$p).test ./$$p || exit 1; \
+	done
 
 # The cross compiler, its libc headers and file(1) come from apt when missing
 # and we are root (gcc-aarch64-linux-gnu only recommends the libc headers).

@@ -17,10 +17,10 @@ import (
 // page cache reaches a fraction of what a GPU's copy engine takes in.
 
 // stripeMin is the smallest stripe worth a goroutine of its own.
-const stripeMin = 1 << 20
+const stripeMin = 512 << 10
 
 // maxStripes bounds the goroutines reading one buffer.
-const maxStripes = 8
+const maxStripes = 16
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -140,7 +141,7 @@ func TestScrapeEqualsRunStats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			be := pipeline.NewCPUBackend(fir)
+			be := cpu.NewBackend(fir)
 			if tt.failAt > 0 {
 				be = &failingBackend{Backend: be, failAt: tt.failAt, eof: eof}
 			}

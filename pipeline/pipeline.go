@@ -103,8 +103,12 @@ type Stats struct {
 	DroppedFilterBlocks  uint64
 	DroppedFilterSamples uint64
 	Gaps                 uint64 // missing sequence numbers seen by the consumer
-	Wall                 time.Duration
-	Interrupted          bool // the run was stopped by its context (Ctrl-C)
+	// Startup is the backend's start (a GPU context, kernels, pinned
+	// buffers); Wall runs from then to the end, so MSps is the rate of
+	// the stream itself.
+	Startup     time.Duration
+	Wall        time.Duration
+	Interrupted bool // the run was stopped by its context (Ctrl-C)
 }
 
 // MSps is the output rate in mega-samples per second of wall time.
@@ -118,8 +122,8 @@ func (s Stats) MSps() float64 {
 // String is the one-line run summary. "out" is the samples written and
 // "drops" the loss at capture; the loss at the filter follows the rate.
 func (s Stats) String() string {
-	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
-		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Wall.Seconds(), s.MSps(),
+	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
+		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(),
 		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
 }
 
@@ -140,11 +144,13 @@ type counters struct {
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
 	pubB, pubS                          atomic.Uint64 // published into the ring
 	filtB, filtS                        atomic.Uint64 // output by the backend
+	startup                             atomic.Int64  // ns the backend took to start
 }
 
 func (c *counters) snapshot(start time.Time) Stats {
 	out := c.out.Load()
 	return Stats{
+		Startup:         time.Duration(c.startup.Load()),
 		SamplesIn:       c.in.Load(),
 		SamplesFiltered: c.filtS.Load(),
 		SamplesWritten:  out,
@@ -153,7 +159,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 		DroppedBlocks:   c.dropB.Load(),
 		DroppedSamples:  c.dropS.Load(),
 		Gaps:            c.gaps.Load(),
-		Wall:            time.Since(start),
+		Wall:            time.Since(start) - time.Duration(c.startup.Load()),
 	}
 }
 
@@ -206,6 +212,8 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if err != nil {
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
 	}
+	var c counters
+	c.startup.Store(int64(time.Since(start)))
 	unlockRing, err := cfg.Realtime.lockRing(ring.Mem())
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
@@ -221,7 +229,6 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		opts.Log.Info().Bool("lock_thread", rt.lockThread()).Ints("cpus", rt.CPUs).
 			Bool("mlock", rt.Mlock).Int("ring_bytes", len(ring.Mem())).Msg("realtime capture")
 	}
-	var c counters
 	if opts.Progress != nil {
 		every := opts.ProgressEvery
 		if every <= 0 {

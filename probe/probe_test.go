@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -20,7 +21,7 @@ func cpuPath(t *testing.T, taps []float32, complex bool, block int) Path {
 		if err != nil {
 			return nil, err
 		}
-		return pipeline.NewCPUBackend(f), nil
+		return cpu.NewBackend(f), nil
 	}}
 }
 

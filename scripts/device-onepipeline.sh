@@ -7,12 +7,17 @@
 # before the change (build/before/sigproc-cuda), alternating, with the
 # host's floor (.device/floor.cu, a copy of ../shared/zc-floor/floor.cu).
 #
-#   carry: build/sigproc-cuda build/gpu.test build/before .device
-#   run:   bash scripts/device-onepipeline.sh   (logs under $OUT)
+#   carry: build/sigproc-cuda build/cuda.test build/gpubench.test build/cudrv.test build/before .device
+#   run:   bash scripts/device-onepipeline.sh
+#
+# $OUT gets summary.txt and logs.tar.gz (every log; the device tool returns
+# eight files at most).
 #
 # STEPS (default "tests san file lat") picks the parts.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=/tmp/oplogs; rm -rf $OUT; mkdir -p $OUT
+trap 'cp $OUT/summary.txt $FINAL/ 2>/dev/null; tar czf $FINAL/logs.tar.gz -C $OUT .' EXIT
 STEPS=${STEPS:-tests san file lat}
 NEW=build/sigproc-cuda OLD=build/before/sigproc-cuda
 W=/tmp/op; mkdir -p $W
@@ -24,9 +29,11 @@ cat "$OUT/env.txt" >> "$OUT/summary.txt"
 
 if has tests; then
   log "GPU tests"
-  timeout 300 ./build/gpu.test -test.count=1 -test.v > "$OUT/gputest.txt" 2>&1
-  echo "rc=$? PASS=$(grep -c -- '--- PASS' "$OUT/gputest.txt") FAIL=$(grep -c -- '--- FAIL' "$OUT/gputest.txt")" | tee -a "$OUT/summary.txt"
-  grep -E -- '--- FAIL|panic' -A5 "$OUT/gputest.txt" | head -40 >> "$OUT/summary.txt"
+  for t in cuda gpubench cudrv; do
+    timeout 200 ./build/$t.test -test.count=1 -test.v > "$OUT/test-$t.txt" 2>&1
+    echo "$t.test rc=$? PASS=$(grep -c -- '--- PASS' "$OUT/test-$t.txt") FAIL=$(grep -c -- '--- FAIL' "$OUT/test-$t.txt")" | tee -a "$OUT/summary.txt"
+    grep -E -A5 -- '--- FAIL|panic' "$OUT/test-$t.txt" | head -40 >> "$OUT/summary.txt"
+  done
 fi
 
 # A config for a file run: $1 source path, $2 format, $3 sink type, $4 sink path, $5 backend, $6 block, $7 slots
@@ -71,7 +78,7 @@ if has file; then
   log "2 GiB file runs"
   python3 - <<'EOF'
 import numpy as np, json
-n = 1 << 28  # 2 GiB of float32 values: 128 Mi complex samples
+n = 1 << 29  # 2 GiB: 512 Mi float32 values, 256 Mi complex samples
 rng = np.random.default_rng(1)
 blk = rng.standard_normal(1 << 24).astype(np.float32)
 with open('/tmp/op/in.cf32', 'wb') as f:
@@ -134,7 +141,7 @@ if has lat; then
   for round in 1 2 3; do
     for bin in OLD NEW; do
       ${!bin} probe -c configs/probe.yaml --paths zero-copy --blocks 20000 --json $W/p.json > $W/p.txt 2>&1
-      echo "round $round $bin 10us: $(grep -E 'zero-copy' $W/p.txt | head -2 | tr -s ' ' | tr '\n' ' ')" | tee -a "$OUT/summary.txt"
+      echo "round $round $bin 10us: $(grep -E '^zero-copy' $W/p.txt | tr -s ' ' | tr '\n' ' ')" | tee -a "$OUT/summary.txt"
       cat $W/p.txt >> "$OUT/probe.txt"
     done
     $W/floor 20000 10000 64 > $W/f.txt 2>&1

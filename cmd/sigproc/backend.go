@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sigproc/sigproc/backend/cpu"
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
 	"github.com/sigproc/sigproc/pipeline"
 )
 
 // gpuOptions maps the config's cuda section to backend options.
-func gpuOptions(cfg *config.Config, log zerolog.Logger) gpu.Options {
-	return gpu.Options{
+func gpuOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
+	return cuda.Options{
 		Device:    cfg.CUDA.Device,
-		Transport: gpu.Transport(cfg.CUDA.Transport),
+		Transport: cuda.Transport(cfg.CUDA.Transport),
 		MaxPinned: int64(cfg.CUDA.MaxPinnedMB) << 20,
 		Watchdog:  time.Duration(cfg.CUDA.WatchdogMS) * time.Millisecond,
 		PTXDir:    cfg.CUDA.PTXDir,
@@ -32,7 +33,7 @@ func newCPUBackend(taps []float32, complex bool, blockSize int) (pipeline.Backen
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.NewCPUBackend(fir), nil
+	return cpu.NewBackend(fir), nil
 }
 
 // newBackend builds the configured backend. backend: auto takes the GPU when
@@ -43,17 +44,17 @@ func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Lo
 	case "", "cpu":
 		return newCPUBackend(taps, complex, cfg.BlockSize)
 	case "cuda":
-		if reason := os.Getenv(gpu.FallbackEnv); reason != "" {
+		if reason := os.Getenv(cuda.FallbackEnv); reason != "" {
 			return nil, fmt.Errorf("backend cuda: CUDA is not usable here: %s", reason)
 		}
-		return gpu.NewBackend(taps, complex, gpuOptions(cfg, log))
+		return cuda.NewBackend(taps, complex, gpuOptions(cfg, log))
 	case "auto":
 		reason := ""
-		if r := os.Getenv(gpu.FallbackEnv); r != "" {
+		if r := os.Getenv(cuda.FallbackEnv); r != "" {
 			reason = r
-		} else if !gpu.Built() {
+		} else if !cuda.Built() {
 			reason = "this binary was built without CUDA (make cuda builds build/sigproc-cuda)"
-		} else if _, err := gpu.Probe(gpuOptions(cfg, log)); err != nil {
+		} else if _, err := cuda.Probe(gpuOptions(cfg, log)); err != nil {
 			reason = err.Error()
 		}
 		if reason != "" {
@@ -61,7 +62,7 @@ func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Lo
 			return newCPUBackend(taps, complex, cfg.BlockSize)
 		}
 		log.Info().Msg("backend auto: using cuda")
-		return gpu.NewBackend(taps, complex, gpuOptions(cfg, log))
+		return cuda.NewBackend(taps, complex, gpuOptions(cfg, log))
 	}
 	return nil, fmt.Errorf("unknown backend %q (want cpu, cuda or auto)", cfg.Backend)
 }

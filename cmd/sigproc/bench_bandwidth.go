@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/internal/gpubench"
 	"github.com/spf13/cobra"
-
-	"github.com/sigproc/sigproc/gpu"
 )
 
 // sizeFlag is a byte (or sample) count flag: an integer with an optional
@@ -194,47 +194,47 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.IntVar(&o.warmup, "warmup", 3, "untimed copies (or passes) before each figure")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.json, "json", "", `also write the results as JSON to this file ("-": JSON on stdout instead of the table)`)
-	f.StringSliceVar(&o.only, "only", nil, "run only these tests, comma-separated: "+strings.Join(gpu.BandwidthTests, ", "))
+	f.StringSliceVar(&o.only, "only", nil, "run only these tests, comma-separated: "+strings.Join(gpubench.BandwidthTests, ", "))
 	f.IntVar(&o.overlapChunks, "overlap-chunks", 16, "chunks the overlap test splits --size into (1 to 256)")
 	f.IntSliceVar(&o.overlapStreams, "overlap-streams", []int{1, 2, 4}, "stream counts of the overlap test")
 	f.StringVar(&o.ptx, "ptx", "", "load the bandwidth kernels from this PTX file instead of the embedded ones")
 	return cmd
 }
 
-// config checks the flags and turns them into a gpu.BandwidthConfig.
-func (o benchBandwidthOptions) config() (gpu.BandwidthConfig, error) {
+// config checks the flags and turns them into a gpubench.BandwidthConfig.
+func (o benchBandwidthOptions) config() (gpubench.BandwidthConfig, error) {
 	switch {
-	case o.size < gpu.MinBandwidthSize:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --size %s is below the minimum 1MiB", formatSize(int64(o.size)))
+	case o.size < gpubench.MinBandwidthSize:
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --size %s is below the minimum 1MiB", formatSize(int64(o.size)))
 	case o.size%4096 != 0:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --size %d is not a whole number of 4 KiB pages", o.size)
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --size %d is not a whole number of 4 KiB pages", o.size)
 	case o.reps <= 0:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --reps must be > 0, got %d", o.reps)
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --reps must be > 0, got %d", o.reps)
 	case o.warmup < 0:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --warmup must be >= 0, got %d", o.warmup)
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --warmup must be >= 0, got %d", o.warmup)
 	case o.device < 0:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --device must be >= 0, got %d", o.device)
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --device must be >= 0, got %d", o.device)
 	case o.overlapChunks < 1 || o.overlapChunks > 256:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-chunks must be 1 to 256, got %d", o.overlapChunks)
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-chunks must be 1 to 256, got %d", o.overlapChunks)
 	case len(o.overlapStreams) == 0:
-		return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams is empty")
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams is empty")
 	}
 	for _, n := range o.overlapStreams {
 		if n < 1 || n > 64 {
-			return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams %d out of range (1 to 64)", n)
+			return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams %d out of range (1 to 64)", n)
 		}
 	}
 	var tests []string
 	for _, t := range o.only {
 		t = strings.ToLower(strings.TrimSpace(t))
-		if !slices.Contains(gpu.BandwidthTests, t) {
-			return gpu.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --only %q is not a test; want some of %s", t, strings.Join(gpu.BandwidthTests, ", "))
+		if !slices.Contains(gpubench.BandwidthTests, t) {
+			return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --only %q is not a test; want some of %s", t, strings.Join(gpubench.BandwidthTests, ", "))
 		}
 		if !slices.Contains(tests, t) {
 			tests = append(tests, t)
 		}
 	}
-	return gpu.BandwidthConfig{
+	return gpubench.BandwidthConfig{
 		Device: o.device, Size: int64(o.size), Reps: o.reps, Warmup: o.warmup, Tests: tests,
 		PTXPath: o.ptx, OverlapChunks: o.overlapChunks, OverlapStreams: o.overlapStreams,
 	}, nil
@@ -248,10 +248,10 @@ func runBenchBandwidth(ctx context.Context, o benchBandwidthOptions, out io.Writ
 	if err != nil {
 		return err
 	}
-	if !gpu.Built() {
-		return fmt.Errorf("bench bandwidth: %w", gpu.ErrNotBuilt)
+	if !cuda.Built() {
+		return fmt.Errorf("bench bandwidth: %w", cuda.ErrNotBuilt)
 	}
-	res, err := gpu.Bandwidth(ctx, cfg)
+	res, err := gpubench.Bandwidth(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench bandwidth: %w", err)
 	}
@@ -269,7 +269,7 @@ func runBenchBandwidth(ctx context.Context, o benchBandwidthOptions, out io.Writ
 }
 
 // writeBandwidthTable prints res as tables.
-func writeBandwidthTable(w io.Writer, res gpu.BandwidthResult) error {
+func writeBandwidthTable(w io.Writer, res gpubench.BandwidthResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "device: %s\n", res.Device)
 	fmt.Fprintf(&b, "%s per copy, %d reps after %d warmup, timed with CUDA events; GiB/s (2^30 bytes/s)\n",
@@ -277,9 +277,9 @@ func writeBandwidthTable(w io.Writer, res gpu.BandwidthResult) error {
 	if len(res.Copies) > 0 {
 		fmt.Fprintf(&b, "\n%-11s %8s %8s %8s %8s   %8s %8s %8s %8s\n", "copy",
 			"H2D", "best", "median", "host", "D2H", "best", "median", "host")
-		for _, mem := range []string{gpu.MemPageable, gpu.MemPinned, gpu.MemRegistered} {
-			h, ok1 := res.Copy(mem, gpu.DirH2D)
-			d, ok2 := res.Copy(mem, gpu.DirD2H)
+		for _, mem := range []string{gpubench.MemPageable, gpubench.MemPinned, gpubench.MemRegistered} {
+			h, ok1 := res.Copy(mem, gpubench.DirH2D)
+			d, ok2 := res.Copy(mem, gpubench.DirD2H)
 			if !ok1 && !ok2 {
 				continue
 			}
@@ -287,7 +287,7 @@ func writeBandwidthTable(w io.Writer, res gpu.BandwidthResult) error {
 				h.GiBps, h.BestGiBps, h.MedianGiBps, h.HostGiBps, d.GiBps, d.BestGiBps, d.MedianGiBps, d.HostGiBps)
 		}
 		if r := res.PinnedOverPageable; r != nil {
-			fmt.Fprintf(&b, "pinned / pageable: H2D %.2fx, D2H %.2fx\n", r[gpu.DirH2D], r[gpu.DirD2H])
+			fmt.Fprintf(&b, "pinned / pageable: H2D %.2fx, D2H %.2fx\n", r[gpubench.DirH2D], r[gpubench.DirD2H])
 		}
 	}
 	if bd := res.Bidir; bd != nil {

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
 func TestParseSize(t *testing.T) {
@@ -83,7 +84,7 @@ func TestBenchBandwidthFlagErrors(t *testing.T) {
 }
 
 func TestBenchBandwidthPureBuildSaysBuiltWithoutCUDA(t *testing.T) {
-	if gpu.Built() {
+	if cuda.Built() {
 		t.Skip("CUDA build")
 	}
 	_, _, err := execute(t, nil, nil, "bench", "bandwidth", "--size", "1MiB", "--reps", "1")
@@ -105,19 +106,19 @@ func TestBenchBandwidthHelpTeaches(t *testing.T) {
 	}
 }
 
-func sampleBandwidthResult() gpu.BandwidthResult {
-	return gpu.BandwidthResult{
+func sampleBandwidthResult() gpubench.BandwidthResult {
+	return gpubench.BandwidthResult{
 		Device: "NVIDIA H200 (device 0)", Bytes: 256 << 20, Reps: 20, Warmup: 3,
-		Copies: []gpu.CopyResult{
-			{Memory: gpu.MemPageable, Direction: gpu.DirH2D, GiBps: 16.9},
-			{Memory: gpu.MemPageable, Direction: gpu.DirD2H, GiBps: 15},
-			{Memory: gpu.MemPinned, Direction: gpu.DirH2D, GiBps: 51.5},
-			{Memory: gpu.MemPinned, Direction: gpu.DirD2H, GiBps: 52},
+		Copies: []gpubench.CopyResult{
+			{Memory: gpubench.MemPageable, Direction: gpubench.DirH2D, GiBps: 16.9},
+			{Memory: gpubench.MemPageable, Direction: gpubench.DirD2H, GiBps: 15},
+			{Memory: gpubench.MemPinned, Direction: gpubench.DirH2D, GiBps: 51.5},
+			{Memory: gpubench.MemPinned, Direction: gpubench.DirD2H, GiBps: 52},
 		},
-		Bidir:              &gpu.BidirResult{H2DGiBps: 50, D2HGiBps: 49, TotalGiBps: 99},
-		Mapped:             []gpu.MappedResult{{Op: "read", GiBps: 45, Best: 46, Blocks: 1056, Threads: 256}},
-		Overlap:            &gpu.OverlapResult{Bytes: 256 << 20, Chunks: 16, H2DMs: 5, KernelMs: 5, D2HMs: 5, SerialMs: 15, BoundMs: 5, Runs: []gpu.OverlapRun{{Streams: 1, Seconds: 0.015, Speedup: 1}, {Streams: 4, Seconds: 0.006, Speedup: 2.5}}},
-		PinnedOverPageable: map[string]float64{gpu.DirH2D: 3.05, gpu.DirD2H: 3.47},
+		Bidir:              &gpubench.BidirResult{H2DGiBps: 50, D2HGiBps: 49, TotalGiBps: 99},
+		Mapped:             []gpubench.MappedResult{{Op: "read", GiBps: 45, Best: 46, Blocks: 1056, Threads: 256}},
+		Overlap:            &gpubench.OverlapResult{Bytes: 256 << 20, Chunks: 16, H2DMs: 5, KernelMs: 5, D2HMs: 5, SerialMs: 15, BoundMs: 5, Runs: []gpubench.OverlapRun{{Streams: 1, Seconds: 0.015, Speedup: 1}, {Streams: 4, Seconds: 0.006, Speedup: 2.5}}},
+		PinnedOverPageable: map[string]float64{gpubench.DirH2D: 3.05, gpubench.DirD2H: 3.47},
 	}
 }
 
@@ -144,11 +145,11 @@ func TestWriteJSONTo(t *testing.T) {
 	if err := writeJSONTo("-", &b, res); err != nil {
 		t.Fatal(err)
 	}
-	var back gpu.BandwidthResult
+	var back gpubench.BandwidthResult
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := back.Copy(gpu.MemPinned, gpu.DirH2D); !ok || c.GiBps != 51.5 || back.PinnedOverPageable["h2d"] != 3.05 {
+	if c, ok := back.Copy(gpubench.MemPinned, gpubench.DirH2D); !ok || c.GiBps != 51.5 || back.PinnedOverPageable["h2d"] != 3.05 {
 		t.Fatalf("round trip: %+v", back)
 	}
 	p := filepath.Join(t.TempDir(), "bw.json")

@@ -20,8 +20,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
 // benchFIRTolerance is the largest difference from the CPU backend that
@@ -137,7 +138,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.samples, "samples", 64<<20, "samples to filter per pass (IQ pairs with --complex); ignored with --input")
-	f.IntSliceVar(&o.taps, "taps", defaultFIRSweep, "tap counts to time, comma-separated (1 to "+fmt.Sprint(gpu.BatchMaxTaps)+")")
+	f.IntSliceVar(&o.taps, "taps", defaultFIRSweep, "tap counts to time, comma-separated (1 to "+fmt.Sprint(cuda.BatchMaxTaps)+")")
 	f.StringVar(&o.tapsFile, "taps-file", "", "time the filter in this taps file (as written by sigproc design) instead of designed lowpasses")
 	f.BoolVar(&o.complex, "complex", false, "interleaved I/Q samples, both components filtered with the same taps")
 	f.IntVar(&o.reps, "reps", 20, "timed passes per tap count; the median is reported (and the best)")
@@ -177,8 +178,8 @@ func (o benchFIROptions) check() error {
 	}
 	if o.tapsFile == "" {
 		for _, n := range o.taps {
-			if n < 1 || n > gpu.BatchMaxTaps {
-				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d)", n, gpu.BatchMaxTaps)
+			if n < 1 || n > cuda.BatchMaxTaps {
+				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d)", n, cuda.BatchMaxTaps)
 			}
 		}
 		if o.output != "" && len(o.taps) != 1 {
@@ -210,8 +211,8 @@ func (o benchFIROptions) tapSets() ([][]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench fir: %w", err)
 		}
-		if len(taps) > gpu.BatchMaxTaps {
-			return nil, fmt.Errorf("bench fir: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), gpu.BatchMaxTaps)
+		if len(taps) > cuda.BatchMaxTaps {
+			return nil, fmt.Errorf("bench fir: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), cuda.BatchMaxTaps)
 		}
 		return [][]float32{taps}, nil
 	}
@@ -254,8 +255,8 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	if !gpu.Built() {
-		return fmt.Errorf("bench fir: %w", gpu.ErrNotBuilt)
+	if !cuda.Built() {
+		return fmt.Errorf("bench fir: %w", cuda.ErrNotBuilt)
 	}
 	sets, err := o.tapSets()
 	if err != nil {
@@ -280,7 +281,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	checks := make([]check, len(sets))
 	next := 0
 	var cbErr error // an error of the Output callback, already worded
-	cfg := gpu.BenchFIRConfig{
+	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
 	}
@@ -305,7 +306,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 			return nil
 		}
 	}
-	res, err := gpu.BenchFIR(ctx, cfg)
+	res, err := gpubench.BenchFIR(ctx, cfg)
 	if err != nil {
 		if cbErr != nil {
 			return cbErr
@@ -361,7 +362,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 
 // firRow turns one run's pass times into rates. nvals is the float32
 // values per pass, ch the values per sample.
-func firRow(run gpu.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRRow {
+func firRow(run gpubench.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRRow {
 	sec := slices.Clone(run.Seconds)
 	sort.Float64s(sec)
 	med := sec[len(sec)/2]

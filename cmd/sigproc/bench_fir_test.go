@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
 func TestBenchFIRFlagErrors(t *testing.T) {
@@ -47,7 +48,7 @@ func TestBenchFIRFlagErrors(t *testing.T) {
 }
 
 func TestBenchFIRPureBuildSaysBuiltWithoutCUDA(t *testing.T) {
-	if gpu.Built() {
+	if cuda.Built() {
 		t.Skip("CUDA build")
 	}
 	_, _, err := execute(t, nil, nil, "bench", "fir", "--taps", "129", "--samples", "4096")
@@ -103,7 +104,7 @@ func TestCPUFIRParallelMatchesOneFilter(t *testing.T) {
 }
 
 func TestFIRRowRates(t *testing.T) {
-	run := gpu.BenchFIRRun{Taps: 129, Seconds: []float64{0.003, 0.001, 0.002, 0.004}}
+	run := gpubench.BenchFIRRun{Taps: 129, Seconds: []float64{0.003, 0.001, 0.002, 0.004}}
 	const n = 1 << 20
 	row := firRow(run, n, 1, 1000)
 	if row.Ms != 2.5 || row.MsBest != 1 {

@@ -18,9 +18,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/internal/gpubench"
 	"github.com/sigproc/sigproc/sink"
 )
 
@@ -76,7 +77,7 @@ type benchStreamOptions struct {
 // (without the per-chunk timeline, which --timeline writes) and what the
 // command added.
 type benchStreamReport struct {
-	gpu.StreamResult
+	gpubench.StreamResult
 	Source    string  `json:"source"` // a description of the input
 	Sink      string  `json:"sink"`
 	Verify    string  `json:"verify"`
@@ -157,7 +158,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.output, "output", "", "write the filtered samples to this raw float32 file (synthetic and file sources)")
 	f.Var(&o.size, "size", "input bytes for the memory and synthetic sources, e.g. 4GiB, 512MiB")
 	f.Var(&o.chunk, "chunk", "samples per chunk (I/Q pairs with --complex), e.g. 16Mi, 4194304")
-	f.IntVar(&o.streams, "streams", 3, fmt.Sprintf("CUDA streams (1 to %d)", gpu.StreamMaxStreams))
+	f.IntVar(&o.streams, "streams", 3, fmt.Sprintf("CUDA streams (1 to %d)", gpubench.StreamMaxStreams))
 	f.IntVar(&o.buffers, "buffers", 0, "chunks in flight, each with its own buffers (0: max(3, 2 x streams))")
 	f.IntVar(&o.taps, "taps", 129, "taps of the designed 0.1·fs Hamming lowpass (ignored with --taps-file)")
 	f.StringVar(&o.tapsFile, "taps-file", "", "filter with the taps in this file (as written by sigproc design)")
@@ -199,25 +200,25 @@ func (o *benchStreamOptions) resolve() (int, error) {
 		return 0, errors.New("bench stream: --output is for the synthetic and file sources (memory mode keeps the output in memory)")
 	case o.source != streamSourceFile && int64(o.size) < int64(4*ch):
 		return 0, fmt.Errorf("bench stream: --size %d bytes is less than one sample", o.size)
-	case o.chunk <= 0 || int64(o.chunk) > (1<<30)/int64(ch)-gpu.BatchMaxTaps:
-		return 0, fmt.Errorf("bench stream: --chunk %d samples out of range (1 to %d)", o.chunk, (1<<30)/int64(ch)-gpu.BatchMaxTaps)
-	case o.streams < 1 || o.streams > gpu.StreamMaxStreams:
-		return 0, fmt.Errorf("bench stream: --streams must be 1 to %d, got %d", gpu.StreamMaxStreams, o.streams)
-	case o.buffers < 0 || o.buffers == 1 || o.buffers > gpu.StreamMaxBuffers:
-		return 0, fmt.Errorf("bench stream: --buffers must be 0 (auto) or 2 to %d, got %d", gpu.StreamMaxBuffers, o.buffers)
+	case o.chunk <= 0 || int64(o.chunk) > (1<<30)/int64(ch)-cuda.BatchMaxTaps:
+		return 0, fmt.Errorf("bench stream: --chunk %d samples out of range (1 to %d)", o.chunk, (1<<30)/int64(ch)-cuda.BatchMaxTaps)
+	case o.streams < 1 || o.streams > gpubench.StreamMaxStreams:
+		return 0, fmt.Errorf("bench stream: --streams must be 1 to %d, got %d", gpubench.StreamMaxStreams, o.streams)
+	case o.buffers < 0 || o.buffers == 1 || o.buffers > gpubench.StreamMaxBuffers:
+		return 0, fmt.Errorf("bench stream: --buffers must be 0 (auto) or 2 to %d, got %d", gpubench.StreamMaxBuffers, o.buffers)
 	case o.buffers > 0 && o.buffers < o.streams:
 		return 0, fmt.Errorf("bench stream: --buffers %d leaves some of the %d streams idle; give at least --streams buffers", o.buffers, o.streams)
 	case o.tapsFile != "" && o.tapsSet:
 		return 0, errors.New("bench stream: use --taps or --taps-file, not both")
-	case o.tapsFile == "" && (o.taps < 1 || o.taps > gpu.BatchMaxTaps):
-		return 0, fmt.Errorf("bench stream: --taps %d out of range (1 to %d)", o.taps, gpu.BatchMaxTaps)
+	case o.tapsFile == "" && (o.taps < 1 || o.taps > cuda.BatchMaxTaps):
+		return 0, fmt.Errorf("bench stream: --taps %d out of range (1 to %d)", o.taps, cuda.BatchMaxTaps)
 	case o.verify != verifyNone && o.verify != verifySample && o.verify != verifyAll:
 		return 0, fmt.Errorf("bench stream: --verify %q: want none, sample or all", o.verify)
 	case o.verify == verifyAll && o.source != streamSourceMemory:
 		return 0, errors.New("bench stream: --verify all needs --source memory (a streamed input is not kept); use sample")
 	case o.refReps < 0:
 		return 0, fmt.Errorf("bench stream: --ref-reps must be >= 0, got %d", o.refReps)
-	case o.refReps > 0 && (o.refSize < gpu.MinBandwidthSize || o.refSize%4096 != 0):
+	case o.refReps > 0 && (o.refSize < gpubench.MinBandwidthSize || o.refSize%4096 != 0):
 		return 0, fmt.Errorf("bench stream: --ref-size %d must be a whole number of 4 KiB pages, at least 1MiB", o.refSize)
 	case o.device < 0:
 		return 0, fmt.Errorf("bench stream: --device must be >= 0, got %d", o.device)
@@ -231,8 +232,8 @@ func (o benchStreamOptions) designTaps() ([]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench stream: %w", err)
 		}
-		if len(taps) > gpu.BatchMaxTaps {
-			return nil, fmt.Errorf("bench stream: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), gpu.BatchMaxTaps)
+		if len(taps) > cuda.BatchMaxTaps {
+			return nil, fmt.Errorf("bench stream: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), cuda.BatchMaxTaps)
 		}
 		return taps, nil
 	}
@@ -251,14 +252,14 @@ func runBenchStream(ctx context.Context, o benchStreamOptions, out, errw io.Writ
 	if err != nil {
 		return err
 	}
-	if !gpu.Built() {
-		return fmt.Errorf("bench stream: %w", gpu.ErrNotBuilt)
+	if !cuda.Built() {
+		return fmt.Errorf("bench stream: %w", cuda.ErrNotBuilt)
 	}
 	taps, err := o.designTaps()
 	if err != nil {
 		return err
 	}
-	cfg := gpu.StreamConfig{
+	cfg := gpubench.StreamConfig{
 		Device: o.device, Taps: taps, Complex: o.complex, ChunkSamples: int(o.chunk),
 		Streams: o.streams, Buffers: o.buffers, PTXPath: o.ptx,
 		RefBytes: int64(o.refSize), RefReps: o.refReps,
@@ -323,14 +324,14 @@ func fillNoise(x []float32, seed uint64) {
 }
 
 // streamMemory runs the memory-mode stream and verifies it.
-func streamMemory(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfig, ch int, show bool, errw io.Writer) (benchStreamReport, error) {
+func streamMemory(ctx context.Context, o benchStreamOptions, cfg gpubench.StreamConfig, ch int, show bool, errw io.Writer) (benchStreamReport, error) {
 	n := int(int64(o.size) / 4 / int64(ch) * int64(ch))
-	in, err := gpu.AllocHostFloats(n)
+	in, err := gpubench.AllocHostFloats(n)
 	if err != nil {
 		return benchStreamReport{}, fmt.Errorf("bench stream: input: %w", err)
 	}
 	defer in.Free()
-	outBuf, err := gpu.AllocHostFloats(n)
+	outBuf, err := gpubench.AllocHostFloats(n)
 	if err != nil {
 		return benchStreamReport{}, fmt.Errorf("bench stream: output: %w", err)
 	}
@@ -342,7 +343,7 @@ func streamMemory(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 		bar = newProgress(errw, int64(n/ch), "streaming", true)
 		cfg.Progress = bar.set
 	}
-	res, err := gpu.RunStreamMemory(ctx, cfg, in, outBuf)
+	res, err := gpubench.RunStreamMemory(ctx, cfg, in, outBuf)
 	bar.stop()
 	rep := benchStreamReport{
 		StreamResult: res,
@@ -444,7 +445,7 @@ func (t *teeSink) Write(v []float32) error {
 }
 
 // streamSource runs the synthetic or file stream.
-func streamSource(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfig, ch int, show bool, errw io.Writer) (rep benchStreamReport, err error) {
+func streamSource(ctx context.Context, o benchStreamOptions, cfg gpubench.StreamConfig, ch int, show bool, errw io.Writer) (rep benchStreamReport, err error) {
 	format := "rf32_le"
 	if o.complex {
 		format = "cf32_le"
@@ -499,7 +500,7 @@ func streamSource(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 		bar = newProgress(errw, total, "streaming", true)
 		cfg.Progress = bar.set
 	}
-	res, runErr := gpu.RunStream(ctx, cfg, tsrc, tsnk)
+	res, runErr := gpubench.RunStream(ctx, cfg, tsrc, tsnk)
 	bar.stop()
 	// The sink is closed whatever happened: it flushes what was written.
 	if cerr := snk.Close(); cerr != nil {
@@ -538,13 +539,13 @@ func reportStream(o benchStreamOptions, rep benchStreamReport, out io.Writer) er
 	}
 	if o.timeline != "" {
 		doc := struct {
-			Device       string            `json:"device"`
-			Mode         string            `json:"mode"`
-			Streams      int               `json:"streams"`
-			Buffers      int               `json:"buffers"`
-			ChunkSamples int               `json:"chunk_samples"`
-			Note         string            `json:"note"`
-			Chunks       []gpu.ChunkTiming `json:"chunks"`
+			Device       string                 `json:"device"`
+			Mode         string                 `json:"mode"`
+			Streams      int                    `json:"streams"`
+			Buffers      int                    `json:"buffers"`
+			ChunkSamples int                    `json:"chunk_samples"`
+			Note         string                 `json:"note"`
+			Chunks       []gpubench.ChunkTiming `json:"chunks"`
 		}{rep.Device, rep.Mode, rep.Streams, rep.Buffers, rep.ChunkSamples,
 			"ms from the run's start event; each stage interval begins when the chunk's stream reaches it, so an H2D or D2H interval includes waiting for a copy engine busy with another stream",
 			tl}
@@ -582,7 +583,7 @@ func writeStreamText(w io.Writer, rep benchStreamReport) error {
 		rep.WallSeconds*1e3, rep.InGiBps, rep.InOutGiBps, rep.GSps, rep.GPUSeconds*1e3)
 	if p := rep.PinnedH2D; p != nil {
 		verdict := ""
-		if rep.Mode == gpu.StreamModeMemory {
+		if rep.Mode == gpubench.StreamModeMemory {
 			verdict = fmt.Sprintf(" (target %.0f%%: %s)", 100*rep.Target, passFail(rep.PinnedFraction >= rep.Target))
 		}
 		fmt.Fprintf(&b, "pinned H2D in this run (%s x %d): %.2f GiB/s; stream = %.1f%% of pinned H2D%s\n",
@@ -592,7 +593,7 @@ func writeStreamText(w io.Writer, rep benchStreamReport) error {
 	fmt.Fprintf(&b, "stages (CUDA events; busy = union of the chunks' intervals, %% of GPU time):\n")
 	for _, s := range []struct {
 		name string
-		v    gpu.StageStats
+		v    gpubench.StageStats
 	}{{"H2D", st.H2D}, {"kernel", st.Kernel}, {"D2H", st.D2H}} {
 		per := 0.0
 		if rep.Chunks > 0 {
@@ -619,7 +620,7 @@ func passFail(ok bool) string {
 }
 
 // plotTimeline draws a Gantt chart: one row per chunk, a bar per stage.
-func plotTimeline(path string, rep benchStreamReport, tl []gpu.ChunkTiming) error {
+func plotTimeline(path string, rep benchStreamReport, tl []gpubench.ChunkTiming) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("sigproc bench stream (%s): first %d chunks, %d streams\n%s", rep.Mode, len(tl), rep.Streams, rep.Device)
 	p.X.Label.Text = "ms from start (CUDA events)"
@@ -628,12 +629,12 @@ func plotTimeline(path string, rep benchStreamReport, tl []gpu.ChunkTiming) erro
 	stages := []struct {
 		name string
 		col  color.RGBA
-		get  func(gpu.ChunkTiming) [2]float64
+		get  func(gpubench.ChunkTiming) [2]float64
 		dy   float64
 	}{
-		{"H2D", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, func(t gpu.ChunkTiming) [2]float64 { return t.H2D }, -0.25},
-		{"kernel", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, func(t gpu.ChunkTiming) [2]float64 { return t.Kernel }, 0},
-		{"D2H", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, func(t gpu.ChunkTiming) [2]float64 { return t.D2H }, 0.25},
+		{"H2D", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, func(t gpubench.ChunkTiming) [2]float64 { return t.H2D }, -0.25},
+		{"kernel", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, func(t gpubench.ChunkTiming) [2]float64 { return t.Kernel }, 0},
+		{"D2H", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, func(t gpubench.ChunkTiming) [2]float64 { return t.D2H }, 0.25},
 	}
 	for _, s := range stages {
 		for i, t := range tl {

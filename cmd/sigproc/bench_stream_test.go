@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
+	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
 func TestBenchStreamFlagErrors(t *testing.T) {
@@ -62,7 +63,7 @@ func TestBenchStreamInputImpliesFile(t *testing.T) {
 }
 
 func TestBenchStreamPureBuildSaysBuiltWithoutCUDA(t *testing.T) {
-	if gpu.Built() {
+	if cuda.Built() {
 		t.Skip("CUDA build")
 	}
 	_, _, err := execute(t, nil, nil, "bench", "stream", "--size", "1MiB")
@@ -145,18 +146,18 @@ func TestFillNoiseDeterministic(t *testing.T) {
 
 func sampleStreamReport() benchStreamReport {
 	ok := true
-	var tl []gpu.ChunkTiming
+	var tl []gpubench.ChunkTiming
 	for k := range 20 {
 		s := float64(k)
-		tl = append(tl, gpu.ChunkTiming{Chunk: k, Stream: k % 3, H2D: [2]float64{s, s + 1}, Kernel: [2]float64{s + 1, s + 1.1}, D2H: [2]float64{s + 1.1, s + 2}})
+		tl = append(tl, gpubench.ChunkTiming{Chunk: k, Stream: k % 3, H2D: [2]float64{s, s + 1}, Kernel: [2]float64{s + 1, s + 1.1}, D2H: [2]float64{s + 1.1, s + 2}})
 	}
 	return benchStreamReport{
-		StreamResult: gpu.StreamResult{
-			Device: "NVIDIA H200 (device 0)", Mode: gpu.StreamModeMemory, Taps: 129, ChunkSamples: 1 << 24,
+		StreamResult: gpubench.StreamResult{
+			Device: "NVIDIA H200 (device 0)", Mode: gpubench.StreamModeMemory, Taps: 129, ChunkSamples: 1 << 24,
 			Streams: 3, Buffers: 6, Chunks: 20, SamplesIn: 20 << 24, SamplesOut: 20 << 24,
 			WallSeconds: 0.1, GPUSeconds: 0.099, InGiBps: 46.2, InOutGiBps: 92.4, GSps: 12.4,
-			PinnedH2D: &gpu.CopyResult{Bytes: 256 << 20, Reps: 10, GiBps: 51.5}, PinnedFraction: 0.897,
-			Stages:  gpu.StageSummary{H2D: gpu.StageStats{BusyMs: 95, BusyFraction: 0.96}},
+			PinnedH2D: &gpubench.CopyResult{Bytes: 256 << 20, Reps: 10, GiBps: 51.5}, PinnedFraction: 0.897,
+			Stages:  gpubench.StageSummary{H2D: gpubench.StageStats{BusyMs: 95, BusyFraction: 0.96}},
 			Overlap: 1.9, Timeline: tl,
 		},
 		Source: "memory: 4.00 GiB", Sink: "memory", Verify: verifySample, VerifyErr: 2e-7, Verified: &ok, Target: streamTarget,

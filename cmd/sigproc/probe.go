@@ -11,9 +11,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/gpu"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/probe"
 )
@@ -190,14 +190,14 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	names := f.paths
 	if names == "" {
 		names = "cpu"
-		if gpu.Built() {
+		if cuda.Built() {
 			names = "zero-copy,explicit"
 		}
 	}
 	pathNames := strings.Split(names, ",")
 	for _, n := range pathNames {
 		if n != "cpu" {
-			if _, err := gpu.ParseTransport(n); err != nil || n == "auto" {
+			if _, err := cuda.ParseTransport(n); err != nil || n == "auto" {
 				return fmt.Errorf("--paths: unknown path %q (want zero-copy, explicit, explicit-pageable or cpu)", n)
 			}
 		}
@@ -224,8 +224,8 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 
 	var all []probe.Result
 	var device string
-	if gpu.Built() {
-		if info, err := gpu.Probe(gpuOptions(cfg, log)); err == nil {
+	if cuda.Built() {
+		if info, err := cuda.Probe(gpuOptions(cfg, log)); err == nil {
 			device = info.String()
 		}
 	}
@@ -312,12 +312,12 @@ func probePath(name string, cfg *config.Config, taps []float32, complex bool, bl
 	}
 	return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
 		o := gpuOptions(cfg, log)
-		o.Transport = gpu.Transport(name)
+		o.Transport = cuda.Transport(name)
 		o.StallAt = f.stallAt
 		o.WriteCombined = o.WriteCombined || f.wc // config or flag
 		o.Timing = f.timing
 		o.Split = f.split
-		return gpu.NewBackend(taps, complex, o)
+		return cuda.NewBackend(taps, complex, o)
 	}}
 }
 

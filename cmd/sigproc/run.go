@@ -67,13 +67,15 @@ Progress goes to stderr (a bar for bounded runs, a spinner otherwise) when
 stderr is a terminal or --progress is given; logs go to stderr; the one-line
 summary goes to stdout:
 
-  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  wall 0.180 s  23.30 MS/s  filtered 4194304  filter drops 0 (0 samples)
+  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s  filtered 4194304  filter drops 0 (0 samples)
 
 "in" counts the samples read from the source, "out" those the sink accepted,
 "filtered" those the backend output; "drops" are blocks discarded at capture
 (ring full, overrun: drop), "filter drops" blocks put in the ring that never
 came out of the backend (it failed or the run aborted), and "gaps" sequence
-numbers the sink side never saw. in = drops + filter drops + filtered.`,
+numbers the sink side never saw. in = drops + filter drops + filtered.
+"startup" is the backend's start (on a GPU: context, kernels, pinned
+buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,19 +1,18 @@
 //go:build cuda
 
-package gpu
+package cuda
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/cudrv"
 	"gorgonia.org/cu"
 )
 
@@ -28,20 +27,14 @@ func withBatchContext(t *testing.T, fn func()) {
 	if n, err := cu.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dev, err := cu.GetDevice(0)
-	if err != nil {
-		t.Skipf("no CUDA device: %v", err)
-	}
-	ctx, err := dev.MakeContext(cu.SchedBlockingSync)
+	ctx, err := cudrv.NewContext(0, cu.SchedBlockingSync)
 	if err != nil {
 		t.Skipf("no usable CUDA context: %v", err)
 	}
 	// Destroying the context frees every allocation devBuf made in it.
 	defer func() {
-		if err := ctx.Destroy(); err != nil {
-			t.Errorf("destroy context: %v", err)
+		if err := ctx.Close(); err != nil {
+			t.Errorf("close context: %v", err)
 		}
 	}()
 	fn()
@@ -299,51 +292,6 @@ func TestBatchFIRRejectsBadInput(t *testing.T) {
 			t.Error("missing PTX file accepted")
 		}
 	})
-}
-
-func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
-		t.Skipf("no CUDA device (%d devices, %v)", n, err)
-	}
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, complex := range []bool{false, true} {
-		ch := 1
-		if complex {
-			ch = 2
-		}
-		x := randSignal(r, 100003*ch)
-		sets := [][]float32{randSignal(r, 16), randSignal(r, 129), randSignal(r, 3)}
-		seen := 0
-		res, err := BenchFIR(context.Background(), BenchFIRConfig{
-			Input: x, Complex: complex, Taps: sets, Warmup: 1, Reps: 3, PTXPath: batchPTX(),
-			Output: func(ntaps int, y []float32) error {
-				checkClose(t, fmt.Sprintf("complex=%v/taps=%d", complex, ntaps), y, filter.Convolve(sets[seen], x, complex), 1e-5)
-				seen++
-				return nil
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seen != len(sets) || len(res.Runs) != len(sets) {
-			t.Fatalf("outputs %d, runs %d, want %d", seen, len(res.Runs), len(sets))
-		}
-		for i, run := range res.Runs {
-			if run.Taps != len(sets[i]) || len(run.Seconds) != 3 {
-				t.Fatalf("run %d: %+v", i, run)
-			}
-			for _, s := range run.Seconds {
-				if !(s > 0) {
-					t.Fatalf("run %d: time %v", i, s)
-				}
-			}
-		}
-		if res.PeakBytesPerSec <= 0 || res.SMs <= 0 {
-			t.Fatalf("device figures %+v", res)
-		}
-		t.Logf("%s: peak %.0f GB/s (%d kHz × %d bit), runs %+v", res.Device.Name, res.PeakBytesPerSec/1e9,
-			res.MemClockKHz, res.MemBusWidthBits, res.Runs)
-	}
 }
 
 func TestBatchFIRThreads(t *testing.T) {

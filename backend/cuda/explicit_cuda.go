@@ -1,11 +1,12 @@
 //go:build cuda
 
-package gpu
+package cuda
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sigproc/sigproc/internal/cudrv"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/pipeline"
@@ -63,7 +64,7 @@ type explicitState struct {
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
-	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, ptxFile(b.opts.PTXDir, "batch.ptx"))
+	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 // ring and one output buffer per buffer set.
 func explicitPinned(l pipeline.Layout) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
-	return pageAlign(int64(l.Size())) + int64(inFlight+1)*pageAlign(int64(l.BlockValues())*4)
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4)
 }
 
 func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
@@ -214,7 +215,7 @@ func (x *explicitState) close() error {
 		}
 	}
 	for i := range x.sets {
-		errs = append(errs, destroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
+		errs = append(errs, cudrv.DestroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
 	}
 	for i := range x.streams {
 		if err := x.streams[i].Destroy(); err != nil {

@@ -1,9 +1,11 @@
-package gpu
+package gpubench
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/sigproc/sigproc/backend/cuda"
 )
 
 func TestUnionLength(t *testing.T) {
@@ -83,7 +85,7 @@ func TestStreamConfigValidate(t *testing.T) {
 	}{
 		{"no taps", func(c *StreamConfig) { c.Taps = nil }, "no taps"},
 		{"nan tap", func(c *StreamConfig) { c.Taps = []float32{float32(math.NaN())} }, "tap 0"},
-		{"too many taps", func(c *StreamConfig) { c.Taps = make([]float32, BatchMaxTaps+1) }, "exceeds the limit"},
+		{"too many taps", func(c *StreamConfig) { c.Taps = make([]float32, cuda.BatchMaxTaps+1) }, "exceeds the limit"},
 		{"chunk", func(c *StreamConfig) { c.ChunkSamples = 0 }, "chunk must be > 0"},
 		{"huge chunk", func(c *StreamConfig) { c.ChunkSamples = 1 << 30 }, "exceeds the limit"},
 		{"streams", func(c *StreamConfig) { c.Streams = 0 }, "streams must be"},

@@ -1,10 +1,12 @@
 //go:build !cuda
 
-package gpu
+package gpubench
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/sigproc/sigproc/backend/cuda"
 )
 
 // HostFloats is page-aligned host memory for RunStreamMemory; without the
@@ -13,20 +15,20 @@ type HostFloats struct {
 	Values []float32
 }
 
-// AllocHostFloats returns ErrNotBuilt in a binary built without the cuda tag.
+// AllocHostFloats returns cuda.ErrNotBuilt in a binary built without the cuda tag.
 func AllocHostFloats(int) (*HostFloats, error) {
-	return nil, fmt.Errorf("gpu: host floats: %w", ErrNotBuilt)
+	return nil, fmt.Errorf("gpu: host floats: %w", cuda.ErrNotBuilt)
 }
 
 // Free does nothing.
 func (h *HostFloats) Free() error { return nil }
 
-// RunStream returns ErrNotBuilt in a binary built without the cuda tag.
+// RunStream returns cuda.ErrNotBuilt in a binary built without the cuda tag.
 func RunStream(context.Context, StreamConfig, StreamReader, StreamWriter) (StreamResult, error) {
-	return StreamResult{}, fmt.Errorf("gpu: bench stream: %w", ErrNotBuilt)
+	return StreamResult{}, fmt.Errorf("gpu: bench stream: %w", cuda.ErrNotBuilt)
 }
 
-// RunStreamMemory returns ErrNotBuilt in a binary built without the cuda tag.
+// RunStreamMemory returns cuda.ErrNotBuilt in a binary built without the cuda tag.
 func RunStreamMemory(context.Context, StreamConfig, *HostFloats, *HostFloats) (StreamResult, error) {
-	return StreamResult{}, fmt.Errorf("gpu: bench stream: %w", ErrNotBuilt)
+	return StreamResult{}, fmt.Errorf("gpu: bench stream: %w", cuda.ErrNotBuilt)
 }

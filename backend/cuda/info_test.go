@@ -1,6 +1,10 @@
-package gpu
+package cuda
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sigproc/sigproc/internal/cudrv"
+)
 
 func TestPersistentGeometry(t *testing.T) {
 	tests := []struct{ pairs, taps, force, threads, split int }{
@@ -25,10 +29,10 @@ func TestPersistentGeometry(t *testing.T) {
 }
 
 func TestChooseTransport(t *testing.T) {
-	disc, integ := DeviceInfo{}, DeviceInfo{Integrated: true}
+	disc, integ := cudrv.DeviceInfo{}, cudrv.DeviceInfo{Integrated: true}
 	for _, tt := range []struct {
 		in    Transport
-		dev   DeviceInfo
+		dev   cudrv.DeviceInfo
 		block int
 		want  Transport
 	}{
@@ -56,7 +60,7 @@ func TestParseTransportAndPinnedCheck(t *testing.T) {
 	if err := checkPinned(300<<20, 256<<20); err == nil {
 		t.Error("over-limit request accepted")
 	}
-	if err := checkPinned(pageAlign(1), 4096); err != nil {
+	if err := checkPinned(cudrv.PageAlign(1), 4096); err != nil {
 		t.Error(err)
 	}
 }

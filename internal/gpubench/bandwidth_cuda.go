@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package gpubench
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/sigproc/sigproc/internal/cudrv"
 
 	"github.com/sigproc/sigproc/kernels"
 	"gorgonia.org/cu"
@@ -26,20 +28,6 @@ const (
 	overlapWarmups = 1
 )
 
-// mmapBytes maps n bytes of anonymous memory: page-aligned pageable host
-// memory outside the Go heap, so the driver may keep its address for an
-// asynchronous copy and cuMemHostRegister may pin it.
-func mmapBytes(n int64) ([]byte, error) {
-	if n <= 0 || int64(int(n)) != n {
-		return nil, fmt.Errorf("gpu: map %d bytes of host memory: bad size", n)
-	}
-	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: map %d MiB of host memory: %w", n>>20, err)
-	}
-	return b, nil
-}
-
 // touchPages writes one byte per page so the pages exist before a copy is
 // timed (the first touch of anonymous memory faults every page in).
 func touchPages(b []byte) {
@@ -51,8 +39,8 @@ func touchPages(b []byte) {
 // hostMem is one host buffer of the copy test.
 type hostMem struct {
 	kind string
-	mm   []byte   // mmap'd memory (pageable and registered)
-	hb   *HostBuf // pinned or registered
+	mm   []byte         // mmap'd memory (pageable and registered)
+	hb   *cudrv.HostBuf // pinned or registered
 }
 
 // newHostMem allocates size bytes of host memory of kind (MemPageable,
@@ -62,16 +50,16 @@ func newHostMem(kind string, size int64) (*hostMem, error) {
 	var err error
 	switch kind {
 	case MemPinned:
-		if h.hb, err = allocHost(size, false, false); err != nil { // allocHost zeroes it
+		if h.hb, err = cudrv.AllocHost(size, false, false); err != nil { // allocHost zeroes it
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	case MemPageable, MemRegistered:
-		if h.mm, err = mmapBytes(pageAlign(size)); err != nil {
+		if h.mm, err = cudrv.MmapBytes(cudrv.PageAlign(size)); err != nil {
 			return nil, err
 		}
 		touchPages(h.mm)
 		if kind == MemRegistered {
-			if h.hb, err = registerHost(h.mm, false); err != nil {
+			if h.hb, err = cudrv.RegisterHost(h.mm, false); err != nil {
 				_ = syscall.Munmap(h.mm)
 				return nil, fmt.Errorf("gpu: register %d MiB of host memory: %w", size>>20, err)
 			}
@@ -111,41 +99,6 @@ func (h *hostMem) free() error {
 }
 
 // makeEvents creates n timing events.
-func makeEvents(n int) ([]cu.Event, error) {
-	evs := make([]cu.Event, 0, n)
-	for range n {
-		e, err := cu.MakeEvent(cu.DefaultEvent)
-		if err != nil {
-			destroyEvents(evs)
-			return nil, fmt.Errorf("gpu: create event: %w", err)
-		}
-		evs = append(evs, e)
-	}
-	return evs, nil
-}
-
-func destroyEvents(evs []cu.Event) error {
-	var errs []error
-	for i := range evs {
-		if evs[i] == (cu.Event{}) {
-			continue
-		}
-		if err := cu.DestroyEvent(&evs[i]); err != nil {
-			errs = append(errs, fmt.Errorf("gpu: destroy event: %w", err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// elapsed is the time from event a to event b in seconds.
-func elapsed(a, b cu.Event) (float64, error) {
-	ms, err := a.Elapsed(b)
-	if err != nil {
-		return 0, fmt.Errorf("gpu: event time: %w", err)
-	}
-	return ms / 1e3, nil
-}
-
 // copyRig times copies between one device buffer and host memory on one
 // stream. It needs a current context.
 type copyRig struct {
@@ -165,7 +118,7 @@ func newCopyRig(size int64, reps int) (r *copyRig, err error) {
 	if r.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
 	}
-	if r.evs, err = makeEvents(reps + 1); err != nil {
+	if r.evs, err = cudrv.MakeEvents(reps + 1); err != nil {
 		return nil, err
 	}
 	if r.dev, err = cu.MemAlloc(size); err != nil {
@@ -182,7 +135,7 @@ func (r *copyRig) close() error {
 		}
 		r.dev = 0
 	}
-	errs = append(errs, destroyEvents(r.evs))
+	errs = append(errs, cudrv.DestroyEvents(r.evs))
 	r.evs = nil
 	if r.stream != (cu.Stream{}) {
 		if err := r.stream.Destroy(); err != nil {
@@ -236,14 +189,14 @@ func (r *copyRig) time(mem, dir string, host unsafe.Pointer, reps, warmup int) (
 		return CopyResult{}, fmt.Errorf("gpu: %s %s copies: %w", mem, dir, err)
 	}
 	host0 := time.Since(t0).Seconds()
-	total, err := elapsed(r.evs[0], r.evs[reps])
+	total, err := cudrv.Elapsed(r.evs[0], r.evs[reps])
 	if err != nil {
 		return CopyResult{}, err
 	}
 	per := make([]float64, reps)
 	best := 0.0
 	for i := range reps {
-		s, err := elapsed(r.evs[i], r.evs[i+1])
+		s, err := cudrv.Elapsed(r.evs[i], r.evs[i+1])
 		if err != nil {
 			return CopyResult{}, err
 		}
@@ -293,10 +246,16 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 	if err := cfg.validate(); err != nil {
 		return BandwidthResult{}, err
 	}
-	dev, info, err := deviceInfo(cfg.Device)
+	cuctx, err := cudrv.NewContext(cfg.Device, cu.SchedSpin|cu.MapHost)
 	if err != nil {
 		return BandwidthResult{}, err
 	}
+	defer func() {
+		if e := cuctx.Close(); e != nil && err == nil {
+			err = e
+		}
+	}()
+	dev, info := cuctx.Dev, cuctx.Info
 	if cfg.runs(BWMapped) && len(cfg.Tests) > 0 && !info.CanMapHost {
 		return BandwidthResult{}, fmt.Errorf("gpu: bandwidth: %s cannot map host memory, so the mapped test is impossible", info.Name)
 	}
@@ -306,17 +265,6 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 	}
 	res = BandwidthResult{Device: info.String(), Bytes: cfg.Size, Reps: cfg.Reps, Warmup: cfg.Warmup}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cuctx, err := dev.MakeContext(cu.SchedSpin | cu.MapHost)
-	if err != nil {
-		return BandwidthResult{}, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
-	}
-	defer func() {
-		if e := cuctx.Destroy(); e != nil && err == nil {
-			err = fmt.Errorf("gpu: destroy context: %w", e)
-		}
-	}()
 	var mod cu.Module
 	if cfg.runs(BWMapped) || cfg.runs(BWOverlap) {
 		if mod, err = loadBandwidthPTX(cfg.PTXPath); err != nil {
@@ -377,7 +325,7 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 }
 
 func loadBandwidthPTX(path string) (cu.Module, error) {
-	return loadModule(path, kernels.BandwidthPTX, "bandwidth")
+	return cudrv.LoadModule(path, kernels.BandwidthPTX, "bandwidth")
 }
 
 // measureBidir runs reps pinned H2D copies on one stream and reps pinned
@@ -441,7 +389,7 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 		if err := rigs[i].evs[1].Synchronize(); err != nil {
 			return BidirResult{}, fmt.Errorf("gpu: bidirectional copies: %w", err)
 		}
-		if sec[i], err = elapsed(start, rigs[i].evs[1]); err != nil {
+		if sec[i], err = cudrv.Elapsed(start, rigs[i].evs[1]); err != nil {
 			return BidirResult{}, err
 		}
 	}
@@ -456,12 +404,12 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 // launchTimed launches fn reps times (after warmup untimed launches) on
 // stream, each between two events, and returns the seconds of each.
 func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.Stream, reps, warmup int) (sec []float64, err error) {
-	evs, err := makeEvents(reps + 1)
+	evs, err := cudrv.MakeEvents(reps + 1)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if e := destroyEvents(evs); e != nil && err == nil {
+		if e := cudrv.DestroyEvents(evs); e != nil && err == nil {
 			err = e
 		}
 	}()
@@ -486,7 +434,7 @@ func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.St
 	}
 	sec = make([]float64, reps)
 	for i := range reps {
-		if sec[i], err = elapsed(evs[i], evs[i+1]); err != nil {
+		if sec[i], err = cudrv.Elapsed(evs[i], evs[i+1]); err != nil {
 			return nil, err
 		}
 	}
@@ -504,7 +452,7 @@ func measureMapped(mod cu.Module, op string, size int64, reps, warmup, grid int)
 	if err != nil {
 		return MappedResult{}, fmt.Errorf("gpu: kernel %s: %w", name, err)
 	}
-	hb, err := allocHost(size, true, false)
+	hb, err := cudrv.AllocHost(size, true, false)
 	if err != nil {
 		return MappedResult{}, fmt.Errorf("gpu: %w", err)
 	}
@@ -572,7 +520,7 @@ func (o *overlapRig) close() error {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
 		}
 	}
-	errs = append(errs, destroyEvents(append(o.ends, o.start)))
+	errs = append(errs, cudrv.DestroyEvents(append(o.ends, o.start)))
 	return errors.Join(errs...)
 }
 
@@ -614,7 +562,7 @@ func (o *overlapRig) stage(which string) (float64, error) {
 	if err := o.ends[0].Synchronize(); err != nil {
 		return 0, fmt.Errorf("gpu: overlap %s: %w", which, err)
 	}
-	return elapsed(o.start, o.ends[0])
+	return cudrv.Elapsed(o.start, o.ends[0])
 }
 
 // pass runs the chunked H2D → compute → D2H of the whole buffer on the
@@ -657,7 +605,7 @@ func (o *overlapRig) pass(ns, chunks int) (float64, error) {
 		if err := o.ends[j].Synchronize(); err != nil {
 			return 0, fmt.Errorf("gpu: overlap pass on %d streams: %w", ns, err)
 		}
-		s, err := elapsed(o.start, o.ends[j])
+		s, err := cudrv.Elapsed(o.start, o.ends[j])
 		if err != nil {
 			return 0, err
 		}
@@ -700,7 +648,7 @@ func measureOverlap(ctx context.Context, mod cu.Module, cfg BandwidthConfig, gri
 		}
 		o.streams = append(o.streams, s)
 	}
-	evs, err := makeEvents(maxStreams + 1)
+	evs, err := cudrv.MakeEvents(maxStreams + 1)
 	if err != nil {
 		return OverlapResult{}, err
 	}

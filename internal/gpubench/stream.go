@@ -1,10 +1,12 @@
-package gpu
+package gpubench
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/sigproc/sigproc/backend/cuda"
 )
 
 // Types of the streaming-from-host pipeline (sigproc bench stream), shared
@@ -43,7 +45,7 @@ const StreamMaxBuffers = 256
 // StreamConfig configures RunStream and RunStreamMemory.
 type StreamConfig struct {
 	Device  int       // CUDA device ordinal
-	Taps    []float32 // filter taps (1 to BatchMaxTaps)
+	Taps    []float32 // filter taps (1 to cuda.BatchMaxTaps)
 	Complex bool      // interleaved I/Q samples
 	// ChunkSamples is the samples (I/Q pairs when Complex) of each chunk:
 	// one H2D copy, one kernel launch and one D2H copy.
@@ -87,7 +89,7 @@ func (c StreamConfig) buffers() int {
 const maxChunkValues = 1 << 30
 
 func (c StreamConfig) validate() error {
-	if err := checkBatchTaps(c.Taps); err != nil {
+	if err := cuda.CheckBatchTaps(c.Taps); err != nil {
 		return fmt.Errorf("gpu: stream: %w", err)
 	}
 	hist := (len(c.Taps) - 1) * c.channels()

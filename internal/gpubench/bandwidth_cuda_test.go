@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package gpubench
 
 import (
 	"context"

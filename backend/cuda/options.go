@@ -1,4 +1,4 @@
-package gpu
+package cuda
 
 import (
 	"errors"
@@ -87,9 +87,6 @@ var ErrWatchdog = errors.New("gpu: watchdog: kernel made no progress")
 // ErrPinnedLimit is wrapped by the error returned when a configuration needs
 // more pinned memory than Options.MaxPinned allows; nothing is allocated.
 var ErrPinnedLimit = errors.New("gpu: pinned memory limit")
-
-// pageAlign rounds n up to the 4 KiB page size pinned allocations come in.
-func pageAlign(n int64) int64 { return (n + 4095) &^ 4095 }
 
 // checkPinned refuses a request above the limit before anything is pinned.
 func checkPinned(need, limit int64) error {

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package cuda
 
 import (
 	"context"
@@ -9,15 +9,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/rs/zerolog"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
-	"gorgonia.org/cu"
 )
 
 // These tests need a CUDA device. Build them here with
@@ -227,50 +224,6 @@ func (endless) Read(ctx context.Context, dst []float32) (int, error) {
 	return len(dst), nil
 }
 
-func TestRegisterHostMapsExistingMemory(t *testing.T) {
-	dev, _, err := deviceInfo(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := dev.MakeContext(cu.SchedSpin | cu.MapHost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Destroy()
-	mem, err := syscall.Mmap(-1, 0, 1<<16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mem)
-	h, err := registerHost(mem, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.DevicePtr() == 0 {
-		t.Fatal("no device pointer")
-	}
-	// The device writes through its pointer; the host sees it in its memory.
-	if err := cu.MemsetD32(h.DevicePtr(), 0x3f800000, 4); err != nil {
-		t.Fatal(err)
-	}
-	if err := cu.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	if v := *(*float32)(unsafe.Pointer(&mem[8])); v != 1 {
-		t.Fatalf("host sees %v", v)
-	}
-	if err := h.Free(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registerHost(mem[1:4097], true); err == nil {
-		t.Fatal("unaligned register accepted")
-	}
-}
-
-// The zero-copy kernel's split and the timing mode change only timing,
-// never results; timing mode must also fill every breakdown stage. The
-// cases cover history carried across the kernel's three buffers and odd
-// block sizes.
 func TestZeroCopyVariants(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package cudrv
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"gorgonia.org/cu"
 )
 
-// loadModule loads one kernel module into the current context: the PTX
+// LoadModule loads one kernel module into the current context: the PTX
 // file at path, or the embedded PTX when path is "". what names the
 // kernels in messages.
-func loadModule(path, embedded, what string) (cu.Module, error) {
+func LoadModule(path, embedded, what string) (cu.Module, error) {
 	ptx := embedded
 	if path != "" {
 		data, err := os.ReadFile(path)
@@ -32,8 +32,8 @@ func loadModule(path, embedded, what string) (cu.Module, error) {
 	return mod, nil
 }
 
-// ptxFile is file inside dir, or "" (the embedded PTX) when dir is "".
-func ptxFile(dir, file string) string {
+// PTXFile is file inside dir, or "" (the embedded PTX) when dir is "".
+func PTXFile(dir, file string) string {
 	if dir == "" {
 		return ""
 	}

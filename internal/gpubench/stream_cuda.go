@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package gpubench
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/internal/cudrv"
 
 	"gorgonia.org/cu"
 )
@@ -54,7 +57,7 @@ func AllocHostFloats(n int) (*HostFloats, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("gpu: host floats: n must be > 0, got %d", n)
 	}
-	mem, err := mmapBytes(pageAlign(int64(n) * 4))
+	mem, err := cudrv.MmapBytes(cudrv.PageAlign(int64(n) * 4))
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +80,8 @@ func (h *HostFloats) Free() error {
 // streamSlot is one buffer set.
 type streamSlot struct {
 	dIn, dOut cu.DevicePtr
-	hIn, hOut *HostBuf  // source mode only
-	in, out   []float32 // views of hIn ([history | chunk]) and hOut
+	hIn, hOut *cudrv.HostBuf // source mode only
+	in, out   []float32      // views of hIn ([history | chunk]) and hOut
 	ev        [4]cu.Event
 	stream    int
 }
@@ -100,8 +103,8 @@ type streamEngine struct {
 	ch        int
 	hist      int // history values, (ntaps−1)·ch
 	chunkVals int
-	cuctx     cu.CUContext
-	fir       *BatchFIR
+	cuctx     *cudrv.Context
+	fir       *cuda.BatchFIR
 	streams   []cu.Stream
 	slots     []streamSlot
 	t0        cu.Event
@@ -109,7 +112,7 @@ type streamEngine struct {
 
 	// memory mode: the caller's buffers, pinned for the run
 	in, out       []float32
-	regIn, regOut *HostBuf
+	regIn, regOut *cudrv.HostBuf
 
 	mu      sync.Mutex
 	firstEr error
@@ -194,10 +197,10 @@ func (e *streamEngine) runMemory(ctx context.Context, inMem, outMem []byte) (Str
 	total := int64(len(e.in))
 	return e.runWith(ctx, func() error {
 		var err error
-		if e.regIn, err = registerHost(inMem, false); err != nil {
+		if e.regIn, err = cudrv.RegisterHost(inMem, false); err != nil {
 			return fmt.Errorf("gpu: stream: pin the input (%d MiB): %w", len(inMem)>>20, err)
 		}
-		if e.regOut, err = registerHost(outMem, false); err != nil {
+		if e.regOut, err = cudrv.RegisterHost(outMem, false); err != nil {
 			return fmt.Errorf("gpu: stream: pin the output (%d MiB): %w", len(outMem)>>20, err)
 		}
 		return nil
@@ -235,29 +238,22 @@ func (e *streamEngine) runWith(ctx context.Context, setup func() error,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dev, info, err := deviceInfo(e.cfg.Device)
-	if err != nil {
+	if e.cuctx, err = cudrv.NewContext(e.cfg.Device, cu.SchedSpin|cu.MapHost); err != nil {
 		return StreamResult{}, err
 	}
+	defer func() {
+		if cerr := e.close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		err = errors.Join(err, e.cuctx.Close())
+	}()
+	info := e.cuctx.Info
 	nbuf := e.cfg.buffers()
 	res = StreamResult{
 		Device: info.String(), Mode: e.mode, Taps: len(e.cfg.Taps), Complex: e.cfg.Complex,
 		ChunkSamples: e.cfg.ChunkSamples, Streams: e.cfg.Streams, Buffers: nbuf,
 	}
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if e.cuctx, err = dev.MakeContext(cu.SchedSpin | cu.MapHost); err != nil {
-		return StreamResult{}, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
-	}
-	defer func() {
-		if cerr := e.close(); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-		if derr := e.cuctx.Destroy(); derr != nil {
-			err = errors.Join(err, fmt.Errorf("gpu: destroy context: %w", derr))
-		}
-	}()
 	if setup != nil {
 		if err := setup(); err != nil {
 			return res, err
@@ -387,7 +383,7 @@ func msSince(t time.Time) float64 { return float64(time.Since(t)) / 1e6 }
 // allocate makes the streams, the events, the batch FIR and nbuf slots.
 func (e *streamEngine) allocate(nbuf int) error {
 	var err error
-	if e.fir, err = NewBatchFIRFromPTX(e.cfg.Taps, e.cfg.Complex, e.cfg.PTXPath); err != nil {
+	if e.fir, err = cuda.NewBatchFIRFromPTX(e.cfg.Taps, e.cfg.Complex, e.cfg.PTXPath); err != nil {
 		return err
 	}
 	for range e.cfg.Streams {
@@ -406,7 +402,7 @@ func (e *streamEngine) allocate(nbuf int) error {
 	for i := range e.slots {
 		sl := &e.slots[i]
 		sl.stream = i % len(e.streams)
-		evs, err := makeEvents(len(sl.ev))
+		evs, err := cudrv.MakeEvents(len(sl.ev))
 		if err != nil {
 			return err
 		}
@@ -420,10 +416,10 @@ func (e *streamEngine) allocate(nbuf int) error {
 		if e.mode != StreamModeSource {
 			continue
 		}
-		if sl.hIn, err = allocHost(inBytes, false, false); err != nil {
+		if sl.hIn, err = cudrv.AllocHost(inBytes, false, false); err != nil {
 			return fmt.Errorf("gpu: stream: pinned input buffer %d: %w", i, err)
 		}
-		if sl.hOut, err = allocHost(outBytes, false, false); err != nil {
+		if sl.hOut, err = cudrv.AllocHost(outBytes, false, false); err != nil {
 			return fmt.Errorf("gpu: stream: pinned output buffer %d: %w", i, err)
 		}
 		sl.in = unsafe.Slice((*float32)(sl.hIn.Ptr()), e.hist+e.chunkVals)
@@ -446,17 +442,17 @@ func (e *streamEngine) close() error {
 			}
 		}
 		sl.dIn, sl.dOut = 0, 0
-		for _, h := range []*HostBuf{sl.hIn, sl.hOut} {
+		for _, h := range []*cudrv.HostBuf{sl.hIn, sl.hOut} {
 			if err := h.Free(); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: stream: free pinned memory: %w", err))
 			}
 		}
 		sl.hIn, sl.hOut, sl.in, sl.out = nil, nil, nil, nil
-		errs = append(errs, destroyEvents(sl.ev[:]))
+		errs = append(errs, cudrv.DestroyEvents(sl.ev[:]))
 	}
 	e.slots = nil
 	if e.t0 != (cu.Event{}) {
-		errs = append(errs, destroyEvents([]cu.Event{e.t0}))
+		errs = append(errs, cudrv.DestroyEvents([]cu.Event{e.t0}))
 		e.t0 = cu.Event{}
 	}
 	for i := range e.streams {
@@ -469,7 +465,7 @@ func (e *streamEngine) close() error {
 		errs = append(errs, err)
 	}
 	e.fir = nil
-	for _, h := range []*HostBuf{e.regIn, e.regOut} {
+	for _, h := range []*cudrv.HostBuf{e.regIn, e.regOut} {
 		if err := h.Free(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: stream: unpin host memory: %w", err))
 		}
@@ -589,7 +585,7 @@ func (e *streamEngine) wait(submitted <-chan chunkJob, done chan<- chunkJob) []C
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var timeline []ChunkTiming
-	ctxErr := cu.SetCurrentContext(e.cuctx)
+	ctxErr := e.cuctx.MakeCurrent()
 	if ctxErr != nil {
 		e.fail(fmt.Errorf("gpu: stream: make the context current on the waiter: %w", ctxErr))
 	} else {

@@ -1,17 +1,14 @@
-package gpu
+package gpubench
 
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/internal/cudrv"
 )
 
 // Types of the batch FIR benchmark, shared by the cuda and the pure build.
-
-// BatchMaxTaps is the most taps a BatchFIR takes. Shared memory grows with
-// the taps (BatchSharedBytes); 8192 complex taps need 102 KiB, which every
-// GPU since Volta offers per block.
-const BatchMaxTaps = 8192
 
 // BenchFIRConfig configures BenchFIR.
 type BenchFIRConfig struct {
@@ -44,7 +41,7 @@ func (c BenchFIRConfig) validate() error {
 		return fmt.Errorf("gpu: bench fir: threads must be 0 (default) or a multiple of 32, got %d", c.Threads)
 	}
 	for _, t := range c.Taps {
-		if err := checkBatchTaps(t); err != nil {
+		if err := cuda.CheckBatchTaps(t); err != nil {
 			return err
 		}
 	}
@@ -63,27 +60,11 @@ type BenchFIRRun struct {
 // BenchFIRResult is what BenchFIR measured, with the device's memory
 // figures for the bandwidth fraction.
 type BenchFIRResult struct {
-	Device          DeviceInfo
+	Device          cudrv.DeviceInfo
 	MemClockKHz     int     // peak memory clock (CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
 	MemBusWidthBits int     // memory bus width
 	PeakBytesPerSec float64 // clock × 2 (DDR) × bus width / 8
 	SMs             int     // multiprocessors
 	ClockKHz        int     // peak SM clock
 	Runs            []BenchFIRRun
-}
-
-// checkBatchTaps refuses an empty, oversized or non-finite filter.
-func checkBatchTaps(taps []float32) error {
-	if len(taps) == 0 {
-		return errors.New("gpu: batch FIR: no taps")
-	}
-	if len(taps) > BatchMaxTaps {
-		return fmt.Errorf("gpu: batch FIR: %d taps exceeds the limit %d (direct convolution; split the filter)", len(taps), BatchMaxTaps)
-	}
-	for i, t := range taps {
-		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
-			return fmt.Errorf("gpu: batch FIR: tap %d is %v", i, t)
-		}
-	}
-	return nil
 }

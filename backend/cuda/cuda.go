@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package cuda
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 	"time"
 	"unsafe"
 
-	_ "github.com/sigproc/sigproc/gpu/cuinit" // must initialise before gorgonia.org/cu
+	"github.com/sigproc/sigproc/internal/cudrv"
+
 	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
@@ -45,58 +46,9 @@ const (
 	ctrlSize      = 512
 )
 
-func deviceInfo(ordinal int) (cu.Device, DeviceInfo, error) {
-	n, err := cu.NumDevices()
-	if err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: count devices: %w", err)
-	}
-	if ordinal < 0 || ordinal >= n {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d does not exist (%d CUDA device(s) found)", ordinal, n)
-	}
-	d, err := cu.GetDevice(ordinal)
-	if err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
-	}
-	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
-	if info.Name, err = d.Name(); err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d name: %w", ordinal, err)
-	}
-	attr := func(a cu.DeviceAttribute) int {
-		v, e := d.Attribute(a)
-		if e != nil && err == nil {
-			err = fmt.Errorf("gpu: device %d attribute %d: %w", ordinal, a, e)
-		}
-		return v
-	}
-	info.ComputeCapability = [2]int{attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)}
-	info.Integrated = attr(cu.Integrated) != 0
-	info.CanMapHost = attr(cu.CanMapHostMemory) != 0
-	info.UnifiedAddressing = attr(cu.UnifiedAddressing) != 0
-	if err != nil {
-		return 0, DeviceInfo{}, err
-	}
-	if info.SharedOptin, err = deviceAttrOptinSmem(d); err != nil {
-		return 0, DeviceInfo{}, err
-	}
-	return d, info, nil
-}
-
-// deviceClockKHz is the SM clock the kernel's clock64 counts.
-func deviceClockKHz(ordinal int) (int, error) {
-	d, err := cu.GetDevice(ordinal)
-	if err != nil {
-		return 0, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
-	}
-	khz, err := d.Attribute(cu.ClockRate)
-	if err != nil {
-		return 0, fmt.Errorf("gpu: device %d clock rate: %w", ordinal, err)
-	}
-	return khz, nil
-}
-
 // Probe reports the device that Options select, or why it is not usable.
-func Probe(o Options) (DeviceInfo, error) {
-	_, info, err := deviceInfo(o.Device)
+func Probe(o Options) (cudrv.DeviceInfo, error) {
+	_, info, err := cudrv.Device(o.Device)
 	return info, err
 }
 
@@ -128,11 +80,9 @@ type backend struct {
 	complex bool
 	opts    Options
 
-	info      DeviceInfo
+	info      cudrv.DeviceInfo
 	transport Transport
-	ctx       cu.CUContext
-	haveCtx   bool
-	locked    bool
+	ctx       *cudrv.Context // nil before Start and after Close
 	mod       cu.Module
 	stream    cu.Stream
 	l         pipeline.Layout
@@ -140,8 +90,8 @@ type backend struct {
 	next      uint64 // index of the next block Next returns
 	out       []float32
 	dtaps     cu.DevicePtr
-	dev       []cu.DevicePtr // device allocations to free
-	host      []*HostBuf     // pinned allocations to free
+	dev       []cu.DevicePtr   // device allocations to free
+	host      []*cudrv.HostBuf // pinned allocations to free
 
 	// zero-copy
 	ctrl     []byte
@@ -169,20 +119,27 @@ func (b *backend) Name() string {
 func (b *backend) Transport() Transport { return b.transport }
 
 // Device returns the device in use once started.
-func (b *backend) Device() DeviceInfo { return b.info }
+func (b *backend) Device() cudrv.DeviceInfo { return b.info }
 
 // Start creates the context on the calling goroutine's OS thread, which it
 // locks: Next and Close must be called from the same goroutine (the
-// pipeline's consumer).
+// pipeline's consumer). A configuration that needs more pinned memory than
+// allowed is refused before any is allocated.
 func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Ring, err error) {
 	if (l.Channels == 2) != b.complex {
 		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d channels", b.complex, l.Channels)
 	}
-	dev, info, err := deviceInfo(b.opts.Device)
-	if err != nil {
+	b.l = l
+	defer func() {
+		if err != nil {
+			_ = b.Close()
+		}
+	}()
+	if b.ctx, err = cudrv.NewContext(b.opts.Device, cu.SchedSpin|cu.MapHost); err != nil {
 		return nil, err
 	}
-	b.info, b.l = info, l
+	info := b.ctx.Info
+	b.info = info
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
@@ -192,19 +149,7 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if err := checkPinned(b.pinnedNeed(l), b.opts.maxPinned()); err != nil {
 		return nil, err
 	}
-
-	runtime.LockOSThread()
-	b.locked = true
-	defer func() {
-		if err != nil {
-			_ = b.Close()
-		}
-	}()
-	if b.ctx, err = dev.MakeContext(cu.SchedSpin | cu.MapHost); err != nil {
-		return nil, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
-	}
-	b.haveCtx = true
-	if b.mod, err = loadModule(ptxFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
+	if b.mod, err = cudrv.LoadModule(cudrv.PTXFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
 		return nil, err
 	}
 	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
@@ -238,7 +183,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	switch b.transport {
 	case TransportZeroCopy:
 		words := int64(evenWords(l))
-		n := pageAlign(ctrlSize) + 2*pageAlign(int64(l.Slots)*words*8)
+		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8)
 		if b.opts.Timing {
 			n += timesCap * timesWords * 8
 		}
@@ -260,8 +205,8 @@ func (b *backend) alloc(n int64) (cu.DevicePtr, error) {
 	return p, nil
 }
 
-func (b *backend) pin(n int64, mapped, wc bool) (*HostBuf, error) {
-	h, err := allocHost(n, mapped, wc)
+func (b *backend) pin(n int64, mapped, wc bool) (*cudrv.HostBuf, error) {
+	h, err := cudrv.AllocHost(n, mapped, wc)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -283,7 +228,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		return fmt.Errorf("gpu: kernel fir_persistent: %w", err)
 	}
 	if smem > 48<<10 {
-		if err := setMaxDynamicSmem(fn, smem); err != nil {
+		if err := cudrv.SetMaxDynamicSmem(fn, smem); err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
 	}
@@ -309,7 +254,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		timesDev = times.DevicePtr()
 		b.hostT = make([]int64, hostStride*timesCap)
 		b.t0 = time.Now()
-		if b.clockKHz, err = deviceClockKHz(b.opts.Device); err != nil {
+		if b.clockKHz, err = cudrv.ClockKHz(b.opts.Device); err != nil {
 			return err
 		}
 	}
@@ -566,10 +511,8 @@ func (b *backend) Close() error {
 			// A kernel that ignores the stop flag still reads the mapped
 			// rings: freeing them under it could crash, and destroying the
 			// context would wait for it. Leave both to process exit.
-			if b.locked {
-				runtime.UnlockOSThread()
-				b.locked = false
-			}
+			b.ctx.Abandon()
+			b.ctx = nil
 			return fmt.Errorf("gpu: stop persistent kernel (its memory is released at process exit): %w", err)
 		}
 		if err := b.stream.Synchronize(); err != nil {
@@ -581,7 +524,7 @@ func (b *backend) Close() error {
 		errs = append(errs, b.x.close())
 		b.x = nil
 	}
-	if b.haveCtx {
+	if b.ctx != nil {
 		for _, p := range b.dev {
 			if err := cu.MemFree(p); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: free device memory: %w", err))
@@ -593,14 +536,8 @@ func (b *backend) Close() error {
 			}
 		}
 		b.dev, b.host = nil, nil
-		if err := b.ctx.Destroy(); err != nil {
-			errs = append(errs, fmt.Errorf("gpu: destroy context: %w", err))
-		}
-		b.haveCtx = false
-	}
-	if b.locked {
-		runtime.UnlockOSThread()
-		b.locked = false
+		errs = append(errs, b.ctx.Close())
+		b.ctx = nil
 	}
 	return errors.Join(errs...)
 }

@@ -23,4 +23,4 @@
 // holds the stop flag (host), heartbeat, error and running words (kernel),
 // each on its own 128-byte line; the host watchdog turns a kernel whose
 // heartbeat stops into an error instead of a hang.
-package gpu
+package cuda

@@ -1,31 +1,13 @@
-package gpu
+package cuda
 
-import "fmt"
+import (
+	"fmt"
 
-// DeviceInfo describes the CUDA device a backend runs on.
-type DeviceInfo struct {
-	Ordinal           int
-	Name              string
-	ComputeCapability [2]int
-	Integrated        bool // shares DRAM with the CPU (Jetson): zero-copy is free of PCIe
-	CanMapHost        bool
-	UnifiedAddressing bool
-	SharedOptin       int // max dynamic shared memory per block, bytes
-	DriverVersion     int
-}
-
-// String is a one-line description for logs.
-func (d DeviceInfo) String() string {
-	kind := "discrete"
-	if d.Integrated {
-		kind = "integrated"
-	}
-	return fmt.Sprintf("%s (device %d, sm_%d%d, %s, driver %d.%d)", d.Name, d.Ordinal,
-		d.ComputeCapability[0], d.ComputeCapability[1], kind, d.DriverVersion/1000, d.DriverVersion%1000/10)
-}
+	"github.com/sigproc/sigproc/internal/cudrv"
+)
 
 // chooseTransport resolves TransportAuto for a device and block size.
-func chooseTransport(t Transport, dev DeviceInfo, blockSize int) (Transport, string) {
+func chooseTransport(t Transport, dev cudrv.DeviceInfo, blockSize int) (Transport, string) {
 	if t != TransportAuto {
 		return t, "configured"
 	}

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gpu
+package cudrv
 
 /*
 #include <cuda.h>
@@ -35,11 +35,7 @@ import (
 	"gorgonia.org/cu"
 )
 
-// This file is the one cgo shim for the driver calls gorgonia.org/cu lacks:
-// pinned and mapped host memory, an opt-in device attribute and the
-// dynamic shared memory limit of a function.
-
-func curesult(r C.CUresult, what string) error {
+func result(r C.CUresult, what string) error {
 	if r == C.CUDA_SUCCESS {
 		return nil
 	}
@@ -64,11 +60,11 @@ func (h *HostBuf) DevicePtr() cu.DevicePtr { return h.dev }
 // Ptr is the host address.
 func (h *HostBuf) Ptr() unsafe.Pointer { return h.ptr }
 
-// allocHost pins size bytes (page-aligned) with cuMemHostAlloc. mapped adds
+// AllocHost pins size bytes (page-aligned) with cuMemHostAlloc. mapped adds
 // DEVICEMAP and fetches the device pointer; wc adds WRITECOMBINED, which
 // suits memory the host only writes. The memory is zeroed.
-func allocHost(size int64, mapped, wc bool) (*HostBuf, error) {
-	size = pageAlign(size)
+func AllocHost(size int64, mapped, wc bool) (*HostBuf, error) {
+	size = PageAlign(size)
 	flags := C.sp_flagPortable()
 	if mapped {
 		flags |= C.sp_flagDevicemap()
@@ -77,7 +73,7 @@ func allocHost(size int64, mapped, wc bool) (*HostBuf, error) {
 		flags |= C.sp_flagWC()
 	}
 	var p unsafe.Pointer
-	if err := curesult(C.sp_hostAlloc(&p, C.size_t(size), C.uint(flags)), fmt.Sprintf("cuMemHostAlloc(%d bytes)", size)); err != nil {
+	if err := result(C.sp_hostAlloc(&p, C.size_t(size), C.uint(flags)), fmt.Sprintf("cuMemHostAlloc(%d bytes)", size)); err != nil {
 		return nil, err
 	}
 	h := &HostBuf{ptr: p, size: size}
@@ -92,7 +88,7 @@ func (h *HostBuf) mapped(mapped bool) (*HostBuf, error) {
 		return h, nil
 	}
 	var d C.CUdeviceptr
-	if err := curesult(C.sp_hostDevPtr(&d, h.ptr), "cuMemHostGetDevicePointer"); err != nil {
+	if err := result(C.sp_hostDevPtr(&d, h.ptr), "cuMemHostGetDevicePointer"); err != nil {
 		_ = h.Free()
 		return nil, err
 	}
@@ -100,19 +96,19 @@ func (h *HostBuf) mapped(mapped bool) (*HostBuf, error) {
 	return h, nil
 }
 
-// registerHost pins memory that already exists (its start and length must
+// RegisterHost pins memory that already exists (its start and length must
 // be page-aligned) with cuMemHostRegister and maps it when mapped is set.
 // The memory must stay alive until Free.
-func registerHost(b []byte, mapped bool) (*HostBuf, error) {
+func RegisterHost(b []byte, mapped bool) (*HostBuf, error) {
 	if len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))&4095 != 0 || len(b)&4095 != 0 {
-		return nil, fmt.Errorf("gpu: cuMemHostRegister needs page-aligned memory of whole pages")
+		return nil, fmt.Errorf("cudrv: cuMemHostRegister needs page-aligned memory of whole pages")
 	}
 	p := unsafe.Pointer(&b[0])
 	flags := C.sp_regPortable()
 	if mapped {
 		flags |= C.sp_regDevicemap()
 	}
-	if err := curesult(C.sp_hostRegister(p, C.size_t(len(b)), C.uint(flags)), "cuMemHostRegister"); err != nil {
+	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), C.uint(flags)), "cuMemHostRegister"); err != nil {
 		return nil, err
 	}
 	h := &HostBuf{ptr: p, size: int64(len(b)), registered: true}
@@ -128,21 +124,22 @@ func (h *HostBuf) Free() error {
 	p := h.ptr
 	h.ptr = nil
 	if h.registered {
-		return curesult(C.sp_hostUnregister(p), "cuMemHostUnregister")
+		return result(C.sp_hostUnregister(p), "cuMemHostUnregister")
 	}
-	return curesult(C.sp_freeHost(p), "cuMemFreeHost")
+	return result(C.sp_freeHost(p), "cuMemFreeHost")
 }
 
-func deviceAttrOptinSmem(d cu.Device) (int, error) {
+// OptinSharedMem is the most dynamic shared memory a block may use on d.
+func OptinSharedMem(d cu.Device) (int, error) {
 	var v C.int
-	err := curesult(C.sp_devAttr(&v, C.sp_attrOptin(), C.CUdevice(d)), "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+	err := result(C.sp_devAttr(&v, C.sp_attrOptin(), C.CUdevice(d)), "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
 	return int(v), err
 }
 
-// setMaxDynamicSmem lets fn use more than the default 48 KiB of dynamic
+// SetMaxDynamicSmem lets fn use more than the default 48 KiB of dynamic
 // shared memory. cu.Function keeps its handle unexported; it is the only
 // field, so the conversion reads exactly that handle.
-func setMaxDynamicSmem(fn cu.Function, bytes int) error {
+func SetMaxDynamicSmem(fn cu.Function, bytes int) error {
 	f := *(*C.CUfunction)(unsafe.Pointer(&fn))
-	return curesult(C.sp_funcSetSmem(f, C.int(bytes)), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+	return result(C.sp_funcSetSmem(f, C.int(bytes)), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
 }

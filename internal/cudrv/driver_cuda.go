@@ -1,0 +1,183 @@
+//go:build cuda
+
+package cudrv
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
+
+	_ "github.com/sigproc/sigproc/internal/cudrv/cuinit" // must initialise before gorgonia.org/cu
+	"gorgonia.org/cu"
+)
+
+// Context is a CUDA context made current on the OS thread of the goroutine
+// that created it, which stays locked to that thread until Close: every
+// driver call that needs the context must come from that goroutine (or
+// from another locked thread that made it current).
+type Context struct {
+	ctx  cu.CUContext
+	Dev  cu.Device
+	Info DeviceInfo
+}
+
+// NewContext locks the calling goroutine's OS thread and creates a context
+// on device ordinal with flags (cu.SchedSpin | cu.MapHost for the latency
+// paths). On error the thread is unlocked again.
+func NewContext(ordinal int, flags cu.ContextFlags) (*Context, error) {
+	dev, info, err := Device(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	ctx, err := dev.MakeContext(flags)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
+	}
+	return &Context{ctx: ctx, Dev: dev, Info: info}, nil
+}
+
+// MakeCurrent makes the context current on the calling goroutine's OS
+// thread, which the caller has locked; a thread that waits on the GPU
+// beside the owner's uses it.
+func (c *Context) MakeCurrent() error { return cu.SetCurrentContext(c.ctx) }
+
+// Abandon unlocks the thread and leaves the context to process exit: for a
+// kernel that ignores its stop flag, whose memory must not be freed under
+// it and whose context would wait for it.
+func (c *Context) Abandon() {
+	if c != nil && c.ctx != (cu.CUContext{}) {
+		c.ctx = cu.CUContext{}
+		runtime.UnlockOSThread()
+	}
+}
+
+// Close destroys the context and unlocks the thread. Everything allocated
+// in it must have been freed.
+func (c *Context) Close() error {
+	if c == nil || c.ctx == (cu.CUContext{}) {
+		return nil
+	}
+	err := c.ctx.Destroy()
+	c.ctx = cu.CUContext{}
+	runtime.UnlockOSThread()
+	if err != nil {
+		return fmt.Errorf("gpu: destroy context: %w", err)
+	}
+	return nil
+}
+
+// Device returns device ordinal and its description.
+func Device(ordinal int) (cu.Device, DeviceInfo, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: count devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d does not exist (%d CUDA device(s) found)", ordinal, n)
+	}
+	d, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
+	}
+	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
+	if info.Name, err = d.Name(); err != nil {
+		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d name: %w", ordinal, err)
+	}
+	attr := func(a cu.DeviceAttribute) int {
+		v, e := d.Attribute(a)
+		if e != nil && err == nil {
+			err = fmt.Errorf("gpu: device %d attribute %d: %w", ordinal, a, e)
+		}
+		return v
+	}
+	info.ComputeCapability = [2]int{attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)}
+	info.Integrated = attr(cu.Integrated) != 0
+	info.CanMapHost = attr(cu.CanMapHostMemory) != 0
+	info.UnifiedAddressing = attr(cu.UnifiedAddressing) != 0
+	if err != nil {
+		return 0, DeviceInfo{}, err
+	}
+	if info.SharedOptin, err = OptinSharedMem(d); err != nil {
+		return 0, DeviceInfo{}, err
+	}
+	return d, info, nil
+}
+
+// ClockKHz is the SM clock that a kernel's clock64 counts.
+func ClockKHz(ordinal int) (int, error) {
+	d, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
+	}
+	khz, err := d.Attribute(cu.ClockRate)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: device %d clock rate: %w", ordinal, err)
+	}
+	return khz, nil
+}
+
+// MmapBytes maps n bytes of anonymous memory: page-aligned pageable host
+// memory outside the Go heap, so the driver may keep its address for an
+// asynchronous copy and cuMemHostRegister may pin it.
+func MmapBytes(n int64) ([]byte, error) {
+	if n <= 0 || int64(int(n)) != n {
+		return nil, fmt.Errorf("gpu: map %d bytes of host memory: bad size", n)
+	}
+	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: map %d MiB of host memory: %w", n>>20, err)
+	}
+	return b, nil
+}
+
+// MakeEvents creates n timing events.
+func MakeEvents(n int) ([]cu.Event, error) {
+	evs := make([]cu.Event, 0, n)
+	for range n {
+		e, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			DestroyEvents(evs)
+			return nil, fmt.Errorf("gpu: create event: %w", err)
+		}
+		evs = append(evs, e)
+	}
+	return evs, nil
+}
+
+// DestroyEvents destroys the events that exist among evs.
+func DestroyEvents(evs []cu.Event) error {
+	var errs []error
+	for i := range evs {
+		if evs[i] == (cu.Event{}) {
+			continue
+		}
+		if err := cu.DestroyEvent(&evs[i]); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: destroy event: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Elapsed is the time from event a to event b in seconds.
+func Elapsed(a, b cu.Event) (float64, error) {
+	ms, err := a.Elapsed(b)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: event time: %w", err)
+	}
+	return ms / 1e3, nil
+}
+
+// MemoryPeak returns the memory clock (kHz), the bus width (bits) and the
+// theoretical DRAM bandwidth (bytes/s, double data rate) of dev.
+func MemoryPeak(dev cu.Device) (clockKHz, busBits int, peak float64, err error) {
+	if clockKHz, err = dev.Attribute(cu.MemoryClockRate); err != nil {
+		return 0, 0, 0, fmt.Errorf("gpu: memory clock rate: %w", err)
+	}
+	if busBits, err = dev.Attribute(cu.GlobalMemoryBusWidth); err != nil {
+		return 0, 0, 0, fmt.Errorf("gpu: memory bus width: %w", err)
+	}
+	return clockKHz, busBits, float64(clockKHz) * 1e3 * 2 * float64(busBits) / 8, nil
+}

@@ -1,0 +1,15 @@
+//go:build !cuda
+
+package gpubench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sigproc/sigproc/backend/cuda"
+)
+
+// Bandwidth returns cuda.ErrNotBuilt in a binary built without the cuda tag.
+func Bandwidth(context.Context, BandwidthConfig) (BandwidthResult, error) {
+	return BandwidthResult{}, fmt.Errorf("gpu: bench bandwidth: %w", cuda.ErrNotBuilt)
+}

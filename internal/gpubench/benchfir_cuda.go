@@ -1,0 +1,175 @@
+//go:build cuda
+
+package gpubench
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"gorgonia.org/cu"
+)
+
+// BenchFIR times BatchFIR on cfg.Input for each tap set of cfg.Taps on one
+// device: the input is copied to the device once per tap set behind a
+// zero history, and each timed pass is one Launch over all of it, timed
+// with CUDA events after cfg.Warmup untimed passes. It locks the calling
+// goroutine's OS thread and creates (and destroys) its own context.
+func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err error) {
+	if err := cfg.validate(); err != nil {
+		return BenchFIRResult{}, err
+	}
+	ch := 1
+	if cfg.Complex {
+		ch = 2
+	}
+	nvals := len(cfg.Input)
+	nout := nvals / ch
+	maxTaps := 0
+	for _, t := range cfg.Taps {
+		maxTaps = max(maxTaps, len(t))
+	}
+
+	cuctx, err := cudrv.NewContext(cfg.Device, cu.SchedBlockingSync)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	var frees []cu.DevicePtr
+	defer func() {
+		for _, p := range frees {
+			if e := cu.MemFree(p); e != nil && err == nil {
+				err = fmt.Errorf("gpu: free device memory: %w", e)
+			}
+		}
+		if e := cuctx.Close(); e != nil && err == nil {
+			err = e
+		}
+	}()
+	dev := cuctx.Dev
+	res.Device = cuctx.Info
+	if res.MemClockKHz, res.MemBusWidthBits, res.PeakBytesPerSec, err = cudrv.MemoryPeak(dev); err != nil {
+		return BenchFIRResult{}, err
+	}
+	if res.SMs, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: multiprocessor count: %w", err)
+	}
+	if res.ClockKHz, err = dev.Attribute(cu.ClockRate); err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: clock rate: %w", err)
+	}
+
+	alloc := func(n int64) (cu.DevicePtr, error) {
+		p, err := cu.MemAlloc(n)
+		if err != nil {
+			return 0, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", n>>20, err)
+		}
+		frees = append(frees, p)
+		return p, nil
+	}
+	din, err := alloc(int64((maxTaps-1)*ch+nvals) * 4)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	dout, err := alloc(int64(nvals) * 4)
+	if err != nil {
+		return BenchFIRResult{}, err
+	}
+	stream, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create stream: %w", err)
+	}
+	defer stream.Destroy()
+	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
+	}
+	defer cu.DestroyEvent(&start)
+	stop, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
+	}
+	defer cu.DestroyEvent(&stop)
+
+	var host []float32
+	if cfg.Output != nil {
+		host = make([]float32, nvals)
+	}
+	for _, taps := range cfg.Taps {
+		run, err := benchOne(ctx, cfg, taps, ch, nout, din, dout, stream, start, stop, host)
+		if err != nil {
+			return BenchFIRResult{}, err
+		}
+		res.Runs = append(res.Runs, run)
+	}
+	return res, nil
+}
+
+// benchOne times one tap set; the output, if wanted, goes to cfg.Output.
+func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cu.DevicePtr,
+	stream cu.Stream, start, stop cu.Event, host []float32) (BenchFIRRun, error) {
+	f, err := cuda.NewBatchFIRFromPTX(taps, cfg.Complex, cfg.PTXPath)
+	if err != nil {
+		return BenchFIRRun{}, err
+	}
+	defer f.Close()
+	if cfg.Threads > 0 {
+		if err := f.SetThreads(cfg.Threads); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	hist := int64(f.HistoryValues())
+	nvals := int64(len(cfg.Input))
+	if hist > 0 {
+		if err := cu.MemsetD32(din, 0, hist); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: clear history: %w", err)
+		}
+	}
+	if err := cu.MemcpyHtoD(din+cu.DevicePtr(hist*4), unsafe.Pointer(&cfg.Input[0]), nvals*4); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: copy input to device: %w", err)
+	}
+	// NaN everywhere, so an output the kernel never wrote fails the check.
+	if err := cu.MemsetD32(dout, 0xffffffff, nvals); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: poison output: %w", err)
+	}
+	run := BenchFIRRun{Taps: len(taps), Threads: f.Threads(), Blocks: f.Blocks(nout), SharedBytes: f.SharedBytes()}
+	for range cfg.Warmup {
+		if err := f.Launch(stream, din, dout, nout); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	if err := stream.Synchronize(); err != nil {
+		return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR warmup (%d taps): %w", len(taps), err)
+	}
+	for i := range cfg.Reps {
+		if err := ctx.Err(); err != nil {
+			return BenchFIRRun{}, err
+		}
+		if err := start.Record(stream); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
+		}
+		if err := f.Launch(stream, din, dout, nout); err != nil {
+			return BenchFIRRun{}, err
+		}
+		if err := stop.Record(stream); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
+		}
+		if err := stop.Synchronize(); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR pass %d (%d taps): %w", i, len(taps), err)
+		}
+		ms, err := start.Elapsed(stop)
+		if err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: event time: %w", err)
+		}
+		run.Seconds = append(run.Seconds, ms/1e3)
+	}
+	if cfg.Output != nil {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), dout, nvals*4); err != nil {
+			return BenchFIRRun{}, fmt.Errorf("gpu: copy output to host: %w", err)
+		}
+		if err := cfg.Output(len(taps), host); err != nil {
+			return BenchFIRRun{}, err
+		}
+	}
+	return run, nil
+}

@@ -1,0 +1,74 @@
+//go:build cuda
+
+package gpubench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/sigproc/sigproc/filter"
+	"gorgonia.org/cu"
+)
+
+func randSignal(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func checkClose(t *testing.T, name string, got, want []float32, tol float64) {
+	t.Helper()
+	if e := filter.MaxErrRMS(got, want); e > tol {
+		t.Fatalf("%s: max error %g of the output RMS > %g", name, e, tol)
+	}
+}
+
+func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skipf("no CUDA device (%d devices, %v)", n, err)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, complex := range []bool{false, true} {
+		ch := 1
+		if complex {
+			ch = 2
+		}
+		x := randSignal(r, 100003*ch)
+		sets := [][]float32{randSignal(r, 16), randSignal(r, 129), randSignal(r, 3)}
+		seen := 0
+		res, err := BenchFIR(context.Background(), BenchFIRConfig{
+			Input: x, Complex: complex, Taps: sets, Warmup: 1, Reps: 3, PTXPath: os.Getenv("SIGPROC_BATCH_PTX"),
+			Output: func(ntaps int, y []float32) error {
+				checkClose(t, fmt.Sprintf("complex=%v/taps=%d", complex, ntaps), y, filter.Convolve(sets[seen], x, complex), 1e-5)
+				seen++
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(sets) || len(res.Runs) != len(sets) {
+			t.Fatalf("outputs %d, runs %d, want %d", seen, len(res.Runs), len(sets))
+		}
+		for i, run := range res.Runs {
+			if run.Taps != len(sets[i]) || len(run.Seconds) != 3 {
+				t.Fatalf("run %d: %+v", i, run)
+			}
+			for _, s := range run.Seconds {
+				if !(s > 0) {
+					t.Fatalf("run %d: time %v", i, s)
+				}
+			}
+		}
+		if res.PeakBytesPerSec <= 0 || res.SMs <= 0 {
+			t.Fatalf("device figures %+v", res)
+		}
+		t.Logf("%s: peak %.0f GB/s (%d kHz × %d bit), runs %+v", res.Device.Name, res.PeakBytesPerSec/1e9,
+			res.MemClockKHz, res.MemBusWidthBits, res.Runs)
+	}
+}
