@@ -23,6 +23,8 @@ type FIR struct {
 	complex bool       // interleaved I/Q: ch = 2 values per sample
 	max     int        // max samples (IQ pairs when complex) per Process call
 	kern    kernelKind // inner loop; tests set it to reach every kernel
+	method  Method     // MethodDirect or MethodFFT, never auto
+	fc      *fastConv  // the fft method's engine; nil for direct
 
 	// buf is [history (ntaps-1 samples) | block (<= max samples)], in
 	// the caller's layout, so complex data needs no de-interleaving: the
@@ -31,9 +33,19 @@ type FIR struct {
 }
 
 // NewFIR returns a filter with the given taps for blocks of at most
-// maxBlock samples (IQ pairs when complex is true). All buffers are
-// allocated here; Process allocates nothing.
+// maxBlock samples (IQ pairs when complex is true), computed by the
+// method MethodAuto picks. All buffers are allocated here; Process
+// allocates nothing.
 func NewFIR(taps []float32, complex bool, maxBlock int) (*FIR, error) {
+	return NewFIRMethod(taps, complex, maxBlock, MethodAuto)
+}
+
+// NewFIRMethod is NewFIR with the method given: MethodDirect, MethodFFT,
+// or MethodAuto to choose by tap count and block size.
+func NewFIRMethod(taps []float32, complex bool, maxBlock int, method Method) (*FIR, error) {
+	if method < MethodAuto || method > MethodFFT {
+		return nil, fmt.Errorf("%w %v", ErrMethod, method)
+	}
 	if len(taps) == 0 {
 		return nil, ErrNoTaps
 	}
@@ -64,7 +76,27 @@ func NewFIR(taps []float32, complex bool, maxBlock int) (*FIR, error) {
 	for i, v := range taps {
 		f.rev[len(taps)-1-i] = v
 	}
+	if err := f.setMethod(method); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// setMethod resolves m for this filter's kernel and builds the fft
+// engine when it is chosen.
+func (f *FIR) setMethod(m Method) error {
+	f.method = chooseMethod(m, f.kern, len(f.taps), f.max, f.complex)
+	f.fc = nil
+	if f.method != MethodFFT {
+		return nil
+	}
+	log2n, _ := fftPlanFor(len(f.taps), f.max, f.complex)
+	fc, err := newFastConv(f.taps, 1<<log2n)
+	if err != nil {
+		return err
+	}
+	f.fc = fc
+	return nil
 }
 
 // maxBufferValues bounds the history+block buffer (4 GiB of float32).
@@ -99,7 +131,14 @@ func (f *FIR) Process(dst, src []float32) error {
 	hist := ch * (len(f.rev) - 1)
 	buf := f.buf[:hist+n]
 	copy(buf[hist:], src) // src is fully consumed here, so dst may alias it
-	runKernel(f.kern, ch, dst, buf, f.rev)
+	switch {
+	case f.fc == nil:
+		runKernel(f.kern, ch, dst, buf, f.rev)
+	case f.complex:
+		f.fc.filterIQ(dst, buf)
+	default:
+		f.fc.filterReal(dst, buf)
+	}
 	copy(buf, buf[n:]) // keep the last ntaps-1 samples
 	return nil
 }
@@ -115,8 +154,13 @@ func (f *FIR) Taps() []float32 { return append([]float32(nil), f.taps...) }
 // Complex reports whether the filter takes interleaved I/Q input.
 func (f *FIR) Complex() bool { return f.complex }
 
-// Kernel names the inner loop in use: "avx512", "avx2" or "generic".
+// Kernel names the inner loop of the direct method: "avx512", "avx2" or
+// "generic".
 func (f *FIR) Kernel() string { return f.kern.String() }
+
+// Method returns the method in use: MethodDirect or MethodFFT (never
+// MethodAuto).
+func (f *FIR) Method() Method { return f.method }
 
 // MaxBlock returns the most samples (IQ pairs when complex) one Process
 // call accepts.
