@@ -132,15 +132,23 @@ func TestAccuracyAllTapCounts(t *testing.T) {
 				}
 				x := randSlice(rng, 12000*ch)
 				want := Convolve(taps, x, complex)
-				for _, m := range []Method{MethodDirect, MethodFFT} {
+				// The fft method, then the direct one on every kernel.
+				for _, k := range append([]kernelKind{-1}, availableKernels()...) {
+					m := MethodDirect
+					if k < 0 {
+						m, k = MethodFFT, bestKernel
+					}
 					f, err := NewFIRMethod(taps, complex, 4096, m)
 					if err != nil {
 						t.Fatal(err)
 					}
+					f.kern = k
 					got := runSplit(t, f, x, rng, "random")
-					if e := MaxErrRMS(got, want); !(e <= 1e-5) {
-						t.Errorf("taps=%d %s complex=%v %v: max error %.3g of RMS > 1e-5", nt, name, complex, m, e)
+					e := MaxErrRMS(got, want)
+					if !(e <= 1e-5) {
+						t.Errorf("taps=%d %s complex=%v %v/%v: max error %.3g of RMS > 1e-5", nt, name, complex, m, k, e)
 					}
+					t.Logf("taps=%d %s complex=%v %v/%v: max error %.3g of RMS", nt, name, complex, m, k, e)
 				}
 			}
 		}
