@@ -21,6 +21,7 @@ import (
 // compiler and the vector kernels.
 type fftPlan struct {
 	n      int
+	vec    bool       // run the stages with q a multiple of 16 on vector kernels
 	stages []fftStage // forward order: largest blocks first
 }
 
@@ -30,6 +31,10 @@ type fftPlan struct {
 type fftStage struct {
 	q                            int
 	w1r, w1i, w2r, w2i, w3r, w3i []float32
+	// tv is the same twiddles for the vector kernels, in chunks of 16
+	// j's: w1r, w1i, w2r, w2i, w3r, w3i; nil when q is not a multiple
+	// of 16.
+	tv []float32
 }
 
 // newFFTPlan returns a plan for n points; n must be a power of two >= 2.
@@ -37,7 +42,7 @@ func newFFTPlan(n int) (*fftPlan, error) {
 	if n < 2 || n&(n-1) != 0 {
 		return nil, fmt.Errorf("filter: fft size %d is not a power of two >= 2", n)
 	}
-	p := &fftPlan{n: n}
+	p := &fftPlan{n: n, vec: haveFFTVec}
 	m := n
 	for m >= 4 {
 		q := m / 4
@@ -52,6 +57,14 @@ func newFFTPlan(n int) (*fftPlan, error) {
 				for k, d := range [][2][]float32{{s.w1r, s.w1i}, {s.w2r, s.w2i}, {s.w3r, s.w3i}} {
 					sn, cs := math.Sincos(-2 * math.Pi * float64((k+1)*j) / float64(m))
 					d[0][j], d[1][j] = float32(cs), float32(sn)
+				}
+			}
+		}
+		if q%16 == 0 {
+			s.tv = make([]float32, 0, 6*q)
+			for j := 0; j < q; j += 16 {
+				for _, w := range [][]float32{s.w1r, s.w1i, s.w2r, s.w2i, s.w3r, s.w3i} {
+					s.tv = append(s.tv, w[j:j+16]...)
 				}
 			}
 		}
@@ -77,6 +90,8 @@ func (p *fftPlan) forward(re, im []float32) {
 			radix2(re, im)
 		case s.q == 1:
 			dif4unit(re, im)
+		case p.vec && s.tv != nil:
+			dif4Vec(re, im, s.tv, s.q)
 		default:
 			dif4(re, im, s)
 		}
@@ -93,6 +108,8 @@ func (p *fftPlan) inverse(re, im []float32) {
 			radix2(re, im)
 		case s.q == 1:
 			dit4unit(re, im)
+		case p.vec && s.tv != nil:
+			dit4Vec(re, im, s.tv, s.q)
 		default:
 			dit4(re, im, s)
 		}
