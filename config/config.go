@@ -89,6 +89,7 @@ const (
 	DefaultRingSlots   = 64
 	DefaultBackend     = BackendCPU
 	DefaultWindow      = filter.WindowHamming
+	DefaultMethod      = "auto"
 	DefaultKaiserBeta  = filter.DefaultKaiserBeta
 	DefaultTransport   = TransportAuto
 	DefaultMaxPinnedMB = 256
@@ -257,7 +258,8 @@ type Tone struct {
 	PhaseRad float64 `yaml:"phase_rad"`
 }
 
-// Filter selects the FIR taps: exactly one of Taps, TapsFile and Design.
+// Filter selects the FIR taps (exactly one of Taps, TapsFile and Design)
+// and how they are applied.
 type Filter struct {
 	// Taps are inline coefficients. Must not be empty.
 	Taps []float32 `yaml:"taps"`
@@ -266,6 +268,17 @@ type Filter struct {
 	TapsFile string `yaml:"taps_file"`
 	// Design designs the taps with the window method.
 	Design *Design `yaml:"design"`
+	// Method is how the CPU backend convolves: direct (the direct sum),
+	// fft (overlap-save fast convolution) or auto, which picks by tap
+	// count and block size (see filter.Method). Default auto.
+	Method string `yaml:"method"`
+}
+
+// FilterMethod returns filter.method as a filter.Method; call it on a
+// validated Config (anything unknown reads as auto).
+func (f *Filter) FilterMethod() filter.Method {
+	m, _ := filter.ParseMethod(f.Method)
+	return m
 }
 
 // Design is a windowed-sinc filter design. Which frequency keys are allowed

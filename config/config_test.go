@@ -52,6 +52,9 @@ func TestParseErrors(t *testing.T) {
 		{"infinite tap", strings.Replace(base, "[0.5, 0.5]", "[0.5, 1e300]", 1), 7, "filter.taps[1]: must be a finite float32"},
 		{"taps and design", strings.Replace(base, "  taps: [0.5, 0.5]\n", "  taps: [1]\n  design: {type: lowpass, cutoff_hz: 1e4, num_taps: 11}\n", 1), 8, "filter.design: give only one of taps, taps_file, design (found taps and design)"},
 		{"taps and taps_file", strings.Replace(base, "  taps: [0.5, 0.5]\n", "  taps: [1]\n  taps_file: t.txt\n", 1), 8, "found taps and taps_file"},
+		{"unknown method", strings.Replace(base, "  taps: [0.5, 0.5]\n", "  taps: [0.5, 0.5]\n  method: fast\n", 1), 8, `filter.method: unknown value "fast" (allowed: auto, direct, fft)`},
+		{"empty method", strings.Replace(base, "  taps: [0.5, 0.5]\n", "  taps: [0.5, 0.5]\n  method: \"\"\n", 1), 8, "filter.method: must not be zero or empty"},
+		{"method wrong type", strings.Replace(base, "  taps: [0.5, 0.5]\n", "  method: [fft]\n  taps: [0.5, 0.5]\n", 1), 7, "filter.method: wrong type"},
 		{"no filter", strings.Replace(base, "filter:\n  taps: [0.5, 0.5]\n", "", 1), 0, "filter: required: one of taps, taps_file or design"},
 		{"unknown source type", strings.Replace(base, "type: synthetic", "type: sdr", 1), 2, `source.type: unknown value "sdr" (allowed: synthetic, file, stdin, iio, alsa)`},
 		{"unknown signal", strings.Replace(base, "signal: tone", "signal: square", 1), 4, `source.signal: unknown value "square" (allowed: tone, multitone, chirp, noise, impulse, sum)`},
@@ -289,6 +292,8 @@ func TestDefaults(t *testing.T) {
 		{"overrun", c.EffectiveOverrun(), OverrunBlock},
 		{"backend", c.Backend, BackendCPU},
 		{"window", c.Filter.Design.Window, filter.WindowHamming},
+		{"method", c.Filter.Method, "auto"},
+		{"method value", c.Filter.FilterMethod(), filter.MethodAuto},
 		{"kaiser_beta", c.Filter.Design.KaiserBeta, 0.0},
 		{"cuda.device", c.CUDA.Device, 0},
 		{"cuda.transport", c.CUDA.Transport, TransportAuto},
@@ -410,5 +415,25 @@ func TestLoadTapsFile(t *testing.T) {
 	_, err = c.Taps(1e6)
 	if err == nil || !strings.HasPrefix(err.Error(), cfgPath+":7: filter.taps_file: ") || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Taps(missing) = %v", err)
+	}
+}
+
+// TestFilterMethod checks that each method parses to the filter's value.
+func TestFilterMethod(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want filter.Method
+	}{
+		{"auto", filter.MethodAuto},
+		{"direct", filter.MethodDirect},
+		{"fft", filter.MethodFFT},
+	} {
+		c, err := Parse([]byte(strings.Replace(base, "  taps: [0.5, 0.5]\n", "  taps: [0.5, 0.5]\n  method: "+tc.yaml+"\n", 1)), "x.yaml")
+		if err != nil {
+			t.Fatalf("method %s: %v", tc.yaml, err)
+		}
+		if got := c.Filter.FilterMethod(); got != tc.want {
+			t.Errorf("method %s: FilterMethod() = %v, want %v", tc.yaml, got, tc.want)
+		}
 	}
 }

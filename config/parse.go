@@ -164,6 +164,7 @@ func (c *Config) checkExplicitZeros(errs *errorList) {
 		{"cuda.ptx_dir", c.CUDA.PTXDir == ""},
 		{"log.level", c.Log.Level == ""},
 		{"log.format", c.Log.Format == ""},
+		{"filter.method", c.Filter.Method == ""},
 		{"filter.design.window", c.Filter.Design != nil && c.Filter.Design.Window == ""},
 		{"filter.design.kaiser_beta", c.Filter.Design != nil && c.Filter.Design.KaiserBeta == 0},
 	}
@@ -186,6 +187,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Backend == "" {
 		c.Backend = DefaultBackend
+	}
+	if c.Filter.Method == "" {
+		c.Filter.Method = DefaultMethod
 	}
 	if d := c.Filter.Design; d != nil {
 		if d.Window == "" {

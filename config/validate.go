@@ -29,6 +29,7 @@ var (
 	logLevels    = []string{"trace", "debug", "info", "warn", "error"}
 	logFormats   = []string{LogConsole, LogJSON}
 	designTypes  = []string{filter.Lowpass, filter.Highpass, filter.Bandpass, filter.Bandstop}
+	methods      = []string{filter.MethodAuto.String(), filter.MethodDirect.String(), filter.MethodFFT.String()}
 	designWindow = []string{filter.WindowHamming, filter.WindowHann, filter.WindowBlackman, filter.WindowKaiser, filter.WindowRectangular}
 )
 
@@ -469,6 +470,7 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 // usable. rate is the sample rate when known before opening the source.
 func (c *Config) validateFilter(rate float64, errs *errorList, add addFunc, enum enumFunc) {
 	f := &c.Filter
+	enum("filter.method", f.Method, methods, true)
 	var given []string
 	if f.Taps != nil || c.idx.has("filter.taps") {
 		given = append(given, "taps")

@@ -60,7 +60,7 @@ func splits(rng *rand.Rand, n, ntaps, maxBlock int, style string) []int {
 }
 
 func TestFIRMatchesConvolve(t *testing.T) {
-	tapLens := []int{1, 2, 3, 7, 16, 64, 129, 512}
+	tapLens := []int{1, 2, 3, 7, 16, 64, 129, 512, 2100}
 	styles := []string{"one", "single", "short", "random", "max"}
 	for _, kern := range availableKernels() {
 		for _, complex := range []bool{false, true} {

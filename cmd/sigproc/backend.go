@@ -28,8 +28,8 @@ func gpuOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 	}
 }
 
-func newCPUBackend(taps []float32, complex bool, blockSize int) (pipeline.Backend, error) {
-	fir, err := filter.NewFIR(taps, complex, blockSize)
+func newCPUBackend(taps []float32, complex bool, blockSize int, method filter.Method) (pipeline.Backend, error) {
+	fir, err := filter.NewFIRMethod(taps, complex, blockSize, method)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func newCPUBackend(taps []float32, complex bool, blockSize int) (pipeline.Backen
 func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Logger) (pipeline.Backend, error) {
 	switch cfg.Backend {
 	case "", "cpu":
-		return newCPUBackend(taps, complex, cfg.BlockSize)
+		return newCPUBackend(taps, complex, cfg.BlockSize, cfg.Filter.FilterMethod())
 	case "cuda":
 		if reason := os.Getenv(cuda.FallbackEnv); reason != "" {
 			return nil, fmt.Errorf("backend cuda: CUDA is not usable here: %s", reason)
@@ -59,7 +59,7 @@ func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Lo
 		}
 		if reason != "" {
 			log.Info().Str("reason", reason).Msg("backend auto: using cpu")
-			return newCPUBackend(taps, complex, cfg.BlockSize)
+			return newCPUBackend(taps, complex, cfg.BlockSize, cfg.Filter.FilterMethod())
 		}
 		log.Info().Msg("backend auto: using cuda")
 		return cuda.NewBackend(taps, complex, gpuOptions(cfg, log))

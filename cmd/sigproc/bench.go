@@ -39,6 +39,7 @@ type benchCPUOptions struct {
 	json     bool
 	input    string
 	output   string
+	method   string
 }
 
 // benchCPUResult is the --json output of "bench cpu".
@@ -50,6 +51,7 @@ type benchCPUResult struct {
 	MSPS    float64 `json:"msps"`
 	Complex bool    `json:"complex"`
 	Kernel  string  `json:"kernel"`
+	Method  string  `json:"method"`
 	Reps    int     `json:"reps"`
 }
 
@@ -86,8 +88,8 @@ other tools can check it.`,
 			if res.Complex {
 				kind = "complex"
 			}
-			_, err = fmt.Fprintf(out, "cpu fir: taps=%d block=%d samples=%d best=%.2f ms  %.1f MS/s (%s, kernel %s, best of %d)\n",
-				res.Taps, res.Block, res.Samples, res.Seconds*1e3, res.MSPS, kind, res.Kernel, res.Reps)
+			_, err = fmt.Fprintf(out, "cpu fir: taps=%d block=%d samples=%d best=%.2f ms  %.1f MS/s (%s, method %s, kernel %s, best of %d)\n",
+				res.Taps, res.Block, res.Samples, res.Seconds*1e3, res.MSPS, kind, res.Method, res.Kernel, res.Reps)
 			return err
 		},
 	}
@@ -102,6 +104,7 @@ other tools can check it.`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the filtered output as raw little-endian float32")
+	f.StringVar(&o.method, "method", "auto", "convolution method: auto, direct or fft")
 	return cmd
 }
 
@@ -115,6 +118,10 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --reps must be > 0, got %d", o.reps)
 	case o.tapsFile == "" && o.taps <= 0:
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --taps must be > 0, got %d", o.taps)
+	}
+	method, err := filter.ParseMethod(o.method)
+	if err != nil {
+		return benchCPUResult{}, fmt.Errorf("bench cpu: --method: %w", err)
 	}
 	ch := 1
 	if o.complex {
@@ -133,7 +140,6 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 	}
 
 	var taps []float32
-	var err error
 	if o.tapsFile != "" {
 		taps, err = filter.LoadTaps(o.tapsFile)
 	} else {
@@ -143,7 +149,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: taps: %w", err)
 	}
 	block := min(o.block, o.samples)
-	fir, err := filter.NewFIR(taps, o.complex, block)
+	fir, err := filter.NewFIRMethod(taps, o.complex, block, method)
 	if err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 	}
@@ -189,6 +195,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		MSPS:    float64(o.samples) / sec / 1e6,
 		Complex: o.complex,
 		Kernel:  fir.Kernel(),
+		Method:  fir.Method().String(),
 		Reps:    o.reps,
 	}, nil
 }

@@ -308,7 +308,9 @@ func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []prob
 
 func probePath(name string, cfg *config.Config, taps []float32, complex bool, block int, f probeFlags, log zerolog.Logger) probe.Path {
 	if name == "cpu" {
-		return probe.Path{Name: name, New: func() (pipeline.Backend, error) { return newCPUBackend(taps, complex, block) }}
+		return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
+			return newCPUBackend(taps, complex, block, cfg.Filter.FilterMethod())
+		}}
 	}
 	return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
 		o := gpuOptions(cfg, log)

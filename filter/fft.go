@@ -1,0 +1,220 @@
+package filter
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// fftPlan is a complex float32 FFT of one power-of-two size on split
+// (separate real and imaginary) arrays, for fast convolution only.
+//
+// forward is an in-place decimation-in-frequency transform that leaves
+// the spectrum in a scrambled (digit-reversed) order; inverse is its
+// exact mirror, a decimation-in-time transform that takes that order
+// back to natural order. Fast convolution only multiplies spectra point
+// by point, so the order never matters and no reordering pass is needed.
+// inverse is unscaled: forward then inverse multiplies by n.
+//
+// Stages are radix 4 (one radix-2 stage last when log2 n is odd). Split
+// arrays keep every butterfly free of shuffles, which suits both the Go
+// compiler and the vector kernels.
+type fftPlan struct {
+	n      int
+	vec    bool       // run the stages with q a multiple of 16 on vector kernels
+	stages []fftStage // forward order: largest blocks first
+}
+
+// fftStage is one radix-4 pass over blocks of 4q points (or radix 2 when
+// q == 0). w holds, for j < q, the twiddles w^j, w^2j, w^3j with
+// w = exp(-2πi/4q), as real and imaginary parts in separate slices.
+type fftStage struct {
+	q                            int
+	w1r, w1i, w2r, w2i, w3r, w3i []float32
+	// tv is the same twiddles for the vector kernels, in chunks of 16
+	// j's: w1r, w1i, w2r, w2i, w3r, w3i; nil when q is not a multiple
+	// of 16.
+	tv []float32
+}
+
+// newFFTPlan returns a plan for n points; n must be a power of two >= 2.
+func newFFTPlan(n int) (*fftPlan, error) {
+	if n < 2 || n&(n-1) != 0 {
+		return nil, fmt.Errorf("filter: fft size %d is not a power of two >= 2", n)
+	}
+	p := &fftPlan{n: n, vec: haveFFTVec}
+	m := n
+	for m >= 4 {
+		q := m / 4
+		s := fftStage{q: q}
+		if q > 1 {
+			s.w1r, s.w1i = make([]float32, q), make([]float32, q)
+			s.w2r, s.w2i = make([]float32, q), make([]float32, q)
+			s.w3r, s.w3i = make([]float32, q), make([]float32, q)
+			for j := range q {
+				// float64 angles rounded once keep the transform's error
+				// at a few float32 ulps per stage.
+				for k, d := range [][2][]float32{{s.w1r, s.w1i}, {s.w2r, s.w2i}, {s.w3r, s.w3i}} {
+					sn, cs := math.Sincos(-2 * math.Pi * float64((k+1)*j) / float64(m))
+					d[0][j], d[1][j] = float32(cs), float32(sn)
+				}
+			}
+		}
+		if q%16 == 0 {
+			s.tv = make([]float32, 0, 6*q)
+			for j := 0; j < q; j += 16 {
+				for _, w := range [][]float32{s.w1r, s.w1i, s.w2r, s.w2i, s.w3r, s.w3i} {
+					s.tv = append(s.tv, w[j:j+16]...)
+				}
+			}
+		}
+		p.stages = append(p.stages, s)
+		m = q
+	}
+	if m == 2 {
+		p.stages = append(p.stages, fftStage{q: 0})
+	}
+	return p, nil
+}
+
+// log2 returns log2 of the plan size.
+func (p *fftPlan) log2() int { return bits.TrailingZeros(uint(p.n)) }
+
+// forward transforms (re, im) in place into the scrambled order.
+func (p *fftPlan) forward(re, im []float32) {
+	re, im = re[:p.n], im[:p.n]
+	for i := range p.stages {
+		s := &p.stages[i]
+		switch {
+		case s.q == 0:
+			radix2(re, im)
+		case s.q == 1:
+			dif4unit(re, im)
+		case p.vec && s.tv != nil:
+			dif4Vec(re, im, s.tv, s.q)
+		default:
+			dif4(re, im, s)
+		}
+	}
+}
+
+// inverse undoes forward (times n): scrambled order in, natural order out.
+func (p *fftPlan) inverse(re, im []float32) {
+	re, im = re[:p.n], im[:p.n]
+	for i := len(p.stages) - 1; i >= 0; i-- {
+		s := &p.stages[i]
+		switch {
+		case s.q == 0:
+			radix2(re, im)
+		case s.q == 1:
+			dit4unit(re, im)
+		case p.vec && s.tv != nil:
+			dit4Vec(re, im, s.tv, s.q)
+		default:
+			dit4(re, im, s)
+		}
+	}
+}
+
+// radix2 is the size-2 butterfly on consecutive pairs; it is its own
+// inverse up to a factor of 2.
+func radix2(re, im []float32) {
+	for b := 0; b+1 < len(re); b += 2 {
+		r := re[b : b+2 : b+2]
+		i := im[b : b+2 : b+2]
+		r[0], r[1] = r[0]+r[1], r[0]-r[1]
+		i[0], i[1] = i[0]+i[1], i[0]-i[1]
+	}
+}
+
+// dif4unit is a forward radix-4 pass on blocks of 4 (all twiddles 1).
+func dif4unit(re, im []float32) {
+	for b := 0; b+3 < len(re); b += 4 {
+		r := re[b : b+4 : b+4]
+		i := im[b : b+4 : b+4]
+		t0r, t0i := r[0]+r[2], i[0]+i[2]
+		t1r, t1i := r[0]-r[2], i[0]-i[2]
+		t2r, t2i := r[1]+r[3], i[1]+i[3]
+		t3r, t3i := i[1]-i[3], r[3]-r[1] // -i·(a1-a3)
+		r[0], i[0] = t0r+t2r, t0i+t2i
+		r[1], i[1] = t0r-t2r, t0i-t2i
+		r[2], i[2] = t1r+t3r, t1i+t3i
+		r[3], i[3] = t1r-t3r, t1i-t3i
+	}
+}
+
+// dit4unit inverts dif4unit (times 4).
+func dit4unit(re, im []float32) {
+	for b := 0; b+3 < len(re); b += 4 {
+		r := re[b : b+4 : b+4]
+		i := im[b : b+4 : b+4]
+		t0r, t0i := r[0]+r[1], i[0]+i[1]
+		t2r, t2i := r[0]-r[1], i[0]-i[1]
+		t1r, t1i := r[2]+r[3], i[2]+i[3]
+		t3r, t3i := r[2]-r[3], i[2]-i[3]
+		r[0], i[0] = t0r+t1r, t0i+t1i
+		r[2], i[2] = t0r-t1r, t0i-t1i
+		r[1], i[1] = t2r-t3i, t2i+t3r // t2 + i·t3
+		r[3], i[3] = t2r+t3i, t2i-t3r // t2 - i·t3
+	}
+}
+
+// dif4 is one forward radix-4 pass: for each block of 4q points and
+// j < q, with a_k the point j+kq,
+//
+//	y0 = (a0+a2) + (a1+a3)
+//	y1 = ((a0+a2) - (a1+a3))·w^2j
+//	y2 = ((a0-a2) - i(a1-a3))·w^j
+//	y3 = ((a0-a2) + i(a1-a3))·w^3j
+//
+// stored at j, j+q, j+2q, j+3q. Sub-FFT k of the DFT lands in quarter
+// k' (bit-swapped k), which only scrambles the order.
+func dif4(re, im []float32, s *fftStage) {
+	q := s.q
+	for b := 0; b+4*q <= len(re); b += 4 * q {
+		r0, r1, r2, r3 := re[b:b+q], re[b+q:b+2*q], re[b+2*q:b+3*q], re[b+3*q:b+4*q]
+		i0, i1, i2, i3 := im[b:b+q], im[b+q:b+2*q], im[b+2*q:b+3*q], im[b+3*q:b+4*q]
+		w1r, w1i, w2r, w2i, w3r, w3i := s.w1r[:q], s.w1i[:q], s.w2r[:q], s.w2i[:q], s.w3r[:q], s.w3i[:q]
+		for j := range r0 {
+			a0r, a0i, a1r, a1i := r0[j], i0[j], r1[j], i1[j]
+			a2r, a2i, a3r, a3i := r2[j], i2[j], r3[j], i3[j]
+			t0r, t0i := a0r+a2r, a0i+a2i
+			t1r, t1i := a0r-a2r, a0i-a2i
+			t2r, t2i := a1r+a3r, a1i+a3i
+			t3r, t3i := a1i-a3i, a3r-a1r // -i·(a1-a3)
+			r0[j], i0[j] = t0r+t2r, t0i+t2i
+			ur, ui := t0r-t2r, t0i-t2i
+			r1[j], i1[j] = ur*w2r[j]-ui*w2i[j], ur*w2i[j]+ui*w2r[j]
+			ur, ui = t1r+t3r, t1i+t3i
+			r2[j], i2[j] = ur*w1r[j]-ui*w1i[j], ur*w1i[j]+ui*w1r[j]
+			ur, ui = t1r-t3r, t1i-t3i
+			r3[j], i3[j] = ur*w3r[j]-ui*w3i[j], ur*w3i[j]+ui*w3r[j]
+		}
+	}
+}
+
+// dit4 inverts dif4 (times 4): multiply by the conjugate twiddles, then
+// the inverse radix-4 butterfly.
+func dit4(re, im []float32, s *fftStage) {
+	q := s.q
+	for b := 0; b+4*q <= len(re); b += 4 * q {
+		r0, r1, r2, r3 := re[b:b+q], re[b+q:b+2*q], re[b+2*q:b+3*q], re[b+3*q:b+4*q]
+		i0, i1, i2, i3 := im[b:b+q], im[b+q:b+2*q], im[b+2*q:b+3*q], im[b+3*q:b+4*q]
+		w1r, w1i, w2r, w2i, w3r, w3i := s.w1r[:q], s.w1i[:q], s.w2r[:q], s.w2i[:q], s.w3r[:q], s.w3i[:q]
+		for j := range r0 {
+			y0r, y0i := r0[j], i0[j]
+			// conj(w)·y
+			y1r, y1i := r1[j]*w2r[j]+i1[j]*w2i[j], i1[j]*w2r[j]-r1[j]*w2i[j]
+			y2r, y2i := r2[j]*w1r[j]+i2[j]*w1i[j], i2[j]*w1r[j]-r2[j]*w1i[j]
+			y3r, y3i := r3[j]*w3r[j]+i3[j]*w3i[j], i3[j]*w3r[j]-r3[j]*w3i[j]
+			t0r, t0i := y0r+y1r, y0i+y1i // 2(a0+a2)
+			t2r, t2i := y0r-y1r, y0i-y1i // 2(a1+a3)
+			t1r, t1i := y2r+y3r, y2i+y3i // 2(a0-a2)
+			t3r, t3i := y2r-y3r, y2i-y3i // -2i(a1-a3)
+			r0[j], i0[j] = t0r+t1r, t0i+t1i
+			r2[j], i2[j] = t0r-t1r, t0i-t1i
+			r1[j], i1[j] = t2r-t3i, t2i+t3r
+			r3[j], i3[j] = t2r+t3i, t2i-t3r
+		}
+	}
+}
