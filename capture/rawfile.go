@@ -1,26 +1,24 @@
 package capture
 
 import (
+	"sync"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"unsafe"
+
+	"github.com/sigproc/sigproc/internal/par"
 )
 
 // Float32 samples in a regular file are read straight into the caller's
 // buffer, with no decode step: the bytes on disk are the values in memory
-// on a little-endian machine. A large read is split into stripes read at
-// once by several goroutines (pread), because one core copying from the
-// page cache reaches a fraction of what a GPU's copy engine takes in.
-
-// stripeMin is the smallest stripe worth a goroutine of its own.
+// on a little-endian machine. A large read is split into parts read at
+// once (pread) by a par.Pool.
+// stripeMin is the smallest part of a read worth a goroutine of its own.
 const stripeMin = 512 << 10
-
-// maxStripes bounds the goroutines reading one buffer.
-const maxStripes = 16
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
@@ -28,20 +26,14 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 type fileReader struct {
 	f        *os.File
 	off, end int64 // end is -1 when the file is read to its end
-	workers  int
-	jobs     chan stripe       // to the workers, started on first use
-	results  chan stripeResult // from them
-}
+	pool     *par.Pool
+	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
 
-type stripe struct {
-	b   []byte
-	off int64
-	i   int
-}
-
-type stripeResult struct {
-	i, n int
-	err  error
+	// The read in progress: its buffer, and the end of the whole prefix
+	// read so far (a part cut short by the end of the file lowers it).
+	buf   []byte
+	mu    sync.Mutex
+	whole int
 }
 
 // newFileReader returns a reader of f from off (to end, or to the end of
@@ -53,7 +45,9 @@ func newFileReader(f *os.File, dt datatype, off, end int64) *fileReader {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	return &fileReader{f: f, off: off, end: end, workers: min(maxStripes, runtime.GOMAXPROCS(0))}
+	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(0)}
+	r.readPart = r.readAt
+	return r
 }
 
 // read fills as much of b as the file holds from the offset and advances
@@ -63,69 +57,33 @@ func (r *fileReader) read(b []byte) (int, error) {
 	if limited {
 		b = b[:r.end-r.off]
 	}
-	var n int
-	var err error
-	if nstripes := min(r.workers, len(b)/stripeMin); nstripes > 1 {
-		n, err = r.readStriped(b, nstripes)
-	} else {
-		n, err = r.f.ReadAt(b, r.off)
-	}
+	r.buf, r.whole = b, len(b)
+	err := r.pool.Do(len(b), stripeMin, 4096, r.readPart)
+	n := r.whole
+	r.buf = nil
 	r.off += int64(n)
-	if err == nil && limited {
+	if err == nil && (limited || n < len(b)) {
 		err = io.EOF
 	}
 	return n, err
 }
 
-// readStriped reads b in nstripes parts at once and returns the length of
-// the prefix that was read whole (a part cut short by the end of the file
-// ends it).
-func (r *fileReader) readStriped(b []byte, nstripes int) (int, error) {
-	if r.jobs == nil {
-		r.jobs = make(chan stripe, maxStripes)
-		r.results = make(chan stripeResult, maxStripes)
-		for range r.workers {
-			go func(jobs <-chan stripe, results chan<- stripeResult) {
-				for j := range jobs {
-					n, err := r.f.ReadAt(j.b, j.off)
-					results <- stripeResult{i: j.i, n: n, err: err}
-				}
-			}(r.jobs, r.results)
-		}
+// readAt reads part [lo, hi) of the buffer; a short part ends the prefix.
+func (r *fileReader) readAt(lo, hi int) error {
+	n, err := r.f.ReadAt(r.buf[lo:hi], r.off+int64(lo))
+	if n < hi-lo {
+		r.mu.Lock()
+		r.whole = min(r.whole, lo+n)
+		r.mu.Unlock()
 	}
-	size := (len(b)/nstripes + 4095) &^ 4095
-	var ns [maxStripes]int
-	var errs [maxStripes]error
-	parts := 0
-	for lo := 0; lo < len(b); lo += size {
-		hi := min(lo+size, len(b))
-		r.jobs <- stripe{b: b[lo:hi], off: r.off + int64(lo), i: parts}
-		parts++
+	if errors.Is(err, io.EOF) {
+		return nil
 	}
-	for range parts {
-		res := <-r.results
-		ns[res.i], errs[res.i] = res.n, res.err
-	}
-	n := 0
-	for i := range parts {
-		n += ns[i]
-		if e := errs[i]; e != nil {
-			if errors.Is(e, io.EOF) {
-				return n, io.EOF
-			}
-			return n, e
-		}
-	}
-	return n, nil
+	return err
 }
 
-// close stops the workers.
-func (r *fileReader) close() {
-	if r.jobs != nil {
-		close(r.jobs)
-		r.jobs = nil
-	}
-}
+// close stops the pool's goroutines.
+func (r *fileReader) close() { r.pool.Close() }
 
 // readDirect is Raw.Read for a float32 file read by position: whole
 // samples go straight into dst.
