@@ -77,4 +77,3 @@ func (m *Memory) Close() error {
 	m.pool.Close()
 	return nil
 }
-
