@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
@@ -24,10 +23,6 @@ import (
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/gpubench"
 )
-
-// benchFIRTolerance is the largest difference from the CPU backend that
-// --verify accepts, relative to the RMS of the CPU output.
-const benchFIRTolerance = 1e-5
 
 // defaultFIRSweep is the tap counts "bench fir" times by default.
 var defaultFIRSweep = []int{16, 32, 64, 129, 256, 512, 1024}
@@ -290,7 +285,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 			i := next
 			next++
 			if o.verify {
-				ref, err := cpuFIRParallel(sets[i], x, o.complex, runtime.GOMAXPROCS(0))
+				ref, err := gpubench.ReferenceFIR(sets[i], x, o.complex, runtime.GOMAXPROCS(0))
 				if err != nil {
 					cbErr = fmt.Errorf("bench fir: CPU reference: %w", err)
 					return cbErr
@@ -325,13 +320,13 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 		rep.HBMPeakGBps, rep.HBMPeakSource = o.hbmPeak, "--hbm-peak"
 	}
 	if o.verify {
-		rep.Tolerance = benchFIRTolerance
+		rep.Tolerance = gpubench.Tolerance
 	}
 	var bad []string
 	for i, run := range res.Runs {
 		row := firRow(run, len(x), ch, rep.HBMPeakGBps)
 		if c := checks[i]; c.done {
-			ok := c.err <= benchFIRTolerance
+			ok := c.err <= gpubench.Tolerance
 			row.MaxRelErr, row.Match = c.err, &ok
 			if !ok {
 				bad = append(bad, fmt.Sprintf("%d taps: max error %.3g of the output RMS", run.Taps, c.err))
@@ -355,7 +350,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("bench fir: GPU output differs from the CPU backend beyond %g: %s", benchFIRTolerance, strings.Join(bad, "; "))
+		return fmt.Errorf("bench fir: GPU output differs from the CPU backend beyond %g: %s", gpubench.Tolerance, strings.Join(bad, "; "))
 	}
 	return nil
 }
@@ -421,53 +416,6 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// cpuFIRParallel filters x with filter.FIR, the CPU backend, split over
-// workers goroutines. Each worker primes a fresh filter with the ntaps−1
-// samples before its range, so the result equals one filter over all of x.
-func cpuFIRParallel(taps, x []float32, complex bool, workers int) ([]float32, error) {
-	const block = 1 << 16
-	ch := 1
-	if complex {
-		ch = 2
-	}
-	n := len(x) / ch
-	y := make([]float32, len(x))
-	workers = max(1, min(workers, n/block+1))
-	per := (n + workers - 1) / workers
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		s0, s1 := w*per, min(n, (w+1)*per)
-		if s0 >= s1 {
-			continue
-		}
-		wg.Go(func() {
-			fir, err := filter.NewFIR(taps, complex, block)
-			if err != nil {
-				errs[w] = err
-				return
-			}
-			scratch := make([]float32, block*ch)
-			for p := max(0, s0-(len(taps)-1)); p < s0; p += block {
-				e := min(p+block, s0)
-				if err := fir.Process(scratch[:(e-p)*ch], x[p*ch:e*ch]); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-			for p := s0; p < s1; p += block {
-				e := min(p+block, s1)
-				if err := fir.Process(y[p*ch:e*ch], x[p*ch:e*ch]); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return y, errors.Join(errs...)
 }
 
 // plotFIR writes GS/s (median pass) against taps on a log x axis, with

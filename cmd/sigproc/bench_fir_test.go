@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cuda"
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
@@ -69,40 +67,6 @@ func TestBenchFIRHelpTeaches(t *testing.T) {
 	}
 }
 
-func TestCPUFIRParallelMatchesOneFilter(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range []struct {
-		taps, samples, workers int
-		complex                bool
-	}{
-		{1, 10, 4, false},
-		{129, 1<<17 + 5, 4, false},
-		{129, 1<<17 + 5, 3, true},
-		{1024, 70000, 16, false}, // ranges shorter than the history
-		{16, 1000, 1, true},
-	} {
-		ch := 1
-		if tc.complex {
-			ch = 2
-		}
-		taps := make([]float32, tc.taps)
-		for i := range taps {
-			taps[i] = float32(r.NormFloat64())
-		}
-		x := make([]float32, tc.samples*ch)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		got, err := cpuFIRParallel(taps, x, tc.complex, tc.workers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e := filter.MaxErrRMS(got, filter.Convolve(taps, x, tc.complex)); e > 1e-5 {
-			t.Errorf("%+v: max error %g of the RMS", tc, e)
-		}
-	}
-}
-
 func TestFIRRowRates(t *testing.T) {
 	run := gpubench.BenchFIRRun{Taps: 129, Seconds: []float64{0.003, 0.001, 0.002, 0.004}}
 	const n = 1 << 20
@@ -131,7 +95,7 @@ func TestFIRTableAndPlot(t *testing.T) {
 	ok, bad := true, false
 	rep := benchFIRReport{
 		Device: "Test GPU", Samples: 1 << 20, Reps: 3, Warmup: 1, Input: "noise", HBMPeakGBps: 4800,
-		HBMPeakSource: "device attributes", Verified: true, Tolerance: benchFIRTolerance,
+		HBMPeakSource: "device attributes", Verified: true, Tolerance: gpubench.Tolerance,
 		Results: []benchFIRRow{
 			{Taps: 129, Ms: 0.5, GSps: 200, GSpsBest: 210, GBps: 1600, HBMFraction: 0.33, GFLOPs: 50000, MaxRelErr: 2e-7, Match: &ok},
 			{Taps: 16, Ms: 0.2, GSps: 400, GSpsBest: 410, GBps: 3200, HBMFraction: 0.66, GFLOPs: 12000, MaxRelErr: 3e-3, Match: &bad},

@@ -705,3 +705,15 @@ func measureOverlap(ctx context.Context, mod cu.Module, cfg BandwidthConfig, gri
 	res.fillSpeedups()
 	return res, nil
 }
+
+// PinnedH2D measures reps pinned host-to-device copies of size bytes on
+// device, in a context of its own: the reference a streaming run is
+// compared with.
+func PinnedH2D(device int, size int64, reps int) (CopyResult, error) {
+	c, err := cudrv.NewContext(device, cu.SchedSpin|cu.MapHost)
+	if err != nil {
+		return CopyResult{}, err
+	}
+	res, err := measureCopy(MemPinned, DirH2D, size, reps, 2)
+	return res, errors.Join(err, c.Close())
+}

@@ -4,274 +4,369 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/rs/zerolog"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/sink"
 )
 
-// Types of the streaming-from-host pipeline (sigproc bench stream), shared
-// by the cuda and the pure build.
+// `sigproc bench stream` is `sigproc run`'s engine (pipeline.Run with the
+// CUDA backend) on a memory, synthetic or file source and a null or file
+// sink, beside a pinned host-to-device copy measured on the same GPU: the
+// figure is how close the run's input rate comes to what PCIe allows.
 
-// StreamReader is what RunStream reads from; capture.Source satisfies it.
-// Read fills dst (a pinned buffer) completely unless the input ends (io.EOF,
-// possibly with n > 0 valid values) or fails; n is a multiple of the
-// values per sample.
-type StreamReader interface {
-	Read(ctx context.Context, dst []float32) (int, error)
-}
-
-// StreamWriter is what RunStream writes the filtered chunks to, in order;
-// sink.Sink satisfies it. Write must not keep samples after it returns.
-type StreamWriter interface {
-	Write(samples []float32) error
-}
-
-// Stream modes, StreamResult.Mode.
+// Stream sources.
 const (
-	// StreamModeSource reads a StreamReader into pinned buffers and writes
-	// a StreamWriter from pinned buffers.
-	StreamModeSource = "source"
-	// StreamModeMemory copies chunks straight from registered host memory
-	// and back into registered host memory: no host copies at all.
-	StreamModeMemory = "memory"
+	StreamMemory    = "memory"    // seeded noise in host memory
+	StreamSynthetic = "synthetic" // a generated tone
+	StreamFile      = "file"      // a raw float32 file
 )
 
-// StreamMaxStreams bounds StreamConfig.Streams.
-const StreamMaxStreams = 64
+// Verification levels.
+const (
+	VerifyNone   = "none"
+	VerifySample = "sample" // the first two blocks, and with a memory source a middle and the last ones
+	VerifyAll    = "all"    // every sample (memory source)
+)
 
-// StreamMaxBuffers bounds StreamConfig.Buffers.
-const StreamMaxBuffers = 256
+// StreamTarget is the fraction of the pinned H2D rate a stream from memory
+// should reach.
+const StreamTarget = 0.8
 
-// StreamConfig configures RunStream and RunStreamMemory.
+// Tolerance is the largest error, relative to the output RMS, that a GPU
+// output may have against the CPU filter.
+const Tolerance = 1e-5
+
+// StreamConfig configures Stream.
 type StreamConfig struct {
-	Device  int       // CUDA device ordinal
-	Taps    []float32 // filter taps (1 to cuda.BatchMaxTaps)
-	Complex bool      // interleaved I/Q samples
-	// ChunkSamples is the samples (I/Q pairs when Complex) of each chunk:
-	// one H2D copy, one kernel launch and one D2H copy.
-	ChunkSamples int
-	// Streams is the number of CUDA streams; chunk k goes on stream
-	// k mod Streams (its buffer set's stream).
-	Streams int
-	// Buffers is the number of chunks in flight, each with its own device
-	// input and output buffers (and pinned host buffers in source mode);
-	// 0 means max(3, 2·Streams). It bounds the memory the pipeline uses.
-	Buffers int
-	PTXPath string // load the batch FIR kernels from this PTX file ("" = embedded)
-	// RefBytes and RefReps size a pinned H2D copy measurement made in the
-	// same context before the stream runs (StreamResult.PinnedH2D); 0
-	// RefReps skips it.
-	RefBytes int64
-	RefReps  int
-	// Timeline keeps every chunk's stage times in StreamResult.Timeline.
-	Timeline bool
-	// Progress, if set, is called after each chunk reaches the writer (or,
-	// in memory mode, the output buffer) with the samples done so far. It
-	// runs on a pipeline goroutine and must be quick.
-	Progress func(samplesOut int64)
+	Device    int
+	Taps      []float32
+	Complex   bool
+	Block     int            // samples per block (I/Q pairs when Complex)
+	Slots     int            // ring slots, a power of two
+	Transport cuda.Transport // "" = explicit
+	PTXDir    string         // cuda.ptx_dir
+	MaxPinned int64          // bytes; 0 = what the ring needs
+	Source    string         // StreamMemory, StreamSynthetic or StreamFile
+	Input     string         // StreamFile: raw little-endian float32
+	Output    string         // "" = null sink, else a raw float32 file
+	Bytes     int64          // memory and synthetic sources: input size
+	Seed      uint64         // memory source's noise
+	Verify    string
+	RefBytes  int64 // pinned H2D reference: bytes per copy
+	RefReps   int   // and copies; 0 skips it
+	Progress  func(pipeline.Stats)
+	Log       zerolog.Logger
 }
 
-func (c StreamConfig) channels() int {
-	if c.Complex {
-		return 2
-	}
-	return 1
-}
-
-func (c StreamConfig) buffers() int {
-	if c.Buffers > 0 {
-		return c.Buffers
-	}
-	return max(3, 2*c.Streams)
-}
-
-// maxChunkValues bounds the values of one chunk buffer (4 GiB of float32).
-const maxChunkValues = 1 << 30
-
-func (c StreamConfig) validate() error {
-	if err := cuda.CheckBatchTaps(c.Taps); err != nil {
-		return fmt.Errorf("gpu: stream: %w", err)
-	}
-	hist := (len(c.Taps) - 1) * c.channels()
-	switch {
-	case c.Device < 0:
-		return fmt.Errorf("gpu: stream: device must be >= 0, got %d", c.Device)
-	case c.ChunkSamples <= 0:
-		return fmt.Errorf("gpu: stream: chunk must be > 0 samples, got %d", c.ChunkSamples)
-	case c.ChunkSamples > (maxChunkValues-hist)/c.channels():
-		return fmt.Errorf("gpu: stream: chunk of %d samples exceeds the limit %d", c.ChunkSamples, (maxChunkValues-hist)/c.channels())
-	case c.Streams < 1 || c.Streams > StreamMaxStreams:
-		return fmt.Errorf("gpu: stream: streams must be 1 to %d, got %d", StreamMaxStreams, c.Streams)
-	case c.Buffers < 0 || c.Buffers == 1 || c.Buffers > StreamMaxBuffers:
-		return fmt.Errorf("gpu: stream: buffers must be 0 (default) or 2 to %d, got %d", StreamMaxBuffers, c.Buffers)
-	case c.RefReps < 0:
-		return fmt.Errorf("gpu: stream: reference reps must be >= 0, got %d", c.RefReps)
-	case c.RefReps > 0 && (c.RefBytes < MinBandwidthSize || c.RefBytes%4096 != 0):
-		return fmt.Errorf("gpu: stream: reference copy size %d must be a whole number of 4 KiB pages, at least 1 MiB", c.RefBytes)
-	}
-	return nil
-}
-
-// ChunkTiming is one chunk's stage times in milliseconds from the run's
-// start event (CUDA events recorded around each stage on the chunk's
-// stream). A stage's interval begins when its stream reaches it, so it
-// includes any wait for a copy engine busy with another stream's copy.
-// HostSubmitMs and HostDoneMs are the host's clock from the run's start:
-// when the chunk was submitted, and when the host saw its D2H finish.
-type ChunkTiming struct {
-	Chunk        int        `json:"chunk"`
-	Stream       int        `json:"stream"`
-	Samples      int        `json:"samples"`
-	H2D          [2]float64 `json:"h2d_ms"`
-	Kernel       [2]float64 `json:"kernel_ms"`
-	D2H          [2]float64 `json:"d2h_ms"`
-	HostSubmitMs float64    `json:"host_submit_ms"`
-	HostDoneMs   float64    `json:"host_done_ms"`
-}
-
-// StageStats summarises one stage over all chunks.
-type StageStats struct {
-	// SumMs adds each chunk's interval (queueing behind other streams
-	// included).
-	SumMs float64 `json:"sum_ms"`
-	// BusyMs is the length of the union of the intervals: the time at
-	// least one chunk was in this stage.
-	BusyMs float64 `json:"busy_ms"`
-	// BusyFraction is BusyMs over the GPU wall time.
-	BusyFraction float64 `json:"busy_fraction"`
-}
-
-// StageSummary is the three stages.
-type StageSummary struct {
-	H2D    StageStats `json:"h2d"`
-	Kernel StageStats `json:"kernel"`
-	D2H    StageStats `json:"d2h"`
-}
-
-// StreamResult is what a stream run measured.
+// StreamResult is what a stream measured.
 type StreamResult struct {
-	Device       string `json:"device"`
-	Mode         string `json:"mode"`
-	Taps         int    `json:"taps"`
-	Complex      bool   `json:"complex"`
-	ChunkSamples int    `json:"chunk_samples"`
-	Streams      int    `json:"streams"`
-	Buffers      int    `json:"buffers"`
-	Chunks       int    `json:"chunks"`
-	// SamplesIn were submitted to the GPU, SamplesOut reached the output;
-	// Drops is their difference, zero unless the run failed: a stream from
-	// host memory or a file has back-pressure, nothing is ever dropped.
-	SamplesIn  int64 `json:"samples_in"`
-	SamplesOut int64 `json:"samples_out"`
-	Drops      int64 `json:"drops"`
-	BytesIn    int64 `json:"bytes_in"`
-	BytesOut   int64 `json:"bytes_out"`
-	// WallSeconds is the host's clock from the first chunk read (or
-	// submitted, in memory mode) to the last chunk written: end to end.
-	WallSeconds float64 `json:"wall_seconds"`
-	// GPUSeconds is the first H2D start to the last D2H end (CUDA events).
-	GPUSeconds float64 `json:"gpu_seconds"`
-	InGiBps    float64 `json:"in_gibps"`    // BytesIn / WallSeconds
-	InOutGiBps float64 `json:"inout_gibps"` // (BytesIn + BytesOut) / WallSeconds
-	GSps       float64 `json:"gsps"`        // SamplesOut / WallSeconds / 1e9
-	// PinnedH2D is the reference copy measured in the same context first;
-	// PinnedFraction is InGiBps / PinnedH2D.GiBps.
-	PinnedH2D      *CopyResult  `json:"pinned_h2d,omitempty"`
-	PinnedFraction float64      `json:"pinned_fraction,omitempty"`
-	Stages         StageSummary `json:"stages"`
-	// Overlap is the stages' busy time summed over the GPU wall time:
-	// above 1 means stages ran at once (at most 3).
-	Overlap     float64       `json:"overlap"`
-	Interrupted bool          `json:"interrupted"`
-	Timeline    []ChunkTiming `json:"timeline,omitempty"`
+	Device         string      `json:"device"`
+	Transport      string      `json:"transport"`
+	Source         string      `json:"source"`
+	Sink           string      `json:"sink"`
+	Taps           int         `json:"taps"`
+	Complex        bool        `json:"complex"`
+	Block          int         `json:"block_samples"`
+	Slots          int         `json:"ring_slots"`
+	SamplesIn      uint64      `json:"samples_in"`
+	SamplesOut     uint64      `json:"samples_out"`
+	Drops          uint64      `json:"drops"` // capture and filter drops: zero unless the run failed
+	StartupSeconds float64     `json:"startup_seconds"`
+	WallSeconds    float64     `json:"wall_seconds"` // first block to last, startup excluded
+	InGiBps        float64     `json:"in_gibps"`
+	InOutGiBps     float64     `json:"inout_gibps"`
+	GSps           float64     `json:"gsps"`
+	PinnedH2D      *CopyResult `json:"pinned_h2d,omitempty"`
+	PinnedFraction float64     `json:"pinned_fraction,omitempty"`
+	Target         float64     `json:"target_pinned_fraction"`
+	Interrupted    bool        `json:"interrupted"`
+	Verify         string      `json:"verify"`
+	VerifyErr      float64     `json:"verify_max_rel_err,omitempty"`
+	Verified       *bool       `json:"verified,omitempty"`
 }
 
-// ErrStreamCount means a stream run ended with fewer samples out than in.
-var ErrStreamCount = errors.New("gpu: stream: samples out differ from samples in")
-
-// summarize fills the rates and stage statistics of r from its counters,
-// the host wall time and the chunk timings tl.
-func (r *StreamResult) summarize(tl []ChunkTiming, wall float64) {
-	r.Chunks = len(tl)
-	r.Drops = r.SamplesIn - r.SamplesOut
-	ch := int64(1)
-	if r.Complex {
+// Stream runs one stream and returns what it measured. On cancellation the
+// blocks already read are filtered and written, and the result comes back
+// with Interrupted set and a nil error, as for `sigproc run`.
+func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error) {
+	ch := 1
+	if cfg.Complex {
 		ch = 2
 	}
-	r.BytesIn = r.SamplesIn * ch * 4
-	r.BytesOut = r.SamplesOut * ch * 4
-	r.WallSeconds = wall
-	if wall > 0 {
-		r.InGiBps = float64(r.BytesIn) / wall / GiB
-		r.InOutGiBps = float64(r.BytesIn+r.BytesOut) / wall / GiB
-		r.GSps = float64(r.SamplesOut) / wall / 1e9
+	format := capture.FormatRF32
+	if cfg.Complex {
+		format = capture.FormatCF32
 	}
-	if r.PinnedH2D != nil && r.PinnedH2D.GiBps > 0 {
-		r.PinnedFraction = r.InGiBps / r.PinnedH2D.GiBps
-	}
-	if len(tl) == 0 {
-		return
-	}
-	first, last := tl[0].H2D[0], tl[0].D2H[1]
-	for _, t := range tl {
-		first = min(first, t.H2D[0])
-		last = max(last, t.D2H[1])
-	}
-	gpuMs := last - first
-	r.GPUSeconds = gpuMs / 1e3
-	pick := []func(ChunkTiming) [2]float64{
-		func(t ChunkTiming) [2]float64 { return t.H2D },
-		func(t ChunkTiming) [2]float64 { return t.Kernel },
-		func(t ChunkTiming) [2]float64 { return t.D2H },
-	}
-	stats := make([]StageStats, len(pick))
-	iv := make([][2]float64, len(tl))
-	for s, f := range pick {
-		var sum float64
-		for i, t := range tl {
-			iv[i] = f(t)
-			sum += iv[i][1] - iv[i][0]
+	res = StreamResult{Taps: len(cfg.Taps), Complex: cfg.Complex, Block: cfg.Block, Slots: cfg.Slots,
+		Target: StreamTarget, Verify: cfg.Verify}
+	if cfg.RefReps > 0 {
+		ref, err := PinnedH2D(cfg.Device, cfg.RefBytes, cfg.RefReps)
+		if err != nil {
+			return res, fmt.Errorf("bench stream: pinned H2D reference: %w", err)
 		}
-		busy := unionLength(iv)
-		stats[s] = StageStats{SumMs: sum, BusyMs: busy}
-		if gpuMs > 0 {
-			stats[s].BusyFraction = busy / gpuMs
-			r.Overlap += busy / gpuMs
-		}
+		res.PinnedH2D = &ref
 	}
-	r.Stages = StageSummary{H2D: stats[0], Kernel: stats[1], D2H: stats[2]}
+
+	var src capture.Source
+	var x []float32 // the memory source's input, kept for verification
+	info := capture.Info{SampleRate: 1, Complex: cfg.Complex}
+	switch cfg.Source {
+	case StreamMemory:
+		x = make([]float32, cfg.Bytes/4/int64(ch)*int64(ch))
+		FillNoise(x, cfg.Seed)
+		src, err = capture.NewMemory(x, info)
+		res.Source = fmt.Sprintf("memory: %d MiB of uniform noise (seed %d)", cfg.Bytes>>20, cfg.Seed)
+	case StreamSynthetic:
+		src, err = capture.NewSynthetic(capture.SyntheticConfig{Signal: capture.SignalTone, SampleRate: 1,
+			Complex: cfg.Complex, FrequencyHz: 0.05, Amplitude: 1, NumSamples: cfg.Bytes / int64(4*ch)})
+		res.Source = fmt.Sprintf("synthetic: %d MiB of a 0.05·fs tone", cfg.Bytes>>20)
+	case StreamFile:
+		src, err = capture.OpenFile(cfg.Input, format, 1)
+		res.Source = fmt.Sprintf("file %s (%s)", cfg.Input, format)
+	default:
+		err = fmt.Errorf("unknown source %q", cfg.Source)
+	}
+	if err != nil {
+		return res, fmt.Errorf("bench stream: %w", err)
+	}
+	defer src.Close()
+
+	var out sink.Sink = sink.NewNull()
+	res.Sink = "null"
+	if cfg.Output != "" {
+		if out, err = sink.CreateFile(cfg.Output, format); err != nil {
+			return res, fmt.Errorf("bench stream: %w", err)
+		}
+		res.Sink = fmt.Sprintf("file %s (%s)", cfg.Output, format)
+	}
+	// What verification compares: output ranges (in samples) and, for a
+	// source that is not kept whole, the input they need.
+	var ranges [][2]int
+	tee := &teeSource{Source: src}
+	switch {
+	case cfg.Verify == VerifyAll && x != nil:
+		ranges = [][2]int{{0, len(x) / ch}}
+	case cfg.Verify == VerifyAll:
+		return res, errors.New("bench stream: --verify all needs the memory source (a streamed input is not kept); use sample")
+	case cfg.Verify == VerifySample && x != nil:
+		ranges = sampleRanges(len(x)/ch, cfg.Block)
+	case cfg.Verify == VerifySample:
+		ranges = [][2]int{{0, 2 * cfg.Block}}
+		tee.keep = make([]float32, 0, 2*cfg.Block*ch)
+	}
+	check := &keepSink{Sink: out, ch: ch, ranges: ranges, keep: make([][]float32, len(ranges))}
+
+	transport := cfg.Transport
+	if transport == "" {
+		transport = cuda.TransportExplicit
+	}
+	be, err := cuda.NewBackend(cfg.Taps, cfg.Complex, cuda.Options{Device: cfg.Device, Transport: transport,
+		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, Log: cfg.Log})
+	if err != nil {
+		return res, fmt.Errorf("bench stream: %w", err)
+	}
+	st, runErr := pipeline.Run(ctx, tee, be, check,
+		pipeline.Config{BlockSize: cfg.Block, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyBlock},
+		pipeline.Options{Progress: cfg.Progress, Log: cfg.Log})
+	if d, ok := be.(interface{ Device() cudrv.DeviceInfo }); ok {
+		res.Device = d.Device().String()
+	}
+	res.Transport = be.Name()
+	runErr = errors.Join(runErr, be.Close(), out.Close())
+	res.fill(st, ch)
+	if runErr != nil {
+		return res, fmt.Errorf("bench stream: %w", runErr)
+	}
+	if len(ranges) > 0 && st.SamplesOut > 0 {
+		in := x
+		if in == nil {
+			in = tee.keep
+		}
+		e, err := verify(cfg.Taps, in, check, cfg.Complex)
+		if err != nil {
+			return res, fmt.Errorf("bench stream: verify: %w", err)
+		}
+		ok := e <= Tolerance
+		res.VerifyErr, res.Verified = e, &ok
+	}
+	return res, nil
 }
 
-// unionLength is the total length covered by the intervals (which it
-// sorts); reversed intervals count as empty.
-func unionLength(iv [][2]float64) float64 {
-	slices.SortFunc(iv, func(a, b [2]float64) int {
-		switch {
-		case a[0] < b[0]:
-			return -1
-		case a[0] > b[0]:
-			return 1
+func (r *StreamResult) fill(st pipeline.Stats, ch int) {
+	r.SamplesIn, r.SamplesOut = st.SamplesIn, st.SamplesOut
+	r.Drops = st.DroppedSamples + st.DroppedFilterSamples
+	r.StartupSeconds, r.WallSeconds = st.Startup.Seconds(), st.Wall.Seconds()
+	r.Interrupted = st.Interrupted
+	if r.WallSeconds > 0 {
+		in := float64(st.SamplesIn) * float64(4*ch)
+		r.InGiBps = in / r.WallSeconds / GiB
+		r.InOutGiBps = (in + float64(st.SamplesOut)*float64(4*ch)) / r.WallSeconds / GiB
+		r.GSps = float64(st.SamplesOut) / r.WallSeconds / 1e9
+	}
+	if p := r.PinnedH2D; p != nil && p.GiBps > 0 {
+		r.PinnedFraction = r.InGiBps / p.GiBps
+	}
+}
+
+// FillNoise fills x with uniform noise in [-1, 1), in parallel blocks each
+// seeded by (seed, block index), so the content depends only on seed.
+func FillNoise(x []float32, seed uint64) {
+	const block = 1 << 20
+	nb := (len(x) + block - 1) / block
+	work := make(chan int, nb)
+	for b := range nb {
+		work <- b
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for b := range work {
+				r := rand.New(rand.NewPCG(seed, uint64(b)))
+				seg := x[b*block : min(len(x), (b+1)*block)]
+				for i := range seg {
+					seg[i] = float32(2*r.Float64() - 1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// sampleRanges picks the output ranges (samples) a sampled check covers:
+// the first two blocks (the first block boundary), a middle block and the
+// last two.
+func sampleRanges(samples, block int) [][2]int {
+	var r [][2]int
+	add := func(s0, s1 int) {
+		s0, s1 = max(0, s0), min(samples, s1)
+		if s0 >= s1 {
+			return
 		}
-		return 0
-	})
-	var total, lo, hi float64
-	open := false
-	for _, v := range iv {
-		if v[1] <= v[0] {
+		if len(r) > 0 && s0 <= r[len(r)-1][1] {
+			r[len(r)-1][1] = max(r[len(r)-1][1], s1)
+			return
+		}
+		r = append(r, [2]int{s0, s1})
+	}
+	blocks := (samples + block - 1) / block
+	add(0, 2*block)
+	mid := blocks / 2
+	add(mid*block, (mid+1)*block)
+	add((blocks-2)*block, samples)
+	return r
+}
+
+// teeSource keeps the first cap(keep) values its source yields.
+type teeSource struct {
+	capture.Source
+	keep []float32
+}
+
+func (t *teeSource) Read(ctx context.Context, dst []float32) (int, error) {
+	n, err := t.Source.Read(ctx, dst)
+	if room := cap(t.keep) - len(t.keep); room > 0 && n > 0 {
+		t.keep = append(t.keep, dst[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// keepSink copies the output that falls in ranges (samples) aside and
+// passes everything on.
+type keepSink struct {
+	sink.Sink
+	ch     int
+	ranges [][2]int
+	keep   [][]float32
+	off    int // values written so far
+}
+
+func (k *keepSink) Write(v []float32) error {
+	for i, r := range k.ranges {
+		lo, hi := max(r[0]*k.ch, k.off), min(r[1]*k.ch, k.off+len(v))
+		if lo < hi {
+			k.keep[i] = append(k.keep[i], v[lo-k.off:hi-k.off]...)
+		}
+	}
+	k.off += len(v)
+	return k.Sink.Write(v)
+}
+
+// verify compares the kept output ranges with the CPU filter of x and
+// returns the largest error relative to each range's output RMS.
+func verify(taps, x []float32, k *keepSink, complex bool) (float64, error) {
+	ch := k.ch
+	worst := 0.0
+	for i, rg := range k.ranges {
+		got := k.keep[i]
+		end := min(rg[1], rg[0]+len(got)/ch, len(x)/ch)
+		if end <= rg[0] {
 			continue
 		}
-		switch {
-		case !open:
-			lo, hi, open = v[0], v[1], true
-		case v[0] > hi:
-			total += hi - lo
-			lo, hi = v[0], v[1]
-		default:
-			hi = max(hi, v[1])
+		// Prime the CPU filter with the ntaps−1 samples before the range.
+		p := max(0, rg[0]-(len(taps)-1))
+		ref, err := ReferenceFIR(taps, x[p*ch:end*ch], complex, runtime.GOMAXPROCS(0))
+		if err != nil {
+			return 0, err
 		}
+		worst = max(worst, filter.MaxErrRMS(got[:(end-rg[0])*ch], ref[(rg[0]-p)*ch:]))
 	}
-	if open {
-		total += hi - lo
+	return worst, nil
+}
+
+// ReferenceFIR filters x with filter.FIR, the CPU backend's filter, split
+// over workers goroutines. Each worker primes a fresh filter with the
+// ntaps−1 samples before its range, so the result equals one filter over
+// all of x.
+func ReferenceFIR(taps, x []float32, complex bool, workers int) ([]float32, error) {
+	const block = 1 << 16
+	ch := 1
+	if complex {
+		ch = 2
 	}
-	return total
+	n := len(x) / ch
+	y := make([]float32, len(x))
+	workers = max(1, min(workers, n/block+1))
+	per := (n + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		s0, s1 := w*per, min(n, (w+1)*per)
+		if s0 >= s1 {
+			continue
+		}
+		wg.Go(func() {
+			fir, err := filter.NewFIR(taps, complex, block)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			scratch := make([]float32, block*ch)
+			for p := max(0, s0-(len(taps)-1)); p < s0; p += block {
+				e := min(p+block, s0)
+				if err := fir.Process(scratch[:(e-p)*ch], x[p*ch:e*ch]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+			for p := s0; p < s1; p += block {
+				e := min(p+block, s1)
+				if err := fir.Process(y[p*ch:e*ch], x[p*ch:e*ch]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return y, errors.Join(errs...)
 }

@@ -1,105 +1,135 @@
 package gpubench
 
 import (
+	"encoding/binary"
+	"errors"
 	"math"
-	"strings"
+	"reflect"
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/sink"
 )
 
-func TestUnionLength(t *testing.T) {
+func TestSampleRanges(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		iv   [][2]float64
-		want float64
+		samples, block int
+		want           [][2]int
 	}{
-		{"none", nil, 0},
-		{"one", [][2]float64{{1, 3}}, 2},
-		{"disjoint", [][2]float64{{5, 6}, {1, 3}}, 3},
-		{"overlap", [][2]float64{{1, 4}, {2, 6}, {3, 5}}, 5},
-		{"nested", [][2]float64{{0, 10}, {2, 3}}, 10},
-		{"touching", [][2]float64{{0, 1}, {1, 2}}, 2},
-		{"empty and reversed", [][2]float64{{1, 1}, {3, 2}, {4, 5}}, 1},
+		{100, 10, [][2]int{{0, 20}, {50, 60}, {80, 100}}},
+		{95, 10, [][2]int{{0, 20}, {50, 60}, {80, 95}}},
+		{30, 10, [][2]int{{0, 30}}},
+		{5, 10, [][2]int{{0, 5}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := unionLength(tc.iv); math.Abs(got-tc.want) > 1e-12 {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-		})
+		if got := sampleRanges(tc.samples, tc.block); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("sampleRanges(%d, %d) = %v, want %v", tc.samples, tc.block, got, tc.want)
+		}
 	}
 }
 
-func TestStreamSummarize(t *testing.T) {
-	// Three chunks on three streams: H2D back to back (0-10, 10-20,
-	// 20-30), each kernel 2 ms after its H2D, each D2H 10 ms after that.
-	var tl []ChunkTiming
-	for k := range 3 {
-		s := float64(10 * k)
-		tl = append(tl, ChunkTiming{Chunk: k, Stream: k, Samples: 100,
-			H2D: [2]float64{s, s + 10}, Kernel: [2]float64{s + 10, s + 12}, D2H: [2]float64{s + 12, s + 22}})
+// The kept ranges of a stream written block by block are checked against
+// the CPU filter, and a wrong sample inside one is caught.
+func TestKeepSinkAndVerify(t *testing.T) {
+	taps, err := filter.Design(filter.Spec{Type: filter.Lowpass, SampleRate: 1, CutoffHz: 0.1, NumTaps: 33})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := StreamResult{SamplesIn: 300, SamplesOut: 300, Complex: true, PinnedH2D: &CopyResult{GiBps: 2}}
-	r.summarize(tl, 0.001)
-	if r.Chunks != 3 || r.Drops != 0 || r.BytesIn != 300*8 || r.BytesOut != 300*8 {
-		t.Fatalf("counters %+v", r)
-	}
-	if math.Abs(r.GPUSeconds-0.042) > 1e-12 {
-		t.Fatalf("GPU seconds %v, want 0.042", r.GPUSeconds)
-	}
-	if r.Stages.H2D.BusyMs != 30 || r.Stages.Kernel.BusyMs != 6 || r.Stages.D2H.BusyMs != 30 || r.Stages.H2D.SumMs != 30 {
-		t.Fatalf("stages %+v", r.Stages)
-	}
-	if want := 66.0 / 42; math.Abs(r.Overlap-want) > 1e-12 {
-		t.Fatalf("overlap %v, want %v", r.Overlap, want)
-	}
-	in := float64(300*8) / 0.001 / GiB
-	if math.Abs(r.InGiBps-in) > 1e-9 || math.Abs(r.InOutGiBps-2*in) > 1e-9 || math.Abs(r.PinnedFraction-in/2) > 1e-9 {
-		t.Fatalf("rates %v %v %v", r.InGiBps, r.InOutGiBps, r.PinnedFraction)
-	}
-	if math.Abs(r.GSps-300/0.001/1e9) > 1e-12 {
-		t.Fatalf("GS/s %v", r.GSps)
-	}
-	var empty StreamResult
-	empty.summarize(nil, 0)
-	if empty.Overlap != 0 || empty.InGiBps != 0 {
-		t.Fatalf("empty run %+v", empty)
+	for _, complex := range []bool{false, true} {
+		ch := 1
+		if complex {
+			ch = 2
+		}
+		x := make([]float32, 2*5000)
+		FillNoise(x, 3)
+		y := filter.Convolve(taps, x, complex)
+		const block = 700
+		for _, ranges := range [][][2]int{sampleRanges(len(x)/ch, block), {{0, len(x) / ch}}} {
+			for _, corrupt := range []bool{false, true} {
+				k := &keepSink{Sink: sink.NewNull(), ch: ch, ranges: ranges, keep: make([][]float32, len(ranges))}
+				out := append([]float32(nil), y...)
+				if corrupt {
+					out[len(out)-3] += 1 // in the last block: every check covers it
+				}
+				for off := 0; off < len(out); off += block * ch {
+					if err := k.Write(out[off:min(len(out), off+block*ch)]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				e, err := verify(taps, x, k, complex)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if corrupt != (e > 1e-3) || (!corrupt && e > 1e-6) {
+					t.Fatalf("complex=%v ranges=%v corrupt=%v: error %g", complex, ranges, corrupt, e)
+				}
+			}
+		}
 	}
 }
 
-func TestStreamConfigValidate(t *testing.T) {
-	ok := StreamConfig{Taps: []float32{1, 2, 3}, ChunkSamples: 1024, Streams: 3}
-	if err := ok.validate(); err != nil {
-		t.Fatalf("valid config: %v", err)
+func TestFillNoiseDeterministic(t *testing.T) {
+	a := make([]float32, 3<<20+5)
+	b := make([]float32, len(a))
+	FillNoise(a, 9)
+	FillNoise(b, 9)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different noise")
 	}
-	if ok.buffers() != 6 {
-		t.Fatalf("default buffers %d, want 6", ok.buffers())
+	for _, v := range a {
+		if v < -1 || v >= 1 {
+			t.Fatalf("value %v out of [-1, 1)", v)
+		}
 	}
-	if c := (StreamConfig{Streams: 1}); c.buffers() != 3 {
-		t.Fatalf("default buffers for 1 stream %d, want 3", c.buffers())
+	FillNoise(b, 10)
+	if reflect.DeepEqual(a, b) {
+		t.Fatal("different seeds, same noise")
 	}
-	for _, tc := range []struct {
-		name string
-		mod  func(*StreamConfig)
-		want string
-	}{
-		{"no taps", func(c *StreamConfig) { c.Taps = nil }, "no taps"},
-		{"nan tap", func(c *StreamConfig) { c.Taps = []float32{float32(math.NaN())} }, "tap 0"},
-		{"too many taps", func(c *StreamConfig) { c.Taps = make([]float32, cuda.BatchMaxTaps+1) }, "exceeds the limit"},
-		{"chunk", func(c *StreamConfig) { c.ChunkSamples = 0 }, "chunk must be > 0"},
-		{"huge chunk", func(c *StreamConfig) { c.ChunkSamples = 1 << 30 }, "exceeds the limit"},
-		{"streams", func(c *StreamConfig) { c.Streams = 0 }, "streams must be"},
-		{"buffers", func(c *StreamConfig) { c.Buffers = 1 }, "buffers must be"},
-		{"device", func(c *StreamConfig) { c.Device = -2 }, "device must be"},
-		{"ref", func(c *StreamConfig) { c.RefReps = 2; c.RefBytes = 100 }, "reference copy size"},
-		{"ref reps", func(c *StreamConfig) { c.RefReps = -1 }, "reference reps"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := ok
-			tc.mod(&c)
-			if err := c.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+}
+
+func TestReferenceFIRMatchesOneFilter(t *testing.T) {
+	taps, err := filter.Design(filter.Spec{Type: filter.Lowpass, SampleRate: 1, CutoffHz: 0.1, NumTaps: 129})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, complex := range []bool{false, true} {
+		x := make([]float32, 2*(3<<16)+10)
+		FillNoise(x, 5)
+		want := filter.Convolve(taps, x, complex)
+		for _, workers := range []int{1, 3, 8} {
+			got, err := ReferenceFIR(taps, x, complex, workers)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
+			if e := filter.MaxErrRMS(got, want); e > Tolerance {
+				t.Fatalf("complex=%v workers=%d: error %g", complex, workers, e)
+			}
+		}
 	}
+}
+
+func TestStreamPureBuild(t *testing.T) {
+	if cuda.Built() {
+		t.Skip("CUDA build")
+	}
+	_, err := Stream(t.Context(), StreamConfig{Taps: []float32{1}, Block: 256, Slots: 4, Source: StreamMemory, Bytes: 4096, Verify: VerifyNone})
+	if !errors.Is(err, cuda.ErrNotBuilt) {
+		t.Fatalf("got %v, want ErrNotBuilt", err)
+	}
+}
+
+func floatBytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func bytesFloat(b []byte) []float32 {
+	x := make([]float32, len(b)/4)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x
 }
