@@ -33,7 +33,7 @@ func NewMemory(x []float32, info Info) (*Memory, error) {
 	if len(x)%info.Channels() != 0 {
 		return nil, fmt.Errorf("capture: NewMemory: %d values are not whole %s samples", len(x), kind(info.Complex))
 	}
-	m := &Memory{x: x, info: info, pool: par.NewPool(0)}
+	m := &Memory{x: x, info: info, pool: par.NewPool(fileWorkers)}
 	m.part = m.copyPart
 	return m, nil
 }

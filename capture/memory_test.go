@@ -11,6 +11,8 @@ import (
 )
 
 func TestMemoryReadsEveryValueOnce(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
 	x := make([]float32, 2*(1<<20)+6) // large enough to be copied in parts
 	for i := range x {
 		x[i] = float32(i)

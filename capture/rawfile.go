@@ -22,6 +22,10 @@ const stripeMin = 512 << 10
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// fileWorkers is the goroutines a file reader reads with; 0 lets par
+// choose from the CPUs (tests set it).
+var fileWorkers = 0
+
 // fileReader reads [off, end) of a regular file by position.
 type fileReader struct {
 	f        *os.File
@@ -45,7 +49,7 @@ func newFileReader(f *os.File, dt datatype, off, end int64) *fileReader {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(0)}
+	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(fileWorkers)}
 	r.readPart = r.readAt
 	return r
 }

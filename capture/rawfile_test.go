@@ -18,6 +18,8 @@ import (
 // values, the end and a truncated tail must be what the stream decoder gives
 // for the same bytes.
 func TestRawFileMatchesStream(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
 	const n = 3<<20/4 + 5 // over the stripe threshold, not a whole stripe
 	vals := make([]float32, n)
 	for i := range vals {
@@ -70,6 +72,8 @@ func readAllFrom(t *testing.T, open func() (capture.Source, error), block int) (
 // A SigMF recording's samples are read from core:sample_start to the end
 // of the data, skipping the header bytes and trailing bytes.
 func TestSigMFFileRange(t *testing.T) {
+	capture.SetParallelReads(3)
+	defer capture.SetParallelReads(0)
 	vals := make([]float32, 2*(1<<19)+2*3)
 	for i := range vals {
 		vals[i] = float32(i)
@@ -92,6 +96,8 @@ func TestSigMFFileRange(t *testing.T) {
 }
 
 func TestRawFileReadAllocs(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
 	path := filepath.Join(t.TempDir(), "x.f32")
 	if err := os.WriteFile(path, make([]byte, 64<<20), 0o644); err != nil {
 		t.Fatal(err)

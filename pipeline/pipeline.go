@@ -109,6 +109,20 @@ type Stats struct {
 	Startup     time.Duration
 	Wall        time.Duration
 	Interrupted bool // the run was stopped by its context (Ctrl-C)
+	// SourceBusy and SinkBusy are the time spent in the source's Read
+	// (waiting for a live source included) and the sink's Write. Set
+	// against Wall they say what bounds a run: the source, the sink, or
+	// (neither near Wall) the backend.
+	SourceBusy time.Duration
+	SinkBusy   time.Duration
+}
+
+// Busy returns SourceBusy and SinkBusy as fractions of Wall.
+func (s Stats) Busy() (source, sink float64) {
+	if s.Wall <= 0 {
+		return 0, 0
+	}
+	return s.SourceBusy.Seconds() / s.Wall.Seconds(), s.SinkBusy.Seconds() / s.Wall.Seconds()
 }
 
 // MSps is the output rate in mega-samples per second of wall time.
@@ -145,12 +159,15 @@ type counters struct {
 	pubB, pubS                          atomic.Uint64 // published into the ring
 	filtB, filtS                        atomic.Uint64 // output by the backend
 	startup                             atomic.Int64  // ns the backend took to start
+	srcBusy, sinkBusy                   atomic.Int64  // ns in the source's Read and the sink's Write
 }
 
 func (c *counters) snapshot(start time.Time) Stats {
 	out := c.out.Load()
 	return Stats{
 		Startup:         time.Duration(c.startup.Load()),
+		SourceBusy:      time.Duration(c.srcBusy.Load()),
+		SinkBusy:        time.Duration(c.sinkBusy.Load()),
 		SamplesIn:       c.in.Load(),
 		SamplesFiltered: c.filtS.Load(),
 		SamplesWritten:  out,
@@ -328,8 +345,10 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 		if cfg.MaxSamples > 0 && remaining < int64(l.BlockSize) {
 			buf = buf[:remaining*int64(l.Channels)]
 		}
+		t0 := clock()
 		n, rerr := src.Read(ctx, buf)
 		ts := clock()
+		c.srcBusy.Add(ts - t0)
 		if n%l.Channels != 0 {
 			return seq, fmt.Errorf("pipeline: source returned %d values, not a multiple of %d channels", n, l.Channels)
 		}
@@ -385,7 +404,10 @@ func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counter
 		if onBlock != nil {
 			onBlock(out, seen)
 		}
-		if err := snk.Write(out.Samples); err != nil {
+		w0 := clock()
+		err = snk.Write(out.Samples)
+		c.sinkBusy.Add(clock() - w0)
+		if err != nil {
 			return want, fmt.Errorf("write sink: %w", err)
 		}
 		c.blocks.Add(1)

@@ -244,8 +244,8 @@ func writeStreamText(w io.Writer, rep gpubench.StreamResult) error {
 		status += " (interrupted)"
 	}
 	fmt.Fprintf(&b, "samples: %d in, %d out, %d dropped: %s\n", rep.SamplesIn, rep.SamplesOut, rep.Drops, status)
-	fmt.Fprintf(&b, "stream: %.1f ms (after %.0f ms of startup), %.2f GiB/s in (%.2f GiB/s in+out), %.2f GS/s\n",
-		rep.WallSeconds*1e3, rep.StartupSeconds*1e3, rep.InGiBps, rep.InOutGiBps, rep.GSps)
+	fmt.Fprintf(&b, "stream: %.1f ms (after %.0f ms of startup), %.2f GiB/s in (%.2f GiB/s in+out), %.2f GS/s; source busy %.0f%%, sink busy %.0f%%\n",
+		rep.WallSeconds*1e3, rep.StartupSeconds*1e3, rep.InGiBps, rep.InOutGiBps, rep.GSps, 100*rep.SourceBusy, 100*rep.SinkBusy)
 	if p := rep.PinnedH2D; p != nil {
 		fmt.Fprintf(&b, "pinned H2D on this GPU (%s x %d): %.2f GiB/s; stream = %.1f%% of it (target %.0f%%: %s)\n",
 			humanBytes(p.Bytes), p.Reps, p.GiBps, 100*rep.PinnedFraction, 100*rep.Target, passFail(rep.PinnedFraction >= rep.Target))

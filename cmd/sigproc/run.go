@@ -302,6 +302,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		log.Warn().Uint64("blocks", st.DroppedFilterBlocks).Uint64("samples", st.DroppedFilterSamples).
 			Msg("blocks dropped at the filter: captured but never filtered")
 	}
+	srcBusy, sinkBusy := st.Busy()
+	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
+		Msg("time in the source's reads and the sink's writes, as fractions of the wall time (neither near 1: the backend bounds the run)")
 	fmt.Fprintln(cmd.OutOrStdout(), summary)
 	return runErr
 }

@@ -88,6 +88,8 @@ type StreamResult struct {
 	PinnedH2D      *CopyResult `json:"pinned_h2d,omitempty"`
 	PinnedFraction float64     `json:"pinned_fraction,omitempty"`
 	Target         float64     `json:"target_pinned_fraction"`
+	SourceBusy     float64     `json:"source_busy"` // fraction of the wall time in the source's reads
+	SinkBusy       float64     `json:"sink_busy"`   // and in the sink's writes
 	Interrupted    bool        `json:"interrupted"`
 	Verify         string      `json:"verify"`
 	VerifyErr      float64     `json:"verify_max_rel_err,omitempty"`
@@ -206,6 +208,7 @@ func (r *StreamResult) fill(st pipeline.Stats, ch int) {
 	r.Drops = st.DroppedSamples + st.DroppedFilterSamples
 	r.StartupSeconds, r.WallSeconds = st.Startup.Seconds(), st.Wall.Seconds()
 	r.Interrupted = st.Interrupted
+	r.SourceBusy, r.SinkBusy = st.Busy()
 	if r.WallSeconds > 0 {
 		in := float64(st.SamplesIn) * float64(4*ch)
 		r.InGiBps = in / r.WallSeconds / GiB

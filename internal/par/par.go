@@ -26,10 +26,11 @@ type part struct {
 }
 
 // NewPool returns a pool of up to workers goroutines (at most MaxWorkers;
-// 0 means GOMAXPROCS), started on first use.
+// 0 means all CPUs but two, which a pipeline's consumer and producer
+// keep busy), started on first use.
 func NewPool(workers int) *Pool {
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = max(1, runtime.GOMAXPROCS(0)-2)
 	}
 	return &Pool{workers: min(workers, MaxWorkers)}
 }
