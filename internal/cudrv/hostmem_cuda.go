@@ -25,6 +25,8 @@ static unsigned sp_flagDevicemap(void) { return CU_MEMHOSTALLOC_DEVICEMAP; }
 static unsigned sp_flagWC(void) { return CU_MEMHOSTALLOC_WRITECOMBINED; }
 static unsigned sp_regPortable(void) { return CU_MEMHOSTREGISTER_PORTABLE; }
 static unsigned sp_regDevicemap(void) { return CU_MEMHOSTREGISTER_DEVICEMAP; }
+static unsigned sp_regReadOnly(void) { return CU_MEMHOSTREGISTER_READ_ONLY; }
+static int sp_attrReadOnlyRegister(void) { return CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED; }
 */
 import "C"
 
@@ -113,6 +115,29 @@ func RegisterHost(b []byte, mapped bool) (*HostBuf, error) {
 	}
 	h := &HostBuf{ptr: p, size: int64(len(b)), registered: true}
 	return h.mapped(mapped)
+}
+
+// RegisterHostReadOnly pins memory the process may only read, such as a
+// memory-mapped file (MAP_SHARED, PROT_READ), for copies to the device:
+// the copy engine then reads the page cache itself. Start and length must
+// be page-aligned; the device must support it (ReadOnlyRegister).
+func RegisterHostReadOnly(b []byte) (*HostBuf, error) {
+	if len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))&4095 != 0 || len(b)&4095 != 0 {
+		return nil, fmt.Errorf("cudrv: cuMemHostRegister needs page-aligned memory of whole pages")
+	}
+	p := unsafe.Pointer(&b[0])
+	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), C.sp_regPortable()|C.sp_regReadOnly()), "cuMemHostRegister(READ_ONLY)"); err != nil {
+		return nil, err
+	}
+	return &HostBuf{ptr: p, size: int64(len(b)), registered: true}, nil
+}
+
+// ReadOnlyRegister reports whether d can pin read-only memory
+// (RegisterHostReadOnly).
+func ReadOnlyRegister(d cu.Device) (bool, error) {
+	var v C.int
+	err := result(C.sp_devAttr(&v, C.sp_attrReadOnlyRegister(), C.CUdevice(d)), "cuDeviceGetAttribute(READ_ONLY_HOST_REGISTER_SUPPORTED)")
+	return v != 0, err
 }
 
 // Free releases the pinning (and the memory, unless it was registered).
