@@ -11,7 +11,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 cd /tmp
 $OLDPWD/build/cudrv.test -test.run '^$' -test.bench Register -test.benchtime 6x -test.v 2>&1 | tee "$OUT/summary.txt"
-for procs in 2 4 8 14; do
+for procs in 14; do
   echo "GOMAXPROCS=$procs (par pool = procs-2, min 1)" | tee -a "$OUT/summary.txt"
   GOMAXPROCS=$procs $OLDPWD/build/capture.test -test.run '^$' -test.bench 'RawFileRead/file' -test.benchtime 20x 2>&1 | grep -E "Benchmark" | tee -a "$OUT/summary.txt"
 done

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -98,6 +99,7 @@ func BenchmarkRegister(b *testing.B) {
 	for _, window := range []int{64 << 20, 256 << 20, 1 << 30} {
 		for _, kind := range []string{"anon", "file"} {
 			b.Run(fmt.Sprintf("%s/%dMiB", kind, window>>20), func(b *testing.B) {
+				current(b, ctx)
 				b.SetBytes(int64(window))
 				for i := range b.N {
 					off := (i * window) % total
@@ -125,6 +127,7 @@ func BenchmarkRegister(b *testing.B) {
 	defer cu.MemFree(dev)
 	h2d := func(name string) {
 		b.Run(name+"/256MiB", func(b *testing.B) {
+			current(b, ctx)
 			b.SetBytes(256 << 20)
 			for i := range b.N {
 				off := (i * (256 << 20)) % total
@@ -143,4 +146,14 @@ func BenchmarkRegister(b *testing.B) {
 	}
 	defer h.Free()
 	h2d("h2d-from-registered-file")
+}
+
+// current makes ctx current on the sub-benchmark's goroutine, which runs
+// on a thread of its own.
+func current(b *testing.B, ctx *Context) {
+	runtime.LockOSThread()
+	b.Cleanup(runtime.UnlockOSThread)
+	if err := ctx.MakeCurrent(); err != nil {
+		b.Fatal(err)
+	}
 }

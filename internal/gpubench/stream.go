@@ -166,6 +166,15 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		tee.keep = make([]float32, 0, 2*cfg.Block*ch)
 	}
 	check := &keepSink{Sink: out, ch: ch, ranges: ranges, keep: make([][]float32, len(ranges))}
+	for i, r := range ranges {
+		// Allocated and touched now, so that keeping the output costs the
+		// stream a copy and no page faults.
+		k := make([]float32, (r[1]-r[0])*ch)
+		for j := 0; j < len(k); j += 1024 {
+			k[j] = 1
+		}
+		check.keep[i] = k[:0]
+	}
 
 	transport := cfg.Transport
 	if transport == "" {
