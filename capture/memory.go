@@ -2,8 +2,10 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/par"
 )
@@ -76,4 +78,33 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.pool.Close()
 	return nil
+}
+
+// Region returns the memory the samples are in, for a pipeline that hands
+// blocks to a backend in place (pipeline.Viewer). The samples must start
+// and end on page boundaries (allocate them with mmap for that).
+func (m *Memory) Region() ([]byte, error) {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.x))), 4*len(m.x))
+	if len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%pageSize != 0 || uintptr(len(b))%pageSize != 0 {
+		return nil, errors.New("capture: memory source: samples not page-aligned")
+	}
+	return b, nil
+}
+
+// View returns the next up to n values in place (pipeline.Viewer).
+func (m *Memory) View(ctx context.Context, n int) ([]float32, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n -= n % m.info.Channels()
+	k := min(n, len(m.x)-m.pos)
+	v := m.x[m.pos : m.pos+k : m.pos+k]
+	m.pos += k
+	if k < n {
+		return v, io.EOF
+	}
+	return v, nil
 }

@@ -84,15 +84,19 @@ func (r *Raw) Close() error {
 		return nil
 	}
 	r.closed = true
+	var merr error
 	if r.direct != nil {
-		r.direct.close()
+		merr = r.direct.close()
+	}
+	if merr != nil {
+		merr = fmt.Errorf("capture: unmap %s: %w", r.name, merr)
 	}
 	if r.closer != nil {
 		if err := r.closer.Close(); err != nil {
-			return fmt.Errorf("capture: close %s: %w", r.name, err)
+			return errors.Join(merr, fmt.Errorf("capture: close %s: %w", r.name, err))
 		}
 	}
-	return nil
+	return merr
 }
 
 // Read implements [Source].

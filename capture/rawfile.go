@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"sync"
 
 	"encoding/binary"
@@ -32,6 +33,9 @@ type fileReader struct {
 	off, end int64 // end is -1 when the file is read to its end
 	pool     *par.Pool
 	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
+
+	mapped   []byte // Region's mapping of the file from mapStart, or nil
+	mapStart int64
 
 	// The read in progress: its buffer, and the end of the whole prefix
 	// read so far (a part cut short by the end of the file lowers it).
@@ -86,8 +90,16 @@ func (r *fileReader) readAt(lo, hi int) error {
 	return err
 }
 
-// close stops the pool's goroutines.
-func (r *fileReader) close() { r.pool.Close() }
+// close stops the pool's goroutines and unmaps the file.
+func (r *fileReader) close() error {
+	r.pool.Close()
+	if r.mapped == nil {
+		return nil
+	}
+	m := r.mapped
+	r.mapped = nil
+	return unmap(m)
+}
 
 // readDirect is Raw.Read for a float32 file read by position: whole
 // samples go straight into dst.
@@ -122,4 +134,75 @@ func (r *fileReader) restBytes() int64 {
 		return 0
 	}
 	return fi.Size() - r.off
+}
+
+// pageSize is what mmap offsets and pinned regions are aligned to.
+var pageSize = uintptr(os.Getpagesize())
+
+// Region maps the samples of a float32 file into memory, read-only, and
+// returns the mapping, for a pipeline that hands blocks to a backend in
+// place (pipeline.Viewer): a GPU copy engine then reads the page cache
+// with no copy by the CPU. Other files and formats return an error, and
+// are read instead.
+func (r *Raw) Region() ([]byte, error) {
+	d := r.direct
+	if d == nil || r.closed {
+		return nil, errors.New("capture: only float32 regular files can be mapped")
+	}
+	if d.mapped != nil {
+		return d.mapped, nil
+	}
+	if d.end < 0 {
+		fi, err := d.f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("capture: %s: %w", r.name, err)
+		}
+		d.end = fi.Size()
+	}
+	start := d.off &^ int64(pageSize-1)
+	if (d.off-start)%4 != 0 || d.end <= d.off {
+		return nil, errors.New("capture: samples not aligned for mapping")
+	}
+	n := (d.end - start + int64(pageSize) - 1) &^ int64(pageSize-1)
+	m, err := mapFile(d.f, start, int(n))
+	if err != nil {
+		return nil, fmt.Errorf("capture: map %s: %w", r.name, err)
+	}
+	d.mapped, d.mapStart = m, start
+	return m, nil
+}
+
+// View returns the next up to n values in place from the mapping that
+// Region made (pipeline.Viewer); the end of the samples, and a partial
+// sample there, end it as Read does.
+func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
+	if r.closed {
+		return nil, ErrClosed
+	}
+	d := r.direct
+	if d == nil || d.mapped == nil {
+		return nil, errors.New("capture: View before Region")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	frame := r.dt.frame()
+	ch := r.info.Channels()
+	want := int64(n/ch) * int64(frame)
+	k := min(want, (d.end-d.off)/int64(frame)*int64(frame))
+	v := unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[d.off-d.mapStart])), k/4)
+	if k == 0 {
+		v = nil
+	}
+	d.off += k
+	r.consumed += k
+	if k < want {
+		r.eof = true
+		r.err = r.endErrLeft(int(d.end - d.off))
+		return v, r.err
+	}
+	return v, nil
 }

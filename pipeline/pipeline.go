@@ -19,6 +19,31 @@ type Source interface {
 	Read(ctx context.Context, dst []float32) (int, error)
 }
 
+// Viewer is a Source whose samples already lie in memory that a backend
+// may read directly: a float32 file mapped into memory, samples held in
+// memory (capture.Raw on a float32 file, capture.Memory). When the backend
+// takes the region (RegionBackend), blocks are published in place rather
+// than copied into the ring.
+type Viewer interface {
+	Source
+	// Region is the memory every view lies in, page-aligned, valid until
+	// the source is closed; an error means the source cannot be viewed,
+	// and the pipeline reads it instead.
+	Region() ([]byte, error)
+	// View returns the next up to n values in place, as Read would
+	// return them (whole samples; io.EOF with the last ones at the end).
+	View(ctx context.Context, n int) ([]float32, error)
+}
+
+// RegionBackend is a Backend that can take blocks in place from a
+// source's memory: UseRegion, called after Start and before the first
+// block, prepares it (pins it for DMA) and reports whether the backend
+// takes views.
+type RegionBackend interface {
+	Backend
+	UseRegion(region []byte) (bool, error)
+}
+
 // Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
 // it. The pipeline never closes the sink: its owner does, after Run.
 type Sink interface {
@@ -231,6 +256,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	}
 	var c counters
 	c.startup.Store(int64(time.Since(start)))
+	viewer, err := useViews(src, be, opts.Log)
+	if err != nil {
+		ring.Close() // a backend's consumer may be waiting on it
+		return Stats{}, err
+	}
+	if viewer != nil {
+		ring.EnableViews()
+	}
 	unlockRing, err := cfg.Realtime.lockRing(ring.Mem())
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
@@ -282,7 +315,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 			perr = err
 			return
 		}
-		produced, perr = produce(pctx, src, ring, cfg, l, &c, clock)
+		produced, perr = produce(pctx, src, viewer, ring, cfg, l, &c, clock)
 	}()
 
 	want, cerr := consume(cctx, be, snk, l.Channels, &c, clock, opts.OnBlock)
@@ -323,10 +356,35 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	return st, nil
 }
 
-// produce reads the source into ring slots. Under PolicyDrop a full ring
-// makes it read into scratch and count the block as dropped; the block still
-// takes a sequence number, so the consumer sees the gap too.
-func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+// useViews returns src as a Viewer when the backend takes its region in
+// place, else nil (the source is read into the ring).
+func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, error) {
+	v, ok := src.(Viewer)
+	rb, ok2 := be.(RegionBackend)
+	if !ok || !ok2 {
+		return nil, nil
+	}
+	region, err := v.Region()
+	if err != nil {
+		log.Debug().Err(err).Msg("source read into the ring")
+		return nil, nil
+	}
+	use, err := rb.UseRegion(region)
+	if err != nil {
+		return nil, fmt.Errorf("%s backend: %w", be.Name(), err)
+	}
+	if !use {
+		return nil, nil
+	}
+	log.Info().Int("region_mib", len(region)>>20).Msg("blocks taken in place from the source's memory")
+	return v, nil
+}
+
+// produce reads the source into ring slots, or, with a viewer, publishes
+// views of its memory. Under PolicyDrop a full ring makes it read into
+// scratch (or skip the view) and count the block as dropped; the block
+// still takes a sequence number, so the consumer sees the gap too.
+func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	scratch := make([]float32, l.BlockValues())
 	remaining := cfg.MaxSamples
 	var seq uint64
@@ -346,7 +404,15 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 			buf = buf[:remaining*int64(l.Channels)]
 		}
 		t0 := clock()
-		n, rerr := src.Read(ctx, buf)
+		var n int
+		var rerr error
+		var view []float32
+		if viewer != nil {
+			view, rerr = viewer.View(ctx, len(buf))
+			n = len(view)
+		} else {
+			n, rerr = src.Read(ctx, buf)
+		}
 		ts := clock()
 		c.srcBusy.Add(ts - t0)
 		if n%l.Channels != 0 {
@@ -362,7 +428,7 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 			if dropped {
 				c.dropB.Add(1)
 				c.dropS.Add(uint64(count))
-			} else if err := ring.Publish(count, seq, ts); err != nil {
+			} else if err := publish(ring, view, count, seq, ts); err != nil {
 				return seq, err
 			} else {
 				c.pubB.Add(1)
@@ -380,6 +446,13 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 			return seq, nil
 		}
 	}
+}
+
+func publish(ring *Ring, view []float32, count int, seq uint64, ts int64) error {
+	if view != nil {
+		return ring.PublishView(view, seq, ts)
+	}
+	return ring.Publish(count, seq, ts)
 }
 
 func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {

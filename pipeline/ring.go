@@ -117,6 +117,9 @@ type Ring struct {
 	acquired bool
 	hook     PublishHook
 	spin     time.Duration // consumer: busy-wait this long before sleeping
+	// views[i%Slots] is block i's samples when they were published in
+	// place (PublishView); nil without EnableViews.
+	views [][]float32
 }
 
 // SetSpin makes Next busy-wait, without yielding, for up to d before
@@ -211,6 +214,27 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 // aligned 8-byte store, which orders after them (x86 TSO; a release store on
 // arm64), so a consumer that sees write_seq also sees the header and data.
 func (r *Ring) Publish(count int, seq uint64, ts int64) error {
+	return r.publish(count, seq, ts, nil)
+}
+
+// EnableViews lets the producer publish views (PublishView); call it
+// before the producer and the consumer start.
+func (r *Ring) EnableViews() { r.views = make([][]float32, r.l.Slots) }
+
+// PublishView is Publish for a block whose samples stay where the source
+// holds them (see Viewer): the slot carries view instead of a copy. view
+// must stay valid until the consumer has released the block.
+func (r *Ring) PublishView(view []float32, seq uint64, ts int64) error {
+	if r.views == nil {
+		return errors.New("pipeline: PublishView without EnableViews")
+	}
+	if len(view)%r.l.Channels != 0 || len(view) > r.l.BlockValues() {
+		return fmt.Errorf("pipeline: view of %d values is not up to %d whole %d-value samples", len(view), r.l.BlockSize, r.l.Channels)
+	}
+	return r.publish(len(view)/r.l.Channels, seq, ts, view)
+}
+
+func (r *Ring) publish(count int, seq uint64, ts int64, view []float32) error {
 	if !r.acquired {
 		return errors.New("pipeline: Publish without Acquire")
 	}
@@ -222,6 +246,11 @@ func (r *Ring) Publish(count int, seq uint64, ts int64) error {
 	*(*uint64)(unsafe.Pointer(&s[offSlotSeq])) = seq
 	*(*int64)(unsafe.Pointer(&s[offSlotTime])) = ts
 	*(*uint32)(unsafe.Pointer(&s[offSlotCount])) = uint32(count)
+	if r.views != nil {
+		// Written before write_seq's store, so the consumer that sees the
+		// block sees its view (or nil: the samples are in the slot).
+		r.views[w&r.mask] = view
+	}
 	r.acquired = false
 	if r.hook != nil {
 		r.hook(w, Block{Seq: seq, Timestamp: ts, Samples: r.data(s, count*r.l.Channels)})
@@ -268,11 +297,16 @@ func (r *Ring) blockAt(i uint64) Block {
 	if n > r.l.BlockSize { // memory shared with another writer: never trust it blindly
 		n = r.l.BlockSize
 	}
-	return Block{
+	b := Block{
 		Seq:       *(*uint64)(unsafe.Pointer(&s[offSlotSeq])),
 		Timestamp: *(*int64)(unsafe.Pointer(&s[offSlotTime])),
-		Samples:   r.data(s, n*r.l.Channels),
 	}
+	if r.views != nil && r.views[i&r.mask] != nil {
+		b.Samples = r.views[i&r.mask][:n*r.l.Channels]
+	} else {
+		b.Samples = r.data(s, n*r.l.Channels)
+	}
+	return b
 }
 
 // Release consumes the block returned by the last Next, freeing its slot.

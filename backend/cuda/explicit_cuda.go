@@ -54,6 +54,7 @@ type explicitSet struct {
 }
 
 type explicitState struct {
+	region   *pinnedRegion // the source's memory, when blocks come in place
 	fir      *BatchFIR
 	streams  []cu.Stream
 	sets     []explicitSet
@@ -159,9 +160,15 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 	if err := s.done.Synchronize(); err != nil {
 		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", s.seq, err)
 	}
-	// The block's input has been copied: its ring slot is free again.
+	// The block's input has been copied: its ring slot is free again, and
+	// so are the source's windows that no later block reads.
 	b.ring.Release()
 	x.ret++
+	if x.region != nil {
+		if err := x.region.release(x.ret); err != nil {
+			return pipeline.Output{}, err
+		}
+	}
 	b.next++
 	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.n]}, nil
 }
@@ -174,7 +181,13 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
 	ch := b.l.Channels
 	if s.n > 0 {
-		if err := cu.MemcpyHtoDAsync(s.dIn+cu.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4, st); err != nil {
+		var err error
+		if x.region != nil {
+			err = x.region.copyIn(k, s.dIn+cu.DevicePtr(x.hist*4), blk.Samples, st)
+		} else {
+			err = cu.MemcpyHtoDAsync(s.dIn+cu.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4, st)
+		}
+		if err != nil {
 			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
 		}
 	}
@@ -205,14 +218,18 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	return nil
 }
 
-// close waits for everything submitted and frees the streams, events and
-// kernels; the device and pinned buffers are the backend's to free.
+// close waits for everything submitted and frees the streams, events,
+// kernels and the source's pinned windows; the device and pinned buffers
+// are the backend's to free.
 func (x *explicitState) close() error {
 	var errs []error
 	for _, s := range x.streams {
 		if err := s.Synchronize(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: explicit transport: %w", err))
 		}
+	}
+	if x.region != nil {
+		errs = append(errs, x.region.release(^uint64(0)))
 	}
 	for i := range x.sets {
 		errs = append(errs, cudrv.DestroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
@@ -223,5 +240,103 @@ func (x *explicitState) close() error {
 		}
 	}
 	errs = append(errs, x.fir.Close())
+	return errors.Join(errs...)
+}
+
+// UseRegion lets the explicit transport copy blocks to the device straight
+// from the source's memory (pipeline.RegionBackend): a recording mapped
+// from the page cache, samples in memory. The region is pinned in windows
+// as blocks reach them (read-only where the device allows, as a mapped
+// file needs) and unpinned once no block in flight reads them, so pinned
+// memory stays bounded by cuda.max_pinned_mb whatever the recording's
+// size. The zero-copy transport writes tagged words and takes no views.
+func (b *backend) UseRegion(region []byte) (bool, error) {
+	if b.x == nil || b.transport != TransportExplicit {
+		return false, nil
+	}
+	window := cudrv.PageAlign(min(maxWindow, (b.opts.maxPinned()-explicitPinned(b.l))/2)) &^ 4095
+	if window < minWindow {
+		b.opts.Log.Info().Int64("room_mib", (b.opts.maxPinned()-explicitPinned(b.l))>>20).
+			Msg("cuda.max_pinned_mb leaves too little room to pin the source in place: blocks are copied")
+		return false, nil
+	}
+	ro, err := cudrv.ReadOnlyRegister(b.ctx.Dev)
+	if err != nil {
+		return false, err
+	}
+	b.x.region = &pinnedRegion{mem: region, window: int(window), ro: ro, bufs: map[int]*cudrv.HostBuf{}, last: map[int]uint64{}}
+	return true, nil
+}
+
+// Windows of a source's memory are pinned between these sizes.
+const (
+	minWindow = 16 << 20
+	maxWindow = 256 << 20
+)
+
+// pinnedRegion is a source's memory pinned window by window.
+type pinnedRegion struct {
+	mem    []byte
+	window int
+	ro     bool
+	bufs   map[int]*cudrv.HostBuf // pinned windows by index
+	last   map[int]uint64         // ring index of the last block that reads each
+}
+
+// copyIn enqueues the copy of block k's view to dst, window by window,
+// pinning the windows it reads first.
+func (p *pinnedRegion) copyIn(k uint64, dst cu.DevicePtr, view []float32, st cu.Stream) error {
+	base := uintptr(unsafe.Pointer(&p.mem[0]))
+	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
+	end := off + 4*len(view)
+	if off < 0 || end > len(p.mem) {
+		return fmt.Errorf("block at offset %d outside the source's region of %d bytes", off, len(p.mem))
+	}
+	for lo := off; lo < end; {
+		w := lo / p.window
+		hi := min(end, (w+1)*p.window)
+		if err := p.pin(w); err != nil {
+			return err
+		}
+		p.last[w] = k
+		if err := cu.MemcpyHtoDAsync(dst+cu.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo), st); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+func (p *pinnedRegion) pin(w int) error {
+	if p.bufs[w] != nil {
+		return nil
+	}
+	lo := w * p.window
+	hi := min(len(p.mem), lo+p.window)
+	var h *cudrv.HostBuf
+	var err error
+	if p.ro {
+		h, err = cudrv.RegisterHostReadOnly(p.mem[lo:hi])
+	} else {
+		h, err = cudrv.RegisterHost(p.mem[lo:hi], false)
+	}
+	if err != nil {
+		return fmt.Errorf("pin the source's bytes %d to %d: %w", lo, hi, err)
+	}
+	p.bufs[w] = h
+	return nil
+}
+
+// release unpins the windows whose last block is before ring index done
+// (every block before done has been copied).
+func (p *pinnedRegion) release(done uint64) error {
+	var errs []error
+	for w, h := range p.bufs {
+		if p.last[w] < done {
+			errs = append(errs, h.Free())
+			delete(p.bufs, w)
+			delete(p.last, w)
+		}
+	}
 	return errors.Join(errs...)
 }

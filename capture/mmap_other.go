@@ -1,0 +1,15 @@
+//go:build !unix
+
+package capture
+
+import (
+	"errors"
+	"os"
+)
+
+// mapFile is not available here: float32 files are read instead.
+func mapFile(*os.File, int64, int) ([]byte, error) {
+	return nil, errors.New("capture: memory-mapped files are not supported on this system")
+}
+
+func unmap([]byte) error { return nil }

@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"unsafe"
+)
+
+// viewSource is a countSource whose samples also lie in one slice that it
+// hands out in place.
+type viewSource struct {
+	x         []float32
+	pos       int
+	regionErr error
+	views     int
+}
+
+func (s *viewSource) Read(ctx context.Context, dst []float32) (int, error) {
+	n := copy(dst, s.x[s.pos:])
+	s.pos += n
+	if n < len(dst) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (s *viewSource) Region() ([]byte, error) {
+	if s.regionErr != nil {
+		return nil, s.regionErr
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s.x[0])), 4*len(s.x)), nil
+}
+
+func (s *viewSource) View(_ context.Context, n int) ([]float32, error) {
+	s.views++
+	k := min(n, len(s.x)-s.pos)
+	v := s.x[s.pos : s.pos+k]
+	s.pos += k
+	if k < n {
+		return v, io.EOF
+	}
+	return v, nil
+}
+
+// regionBackend is scaleBackend taking views when take is set, and
+// checking that every block it is handed lies where it says.
+type regionBackend struct {
+	scaleBackend
+	take    bool
+	region  []byte
+	inPlace int
+}
+
+func (b *regionBackend) UseRegion(region []byte) (bool, error) {
+	b.region = region
+	return b.take, nil
+}
+
+func (b *regionBackend) Next(ctx context.Context) (Output, error) {
+	if blk, err := b.ring.Next(ctx); err == nil && len(blk.Samples) > 0 && b.region != nil {
+		p := uintptr(unsafe.Pointer(&blk.Samples[0]))
+		lo := uintptr(unsafe.Pointer(&b.region[0]))
+		if p >= lo && p < lo+uintptr(len(b.region)) {
+			b.inPlace++
+		}
+	}
+	return b.scaleBackend.Next(ctx)
+}
+
+func TestRunTakesViewsWhenTheBackendDoes(t *testing.T) {
+	const block, ch = 100, 2
+	x := make([]float32, ch*(block*30+7))
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, tc := range []struct {
+		name      string
+		take      bool
+		regionErr error
+		inPlace   bool
+	}{
+		{"views", true, nil, true},
+		{"backend copies", false, nil, false},
+		{"source cannot map", true, errors.New("not mappable"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &viewSource{x: x, regionErr: tc.regionErr}
+			be := &regionBackend{take: tc.take}
+			snk := &sliceSink{}
+			st, err := Run(context.Background(), src, be, snk, Config{BlockSize: block, Complex: true, Slots: 4}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.SamplesIn != uint64(len(x)/ch) || st.SamplesOut != st.SamplesIn || st.Gaps != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			for i, v := range snk.got {
+				if v != 2*x[i] {
+					t.Fatalf("value %d = %v, want %v", i, v, 2*x[i])
+				}
+			}
+			if (be.inPlace > 0) != tc.inPlace || (src.views > 0) != tc.inPlace {
+				t.Fatalf("blocks in place %d, views %d; want in place %v", be.inPlace, src.views, tc.inPlace)
+			}
+		})
+	}
+}
+
+// Under the drop policy a view that finds the ring full is skipped and
+// counted, exactly as a copied block is.
+func TestRunDropsViewsExactly(t *testing.T) {
+	const block, blocks, slots = 16, 40, 4
+	x := make([]float32, block*blocks)
+	gate, entered := make(chan struct{}), make(chan struct{})
+	src := &gatedViewSource{viewSource: viewSource{x: x}, entered: entered, gate: gate}
+	be := &regionBackend{take: true}
+	snk := &sliceSink{gate: gate, entered: entered}
+	st, err := Run(context.Background(), src, be, snk, Config{BlockSize: block, Slots: slots, Policy: PolicyDrop}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDropped := uint64(blocks - 1 - slots)
+	if st.DroppedBlocks != wantDropped || st.Gaps != wantDropped || st.SamplesOut != (blocks-wantDropped)*block {
+		t.Fatalf("stats %+v, want %d dropped", st, wantDropped)
+	}
+}
+
+// gatedViewSource hands out view 1 only once the sink holds block 0, and
+// opens the sink's gate at the end, as countSource does for the copy path.
+type gatedViewSource struct {
+	viewSource
+	entered, gate chan struct{}
+}
+
+func (s *gatedViewSource) View(ctx context.Context, n int) ([]float32, error) {
+	if s.views == 1 {
+		<-s.entered
+	}
+	v, err := s.viewSource.View(ctx, n)
+	if err == io.EOF {
+		close(s.gate)
+	}
+	return v, err
+}
