@@ -48,11 +48,16 @@ type SigMFInfo struct {
 // SigMF is a source reading a SigMF recording.
 type SigMF struct {
 	*Raw
-	meta SigMFInfo
+	meta  SigMFInfo
+	files []string
 }
 
 // Meta returns the interpreted metadata.
 func (s *SigMF) Meta() SigMFInfo { return s.meta }
+
+// Files returns the files the recording is read from: the metadata and
+// data files, or the archive.
+func (s *SigMF) Files() []string { return s.files }
 
 // sigmfJSON mirrors the metadata fields read; pointers tell absent from zero.
 type sigmfJSON struct {
@@ -236,7 +241,7 @@ func OpenSigMF(path string) (*SigMF, error) {
 			return nil, fmt.Errorf("capture: sigmf %s: skipping to captures[0] core:sample_start: %w", dataPath, err)
 		}
 	}
-	return &SigMF{Raw: newRaw(r, f, dataPath, dt, info.SampleRate, declared), meta: info}, nil
+	return &SigMF{Raw: newRaw(r, f, dataPath, dt, info.SampleRate, declared), meta: info, files: []string{metaPath, dataPath}}, nil
 }
 
 // sigmfDataLen is the number of sample bytes after the skipped start and
@@ -317,6 +322,6 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		if _, err := io.CopyN(io.Discard, tr, info.skipBytes(dt)); err != nil {
 			return fail(err)
 		}
-		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info}, nil
+		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info, files: []string{path}}, nil
 	}
 }
