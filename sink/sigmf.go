@@ -1,9 +1,11 @@
 package sink
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,13 +63,13 @@ type SigMF struct {
 	freq     []byte // the encoded core:frequency, nil to omit it
 	t0       time.Time
 	rate     float64
-	gaps     []gap // in output order
+	gaps     []gap  // in output order
 	next     uint64 // input index of the next sample expected
 	dropped  uint64 // samples annotated as dropped
 	dirty    bool   // gaps not yet in the metadata file
 	lastMeta time.Time
 	metaCost time.Duration // how long the last metadata write took
-	enc      []byte        // reused encoding buffer
+	scratch  []byte        // reused by encode for one segment at a time
 }
 
 // gap is one run of dropped samples: n samples before output index out,
@@ -171,23 +173,26 @@ func sigmfGlobal(m SigMFMeta) (map[string]any, error) {
 	return global, nil
 }
 
-// encode returns the metadata document as it stands, in a buffer reused
-// by the next call. It is written by hand, one segment at a time, so that a
-// long run's thousands of gaps cost neither a map per gap nor a second copy
-// of the document.
-func (s *SigMF) encode() []byte {
-	b := append(s.enc[:0], "{\n  \"global\": "...)
+// encode writes the metadata document as it stands to w. It is written by
+// hand, one segment at a time, so that a long run's thousands of gaps cost
+// neither a map per gap nor a copy of the whole document in memory: the
+// memory a gap costs is its 32-byte record.
+func (s *SigMF) encode(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	b := append(s.scratch[:0], "{\n  \"global\": "...)
 	b = append(b, s.global...)
 	b = append(b, ",\n  \"captures\": [\n"...)
 	b = s.appendCapture(b, 0, 0)
+	bw.Write(b)
 	for _, g := range s.gaps {
 		if !g.end {
-			b = append(b, ",\n"...)
-			b = s.appendCapture(b, g.out, g.in)
+			b = append(b[:0], ",\n"...)
+			bw.Write(s.appendCapture(b, g.out, g.in))
 		}
 	}
-	b = append(b, "\n  ],\n  \"annotations\": ["...)
+	bw.WriteString("\n  ],\n  \"annotations\": [")
 	for i, g := range s.gaps {
+		b = b[:0]
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -203,13 +208,14 @@ func (s *SigMF) encode() []byte {
 		b = append(b, "\",\n      \""+DroppedKey+"\": "...)
 		b = strconv.AppendUint(b, g.n, 10)
 		b = append(b, "\n    }"...)
+		bw.Write(b)
 	}
 	if len(s.gaps) > 0 {
-		b = append(b, "\n  "...)
+		bw.WriteString("\n  ")
 	}
-	b = append(b, "]\n}\n"...)
-	s.enc = b
-	return b
+	bw.WriteString("]\n}\n")
+	s.scratch = b
+	return bw.Flush() // bufio keeps the first error
 }
 
 // appendCapture appends the capture segment starting at output index out,
@@ -223,7 +229,7 @@ func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
 	}
 	if !s.t0.IsZero() {
 		b = append(b, ",\n      \"core:datetime\": \""...)
-		b = s.t0.Add(time.Duration(float64(in) / s.rate * 1e9)).UTC().AppendFormat(b, time.RFC3339Nano)
+		b = s.t0.Add(time.Duration(float64(in)/s.rate*1e9)).UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 	}
 	return append(b, "\n    }"...)
@@ -313,18 +319,18 @@ func (s *SigMF) sync(now time.Time) error {
 // writeMeta writes the metadata to a temporary file beside it and renames
 // it into place.
 func (s *SigMF) writeMeta() error {
-	return writeFileAtomic(s.metaPath, s.encode())
+	return writeFileAtomic(s.metaPath, s.encode)
 }
 
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory and a rename.
-func writeFileAtomic(path string, data []byte) error {
+// writeFileAtomic replaces path with what write writes, through a
+// temporary file in the same directory and a rename.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("sink: sigmf: %w", err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -175,7 +175,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		return err
 	}
 
-	src, err := openSource(cfg, cmd.InOrStdin())
+	src, err := openSource(ctx, cfg, cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -313,7 +313,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 }
 
 // openSource opens the configured source; stdin is the command's input.
-func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
+func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 	s := &cfg.Source
 	switch s.Type {
 	case config.SourceSynthetic:
@@ -332,13 +332,13 @@ func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 		}
 		return src, nil
 	case config.SourceFile:
-		src, err := capture.OpenFile(s.Path, s.Format, s.SampleRate)
+		src, err := capture.OpenFileContext(ctx, s.Path, s.Format, s.SampleRate)
 		if err != nil {
 			return nil, cfg.Wrap("source.path", err)
 		}
 		return src, nil
 	case config.SourceStdin:
-		src, err := capture.NewRaw(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
+		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/rs/zerolog"
 
@@ -81,4 +83,13 @@ func clipSummary(format string, snk *sink.Deferred) string {
 		return ""
 	}
 	return fmt.Sprintf("  clipped %d", snk.Clipped())
+}
+
+// newStdinSource reads raw samples from stdin; the process's own stdin is
+// reopened so that a signal wakes a read waiting on a silent writer.
+func newStdinSource(stdin io.Reader, format string, info capture.Info) (capture.Source, error) {
+	if f, ok := stdin.(*os.File); ok {
+		return capture.NewStdin(f, format, info)
+	}
+	return capture.NewRaw(stdin, format, info)
 }
