@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -196,9 +197,21 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 // readRawFloat32 reads a little-endian float32 file holding a whole
 // number of samples of ch values.
 func readRawFloat32(path string, ch int) ([]float32, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read input: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("input %s: not a regular file (a device or pipe has no length to check)", path)
+	}
+	// Bounded, so that a huge file fails instead of exhausting memory.
+	b, err := io.ReadAll(io.LimitReader(f, 4*maxBenchValues+1))
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	if len(b) > 4*maxBenchValues {
+		return nil, fmt.Errorf("input %s: more than %d values exceeds the limit", path, maxBenchValues)
 	}
 	if len(b) == 0 || len(b)%(4*ch) != 0 {
 		return nil, fmt.Errorf("input %s: %d bytes is not a positive whole number of %d-byte samples", path, len(b), 4*ch)
