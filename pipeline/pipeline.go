@@ -292,14 +292,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, ring, cfg, l, &c, clock)
 	}()
 
-	want, cerr := consume(cctx, be, snk, l, &c, clock, opts.OnBlock)
+	want, cerr := consume(cctx, opts.Abort, be, snk, l, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal
 	// end of stream it has returned already and this does nothing.
 	cancelProducer()
 	wg.Wait()
 	lostB, lostS := c.lostAtFilter()
-	aborted := opts.Abort != nil && opts.Abort.Err() != nil && cctx.Err() != nil
+	aborted := opts.Abort != nil && opts.Abort.Err() != nil
 	if aborted && errors.Is(cerr, context.Canceled) {
 		cerr = nil // the drain was cut short on purpose; the loss is counted
 	}
@@ -391,11 +391,14 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 	}
 }
 
-func consume(ctx context.Context, be Backend, snk Sink, l Layout, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
 	channels := l.Channels
 	indexed, _ := snk.(IndexedSink)
 	var want uint64
 	for {
+		if abort != nil && abort.Err() != nil { // blocks still queued are not taken
+			return want, fmt.Errorf("%s backend: %w", be.Name(), context.Canceled)
+		}
 		out, err := be.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return want, nil

@@ -39,6 +39,9 @@ type Spec struct {
 	// OnClip, if set, is called once when the first value is clipped to
 	// the int16 range (see Raw.SetClipHandler).
 	OnClip func(total uint64)
+	// MakeDirs creates missing parent directories (removed again if
+	// Create fails).
+	MakeDirs bool
 	// StampStart sets a SigMF recording's captures[0] core:datetime to
 	// the time Create is called, when Meta.Datetime is zero.
 	StampStart bool
@@ -99,6 +102,11 @@ func Prepare(s Spec) (*Plan, error) {
 		paths = []string{base + ".sigmf-data", base + ".sigmf-meta"}
 	default:
 		return nil, fmt.Errorf("sink: unknown type %q (want %s, %s or %s)", s.Type, TypeFile, TypeSigMF, TypeNull)
+	}
+	for _, path := range paths { // inputs first: that error matters most
+		if in := sameAsInput(path, nil, s.Inputs); in != "" {
+			return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+		}
 	}
 	for _, path := range paths {
 		o, err := checkOutput(path, s.Inputs, s.Overwrite)
@@ -204,10 +212,12 @@ func (p *Plan) Create() (s Sink, err error) {
 			}
 		}
 	}()
-	dirs, err := mkdirTracked(filepath.Dir(p.outputs[0].path))
-	undo = append(undo, func() { removeDirs(dirs) })
-	if err != nil {
-		return nil, fmt.Errorf("sink: create output directory: %w", err)
+	if p.spec.MakeDirs {
+		dirs, err := mkdirTracked(filepath.Dir(p.outputs[0].path))
+		undo = append(undo, func() { removeDirs(dirs) })
+		if err != nil {
+			return nil, fmt.Errorf("sink: create output directory: %w", err)
+		}
 	}
 	o := p.outputs[0]
 	file, err := p.open(o)

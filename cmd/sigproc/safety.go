@@ -42,7 +42,7 @@ func planSink(cfg *config.Config, format string, info capture.Info, inputs []str
 	s := &cfg.Sink
 	spec := sink.Spec{
 		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: inputs,
-		StampStart: true,
+		StampStart: true, MakeDirs: true,
 		// Warned once, as soon as it starts; the total is in the summary
 		// and the metrics.
 		OnClip: func(total uint64) {
