@@ -18,7 +18,7 @@ import (
 // and the summary is printed. SIGHUP (the terminal or SSH session that
 // started the run went away) stops it the same way; SIGPIPE does when
 // stdout or stderr is a pipe whose reader has gone.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} // SIGPIPE last
 
 // signalCause is the cancellation cause of the command's context when a
 // signal stopped it.
@@ -57,22 +57,29 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 	signal.Notify(sigs, stopSignals...)
 	done := make(chan struct{})
 	go func() {
-		n := 0
+		n, piped := 0, false
 		for {
 			select {
 			case s := <-sigs:
 				// A SIGPIPE from a closed metrics client (or any
 				// socket) is not a reason to stop: only a dead
-				// stdout or stderr is.
-				if s == syscall.SIGPIPE && !stdioBroken() {
-					continue
+				// stdout or stderr is, and it counts once, as
+				// every later write to it raises another.
+				if s == syscall.SIGPIPE {
+					if piped || !stdioBroken() {
+						continue
+					}
+					piped = true
 				}
 				n++
 				if n == 1 {
+					fmt.Fprintf(stderr, "sigproc: %v: stopping; filtering the blocks already captured (a second signal cuts that short)\n", s)
 					cancel(signalCause{s})
 					continue
 				}
-				signal.Reset(stopSignals...)
+				// SIGPIPE stays caught: its default action would
+				// kill the process at the next write to stderr.
+				signal.Reset(stopSignals[:len(stopSignals)-1]...)
 				fmt.Fprintf(stderr, "sigproc: second signal (%v): not filtering the blocks still queued; writing what is filtered (a third signal kills at once)\n", s)
 				abortNow()
 				return
