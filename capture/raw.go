@@ -99,9 +99,7 @@ func (r *Raw) Close() error {
 		return nil
 	}
 	r.closed = true
-	if r.stop != nil {
-		r.stop()
-	}
+	r.unwatch()
 	if r.closer != nil {
 		if err := r.closer.Close(); err != nil {
 			return fmt.Errorf("capture: close %s: %w", r.name, err)
@@ -169,15 +167,26 @@ func (r *Raw) watch(ctx context.Context) {
 	if r.dl == nil || done == r.done && r.stop != nil || done == nil && r.done == nil {
 		return
 	}
-	if r.stop != nil {
-		r.stop()
-		r.stop = nil
-	}
+	r.unwatch()
 	r.done = done
 	_ = r.dl.SetReadDeadline(time.Time{})
 	if done != nil {
-		dl := r.dl
-		r.stop = context.AfterFunc(ctx, func() { _ = dl.SetReadDeadline(time.Now()) })
+		dl, fired := r.dl, make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { _ = dl.SetReadDeadline(time.Now()); close(fired) })
+		r.stop = func() bool {
+			if !stop() {
+				<-fired // it ran or is running: let it finish before the deadline is reset
+			}
+			return true
+		}
+	}
+}
+
+// unwatch stops the current watch, if any.
+func (r *Raw) unwatch() {
+	if r.stop != nil {
+		r.stop()
+		r.stop = nil
 	}
 }
 

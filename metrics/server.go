@@ -38,6 +38,16 @@ type Server struct {
 // port in use is reported here, before the run starts. At most MaxConns
 // connections are served at once, each with the timeouts above.
 func Serve(addr string, h http.Handler) (*Server, error) {
+	return serve(addr, h, limits{ReadHeaderTimeout, IdleTimeout, MaxConns})
+}
+
+// limits are the server's timeouts and connection cap.
+type limits struct {
+	header, idle time.Duration
+	conns        int
+}
+
+func serve(addr string, h http.Handler, lim limits) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
@@ -48,16 +58,16 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 		ln: ln,
 		srv: &http.Server{
 			Handler:           mux,
-			ReadHeaderTimeout: ReadHeaderTimeout,
+			ReadHeaderTimeout: lim.header,
 			ReadTimeout:       ReadTimeout,
 			WriteTimeout:      WriteTimeout,
-			IdleTimeout:       IdleTimeout,
+			IdleTimeout:       lim.idle,
 			MaxHeaderBytes:    MaxHeaderBytes,
 		},
 		done: make(chan struct{}),
 	}
 	go func() {
-		s.serveErr = s.srv.Serve(newLimitListener(ln, MaxConns))
+		s.serveErr = s.srv.Serve(newLimitListener(ln, lim.conns))
 		close(s.done)
 	}()
 	return s, nil
