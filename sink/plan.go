@@ -414,3 +414,13 @@ func (d *Deferred) Close() error {
 	}
 	return d.s.Close()
 }
+
+// CheckNotInput returns an error wrapping ErrIsInput if path is one of
+// inputs (by device and inode, or by its path after symlinks and ".."), for
+// tools that write outputs outside a Plan.
+func CheckNotInput(path string, inputs ...string) error {
+	if in := sameAsInput(path, nil, inputs); in != "" {
+		return fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+	}
+	return nil
+}

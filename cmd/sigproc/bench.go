@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/sink"
 )
 
 // newBenchCmd returns the "bench" parent command; each backend adds a
@@ -177,7 +178,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, errors.New("bench cpu: run too short to time; raise --samples")
 	}
 	if o.output != "" {
-		if err := writeRawFloat32(o.output, y); err != nil {
+		if err := writeRawFloat32(o.output, o.input, y); err != nil {
 			return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 		}
 	}
@@ -226,8 +227,12 @@ func readRawFloat32(path string, ch int) ([]float32, error) {
 	return x, nil
 }
 
-// writeRawFloat32 writes y as little-endian float32.
-func writeRawFloat32(path string, y []float32) error {
+// writeRawFloat32 writes y as little-endian float32, refusing to write over
+// the input.
+func writeRawFloat32(path, input string, y []float32) error {
+	if err := sink.CheckNotInput(path, input); err != nil {
+		return err
+	}
 	b := make([]byte, 4*len(y))
 	for i, v := range y {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))

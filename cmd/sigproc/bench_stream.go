@@ -482,6 +482,9 @@ func streamSource(ctx context.Context, o benchStreamOptions, cfg gpu.StreamConfi
 	var snk sink.Sink = sink.NewNull()
 	rep.Sink = "null (counted, discarded)"
 	if o.output != "" {
+		if err := sink.CheckNotInput(o.output, o.input); err != nil {
+			return rep, fmt.Errorf("bench stream: %w", err)
+		}
 		if snk, err = sink.CreateFile(o.output, format); err != nil {
 			return rep, fmt.Errorf("bench stream: %w", err)
 		}

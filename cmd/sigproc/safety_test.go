@@ -127,11 +127,21 @@ func TestSmallerProblems(t *testing.T) {
 	}
 }
 
-// TestBenchInputBounded (issue item 9): bench cpu refuses a device input
-// instead of reading it until memory runs out.
+// TestBenchInputBounded (issue items 9 and 1): bench cpu refuses a device
+// input instead of reading it until memory runs out, and never writes its
+// output over its input.
 func TestBenchInputBounded(t *testing.T) {
 	if code, _, errs := runCLI(t, "", "bench", "cpu", "--input", "/dev/zero"); code != 1 || !strings.Contains(errs, "not a regular file") {
 		t.Errorf("bench cpu --input /dev/zero: exit %d: %s", code, errs)
+	}
+	in := filepath.Join(t.TempDir(), "x.f32")
+	content := bytes.Repeat([]byte{0, 0, 128, 63}, 4096)
+	os.WriteFile(in, content, 0o644)
+	if code, _, errs := runCLI(t, "", "bench", "cpu", "--input", in, "--output", in, "--taps", "3"); code != 1 || !strings.Contains(errs, "refusing to write over an input") {
+		t.Errorf("bench cpu --output = --input: exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(in); !bytes.Equal(b, content) {
+		t.Error("bench cpu overwrote its input")
 	}
 }
 
