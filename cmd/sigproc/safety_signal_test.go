@@ -196,6 +196,23 @@ sink: {type: sigmf, path: %q}
 		}
 	})
 
+	// Issue item 2: a run that dies of out-of-memory on a huge ring (here
+	// under a 1 GB address-space limit) has not touched the existing
+	// output it was allowed to overwrite: outputs are created after the
+	// ring is allocated.
+	t.Run("ring out of memory", func(t *testing.T) {
+		old := filepath.Join(t.TempDir(), "old.f32")
+		os.WriteFile(old, []byte("precious"), 0o644)
+		cfg := writeConfig(t, "source: {type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 1000}\nblock_size: 1048576\nring_slots: 512\nfilter: {taps: [1]}\nsink: {type: file, path: "+old+", overwrite: true}\n")
+		out, err := exec.Command("/bin/sh", "-c", `ulimit -v 1000000 && exec "$0" run -c "$1" --num-samples 1000`, bin, cfg).CombinedOutput()
+		if err == nil || !bytes.Contains(out, []byte("out of memory")) || !bytes.Contains(out, []byte("pipeline.NewRing")) && !bytes.Contains(out, []byte("pipeline.AlignedBytes")) {
+			t.Fatalf("want the 2 GiB ring to run out of memory under a 1 GB limit: %v\n%.2000s", err, out)
+		}
+		if b, _ := os.ReadFile(old); string(b) != "precious" {
+			t.Fatalf("the failed run changed the existing output to %q\n%s", b, out)
+		}
+	})
+
 	// Issue item 4: SIGHUP stops the run cleanly (exit 129).
 	t.Run("SIGHUP", func(t *testing.T) {
 		base := filepath.Join(t.TempDir(), "rec")
