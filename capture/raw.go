@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // rawBufSize is the size of the byte buffer each Raw allocates once.
@@ -34,6 +36,18 @@ type Raw struct {
 	err      error // sticky terminal error
 	closed   bool
 	direct   *fileReader // float32 samples in a regular file, read by position
+	// A blocked read of a pollable input (pipe, FIFO, socket, terminal)
+	// is woken by a read deadline when the Read's context ends.
+	dl   deadliner
+	done <-chan struct{} // Done channel of the watched context
+	stop func() bool     // stops the watch
+}
+
+// deadliner is an input whose blocked reads a deadline interrupts: an
+// *os.File in the runtime poller. Regular files are not (their reads do
+// not block on a writer), and SetReadDeadline fails on them harmlessly.
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
 }
 
 // NewRaw returns a source decoding r in format ("ri16_le", "rf32_le",
@@ -61,7 +75,9 @@ func NewRaw(r io.Reader, format string, info Info) (*Raw, error) {
 }
 
 func newRaw(r io.Reader, closer io.Closer, name string, dt datatype, rate float64, declared int64) *Raw {
+	dl, _ := r.(deadliner)
 	return &Raw{
+		dl:       dl,
 		r:        r,
 		closer:   closer,
 		name:     name,
@@ -84,6 +100,7 @@ func (r *Raw) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.unwatch()
 	var merr error
 	if r.direct != nil {
 		merr = r.direct.close()
@@ -114,6 +131,7 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	if r.direct != nil && r.err == nil && !r.eof {
 		return r.readDirect(dst)
 	}
+	r.watch(ctx)
 	frame := r.dt.frame()
 	n, stalls := 0, 0
 	for n < len(dst) {
@@ -136,6 +154,8 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		m, err := r.refill(r.r)
 		r.consumed += int64(m)
 		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
+			return n, ctx.Err() // woken by the watch: not sticky
 		case err == io.EOF:
 			r.eof = true
 		case err != nil:
@@ -149,6 +169,92 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// watch makes ctx's end interrupt a blocked read of a pollable input. It
+// registers once per context, so the hot path does not allocate.
+func (r *Raw) watch(ctx context.Context) {
+	done := ctx.Done()
+	if r.dl == nil || done == r.done && r.stop != nil || done == nil && r.done == nil {
+		return
+	}
+	r.unwatch()
+	r.done = done
+	_ = r.dl.SetReadDeadline(time.Time{})
+	if done != nil {
+		dl, fired := r.dl, make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { _ = dl.SetReadDeadline(time.Now()); close(fired) })
+		r.stop = func() bool {
+			if !stop() {
+				<-fired // it ran or is running: let it finish before the deadline is reset
+			}
+			return true
+		}
+	}
+}
+
+// unwatch stops the current watch, if any.
+func (r *Raw) unwatch() {
+	if r.stop != nil {
+		r.stop()
+		r.stop = nil
+	}
+}
+
+// NewStdin returns a source decoding f (normally os.Stdin) like NewRaw,
+// whose reads a cancelled context interrupts even while the writer is
+// silent. A pipe, FIFO or terminal is reopened through /proc/self/fd in
+// non-blocking mode, so that the runtime poller can wake the read, leaving
+// f's own file description (shared with the shell) as it was; the source
+// owns and closes the new one. Other inputs (regular files) are read
+// through f directly.
+func NewStdin(f *os.File, format string, info Info) (*Raw, error) {
+	r, err := NewRaw(f, format, info)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice|os.ModeSocket) == 0 {
+		return r, nil
+	}
+	p, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return r, nil // a socket, or no /proc: blocking reads
+	}
+	if err := p.SetReadDeadline(time.Time{}); err != nil {
+		p.Close() // not in the poller after all
+		return r, nil
+	}
+	r.r, r.closer, r.dl = p, p, p
+	return r, nil
+}
+
+// openInput opens a file to read. A FIFO's open waits for a writer, so it
+// happens on another goroutine and a cancelled ctx abandons it.
+func openInput(ctx context.Context, path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return os.Open(path)
+	}
+	type result struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- result{f, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.f, res.err
+	case <-ctx.Done():
+		go func() { // close it should a writer still come
+			if res := <-ch; res.f != nil {
+				res.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("open %s: waiting for a writer: %w", path, ctx.Err())
+	}
 }
 
 // endErr is the error at end of input: io.EOF, or ErrTruncated when bytes
@@ -193,6 +299,12 @@ func (r *Raw) decode(dst []float32, src []byte) {
 // sampleRate > 0. For WAV and SigMF the rate comes from the file; a non-zero
 // sampleRate that disagrees with it is an error rather than being ignored.
 func OpenFile(path, format string, sampleRate float64) (Source, error) {
+	return OpenFileContext(context.Background(), path, format, sampleRate)
+}
+
+// OpenFileContext is OpenFile where a cancelled ctx abandons the open of a
+// raw FIFO that no writer has opened yet.
+func OpenFileContext(ctx context.Context, path, format string, sampleRate float64) (Source, error) {
 	if format == "" {
 		var err error
 		if format, err = inferFormat(path); err != nil {
@@ -221,7 +333,7 @@ func OpenFile(path, format string, sampleRate float64) (Source, error) {
 		if err := checkRate(sampleRate); err != nil {
 			return nil, fmt.Errorf("capture: %s: %w (raw %s files need it)", path, err, format)
 		}
-		f, err := os.Open(path)
+		f, err := openInput(ctx, path)
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}

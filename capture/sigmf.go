@@ -21,6 +21,11 @@ const (
 	sigmfArchiveExt = ".sigmf"
 )
 
+// MaxMetaSize is the largest .sigmf-meta file OpenSigMF reads, so that a
+// metadata path pointing at a device or a huge file fails cleanly instead of
+// exhausting memory.
+const MaxMetaSize = 64 << 20
+
 // SigMFInfo is the part of a SigMF recording's metadata that this package
 // interprets.
 type SigMFInfo struct {
@@ -48,11 +53,16 @@ type SigMFInfo struct {
 // SigMF is a source reading a SigMF recording.
 type SigMF struct {
 	*Raw
-	meta SigMFInfo
+	meta  SigMFInfo
+	files []string
 }
 
 // Meta returns the interpreted metadata.
 func (s *SigMF) Meta() SigMFInfo { return s.meta }
+
+// Files returns the files the recording is read from: the metadata and
+// data files, or the archive.
+func (s *SigMF) Files() []string { return s.files }
 
 // sigmfJSON mirrors the metadata fields read; pointers tell absent from zero.
 type sigmfJSON struct {
@@ -167,6 +177,40 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 	return info, nil
 }
 
+// readLimited reads a whole file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, inputErr(ErrFormat, "%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// checkInDir refuses a path that resolves (through symlinks) outside dir:
+// a recording's dataset is its own, never a link to some other file.
+func checkInDir(path, dir string) error {
+	rp, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil // a missing file is reported when it is opened
+	}
+	rd, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(rd, rp); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return inputErr(ErrFormat, "%s links to %s, outside the recording's directory %s", path, rp, rd)
+	}
+	return nil
+}
+
 // skipBytes is the byte position of the first sample read.
 func (i SigMFInfo) skipBytes(dt datatype) int64 {
 	return int64(i.HeaderBytes) + int64(i.SampleStart)*int64(dt.frame())
@@ -184,7 +228,7 @@ func OpenSigMF(path string) (*SigMF, error) {
 		}
 	}
 	metaPath := base + sigmfMetaExt
-	data, err := os.ReadFile(metaPath)
+	data, err := readLimited(metaPath, MaxMetaSize)
 	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(path, sigmfArchiveExt) {
 		if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() {
 			return openSigMFArchive(path)
@@ -200,6 +244,9 @@ func OpenSigMF(path string) (*SigMF, error) {
 	dataPath := base + sigmfDataExt
 	if info.Dataset != "" {
 		dataPath = filepath.Join(filepath.Dir(metaPath), info.Dataset)
+		if err := checkInDir(dataPath, filepath.Dir(metaPath)); err != nil {
+			return nil, fmt.Errorf("capture: sigmf %s: core:dataset: %w", metaPath, err)
+		}
 	}
 	dt, _ := lookupDatatype(info.Datatype)
 	f, err := os.Open(dataPath)
@@ -240,7 +287,7 @@ func OpenSigMF(path string) (*SigMF, error) {
 	if declared >= 0 {
 		raw.direct = newFileReader(f, dt, skipN, skipN+declared)
 	}
-	return &SigMF{Raw: raw, meta: info}, nil
+	return &SigMF{Raw: raw, meta: info, files: []string{metaPath, dataPath}}, nil
 }
 
 // sigmfDataLen is the number of sample bytes after the skipped start and
@@ -281,7 +328,7 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, sigmfMetaExt) {
 			continue
 		}
-		if h.Size > 64<<20 {
+		if h.Size > MaxMetaSize {
 			return fail(inputErr(ErrFormat, "%s is %d bytes", h.Name, h.Size))
 		}
 		data, err := io.ReadAll(tr)
@@ -321,6 +368,6 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		if _, err := io.CopyN(io.Discard, tr, info.skipBytes(dt)); err != nil {
 			return fail(err)
 		}
-		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info}, nil
+		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info, files: []string{path}}, nil
 	}
 }

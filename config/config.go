@@ -335,6 +335,10 @@ type Sink struct {
 	// Format is rf32_le, cf32_le, ri16_le or ci16_le. Empty means rf32_le
 	// for real sources and cf32_le for complex ones; use FormatFor.
 	Format string `yaml:"format"`
+	// Overwrite lets the run replace existing output files. Without it an
+	// existing output is refused before anything starts. An output that is
+	// one of the run's inputs is refused either way.
+	Overwrite bool `yaml:"overwrite"`
 }
 
 // Log configures logging.

@@ -318,7 +318,7 @@ func yamlError(name string, err error, idx *index) error {
 				e.Msg += " (allowed here: " + allowed + ")"
 			}
 		} else if sm := reCannot.FindStringSubmatch(e.Msg); sm != nil {
-			e.Field = idx.pathAt(e.Line, "")
+			e.Field = idx.typedPathAt(e.Line, sm[1], strings.TrimSuffix(strings.TrimPrefix(sm[2], "`"), "` "))
 			e.Msg = fmt.Sprintf("wrong type: %s%s where %s is expected", yamlKind(sm[1]), strings.TrimSuffix(" "+sm[2], " "), goKind(sm[3]))
 		}
 		list.add(e)
@@ -471,25 +471,43 @@ type index struct {
 	keys map[string][]string // mapping path -> its keys in order
 	at   map[int][]string    // line -> paths written on it
 	null map[string]string   // path -> scalar text of values tagged !!null
+	tag  map[string]string   // path -> short tag of its value (!!seq, !!str, ...)
+	val  map[string]string   // path -> text of its value, for scalars
 }
 
 // maxMappingKeys bounds the keys of one mapping; the largest config
 // mapping (source) has about 20.
 const maxMappingKeys = 100
 
-// maxIndexNodes bounds the index walk, which follows aliases.
-const maxIndexNodes = 100000
+// maxAliasNodes bounds the nodes the index walk visits through aliases
+// (billion laughs); nodes written out in the file are bounded by its size.
+const maxAliasNodes = 100000
 
 func newIndex(root *yaml.Node) (*index, error) {
-	ix := &index{line: map[string]int{}, keys: map[string][]string{}, null: map[string]string{}, at: map[int][]string{}}
-	budget := maxIndexNodes
+	ix := &index{line: map[string]int{}, keys: map[string][]string{}, null: map[string]string{}, at: map[int][]string{},
+		tag: map[string]string{}, val: map[string]string{}}
+	budget := maxAliasNodes
+	aliased := 0 // > 0 while inside an alias expansion
 	var walk func(n *yaml.Node, path string, depth int) error
 	walk = func(n *yaml.Node, path string, depth int) error {
-		if budget--; budget < 0 || depth > 100 {
-			return errors.New("config too deeply nested or too many alias expansions")
+		if depth > 100 {
+			return errors.New("config too deeply nested (more than 100 levels)")
+		}
+		if aliased > 0 {
+			if budget--; budget < 0 {
+				return fmt.Errorf("config expands to more than %d nodes through aliases", maxAliasNodes)
+			}
 		}
 		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			aliased++
+			defer func() { aliased-- }()
 			return walk(n.Alias, path, depth+1)
+		}
+		if _, seen := ix.tag[path]; !seen {
+			ix.tag[path] = n.ShortTag()
+			if n.Kind == yaml.ScalarNode {
+				ix.val[path] = n.Value
+			}
 		}
 		switch n.Kind {
 		case yaml.ScalarNode:
@@ -570,6 +588,35 @@ func (ix *index) lineOf(path string) int {
 
 // pathAt finds the path of the key named key (any key if "") on line,
 // preferring the deepest one.
+// typedPathAt is the path on line whose value has the given tag (and
+// scalar text, if any): in flow style ({a: 1, b: [x]}) many keys share a
+// line, and the type error names only the value. A sequence item is
+// reported as its sequence ("filter.taps").
+func (ix *index) typedPathAt(line int, tag, value string) string {
+	if ix == nil {
+		return ""
+	}
+	pick := func(matchValue bool) string {
+		for _, p := range ix.at[line] { // document order
+			if ix.tag[p] != tag || matchValue && ix.val[p] != value {
+				continue
+			}
+			if i := strings.LastIndexByte(p, '['); i > 0 && strings.HasSuffix(p, "]") {
+				return p[:i]
+			}
+			return p
+		}
+		return ""
+	}
+	if p := pick(value != ""); p != "" {
+		return p
+	}
+	if p := pick(false); p != "" {
+		return p
+	}
+	return ix.pathAt(line, "")
+}
+
 func (ix *index) pathAt(line int, key string) string {
 	if ix == nil {
 		return key

@@ -122,6 +122,9 @@ func (c *Config) checkKeys(errs *errorList) {
 	if c.Sink.Type == SinkNull && c.idx.has("sink.path") {
 		unused("sink", "path", "sink type null", []string{"type"})
 	}
+	if c.Sink.Type == SinkNull && c.idx.has("sink.overwrite") {
+		unused("sink", "overwrite", "sink type null", []string{"type"})
+	}
 }
 
 // Validate checks every field and returns all problems found, each as an

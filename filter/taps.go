@@ -61,12 +61,22 @@ func ParseTaps(r io.Reader, name string) ([]float32, error) {
 	return taps, nil
 }
 
-// LoadTaps reads a taps file with ParseTaps.
+// MaxTapsFileSize bounds the taps file LoadTaps reads: MaxTaps taps of up
+// to 64 characters each, comments included.
+const MaxTapsFileSize = 64 * MaxTaps
+
+// LoadTaps reads a taps file with ParseTaps; a file larger than
+// MaxTapsFileSize (or a device that never ends) is an error.
 func LoadTaps(path string) ([]float32, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open taps %s: %w", path, err)
 	}
 	defer f.Close()
-	return ParseTaps(f, path)
+	lr := &io.LimitedReader{R: f, N: MaxTapsFileSize + 1}
+	taps, err := ParseTaps(lr, path)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("%w: %s: file larger than %d bytes", ErrTapsSyntax, path, MaxTapsFileSize)
+	}
+	return taps, err
 }

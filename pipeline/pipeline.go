@@ -50,6 +50,16 @@ type Sink interface {
 	Write(samples []float32) error
 }
 
+// IndexedSink is an optional extension of Sink. A sink implementing it
+// receives every block through WriteIndexed with the input index of the
+// block's first sample: samples since the start of the source, dropped ones
+// included (Seq × BlockSize, since every block but the last is full). An
+// index beyond the end of the previous block means the samples in between
+// were dropped, so such a sink can record where the gaps are.
+type IndexedSink interface {
+	WriteIndexed(index uint64, samples []float32) error
+}
+
 // Output is one filtered block. Samples belongs to the backend and is valid
 // until the next call to Backend.Next.
 type Output struct {
@@ -177,6 +187,17 @@ type Options struct {
 	// not keep out.Samples.
 	OnBlock func(out Output, seenNs int64)
 	Log     zerolog.Logger
+	// Started, if set, is called once the backend has started and its
+	// ring is ready, before the source is first read; an error from it
+	// ends the run before any sample is read. It is where outputs are
+	// created, so a run that cannot start leaves existing files untouched.
+	Started func() error
+	// Abort, if set, ends the drain when it is done: after ctx is
+	// cancelled, blocks still in the ring are no longer filtered but
+	// counted as filter drops, and Run returns as soon as the block in
+	// hand is written (a second Ctrl-C). The run still counts as
+	// interrupted, not failed.
+	Abort context.Context
 }
 
 type counters struct {
@@ -275,6 +296,16 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 			opts.Log.Warn().Err(uerr).Msg("unlock ring memory")
 		}
 	}()
+	if opts.Started != nil {
+		if err := opts.Started(); err != nil {
+			ring.Close() // a backend's consumer may be waiting on it
+			return Stats{}, err
+		}
+	}
+	if opts.Abort != nil {
+		stop := context.AfterFunc(opts.Abort, cancelConsumer)
+		defer stop()
+	}
 	if rt := cfg.Realtime; rt.Enabled() {
 		opts.Log.Info().Bool("lock_thread", rt.lockThread()).Ints("cpus", rt.CPUs).
 			Bool("mlock", rt.Mlock).Int("ring_bytes", len(ring.Mem())).Msg("realtime capture")
@@ -318,14 +349,18 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, viewer, ring, cfg, l, &c, clock)
 	}()
 
-	want, cerr := consume(cctx, be, snk, l.Channels, &c, clock, opts.OnBlock)
+	want, cerr := consume(cctx, opts.Abort, be, snk, l, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal
 	// end of stream it has returned already and this does nothing.
 	cancelProducer()
 	wg.Wait()
 	lostB, lostS := c.lostAtFilter()
-	if cerr == nil && lostB > 0 {
+	aborted := opts.Abort != nil && opts.Abort.Err() != nil
+	if aborted && errors.Is(cerr, context.Canceled) {
+		cerr = nil // the drain was cut short on purpose; the loss is counted
+	}
+	if cerr == nil && lostB > 0 && !aborted {
 		cerr = fmt.Errorf("%s backend: stream ended with %d of %d published blocks never filtered",
 			be.Name(), lostB, c.pubB.Load())
 	}
@@ -455,9 +490,14 @@ func publish(ring *Ring, view []float32, count int, seq uint64, ts int64) error 
 	return ring.Publish(count, seq, ts)
 }
 
-func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+	channels := l.Channels
+	indexed, _ := snk.(IndexedSink)
 	var want uint64
 	for {
+		if abort != nil && abort.Err() != nil { // blocks still queued are not taken
+			return want, fmt.Errorf("%s backend: %w", be.Name(), context.Canceled)
+		}
 		out, err := be.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return want, nil
@@ -478,7 +518,11 @@ func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counter
 			onBlock(out, seen)
 		}
 		w0 := clock()
-		err = snk.Write(out.Samples)
+		if indexed != nil {
+			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize), out.Samples)
+		} else {
+			err = snk.Write(out.Samples)
+		}
 		c.sinkBusy.Add(clock() - w0)
 		if err != nil {
 			return want, fmt.Errorf("write sink: %w", err)

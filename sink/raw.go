@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sync/atomic"
 )
 
 // bufSize is the byte buffer each Raw allocates once.
@@ -20,11 +21,14 @@ type Raw struct {
 	closer  io.Closer // set when Raw owns the writer
 	name    string    // path or description, for messages
 	f       format
+	file    *os.File // set when the output is a file: truncated to whole samples after a failed write
 	buf     []byte
-	n       int // bytes buffered
-	values  uint64
-	clipped uint64
-	err     error // sticky write error
+	n       int    // bytes buffered
+	values  uint64 // values accepted by Write, buffered ones included
+	written int64  // bytes that reached the writer
+	clipped atomic.Uint64
+	onClip  func(total uint64) // called once, on the first clipped value
+	err     error              // sticky write error
 	closed  bool
 }
 
@@ -53,12 +57,24 @@ func CreateFile(path, format string) (*Raw, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
-	return newRaw(file, file, path, f), nil
+	return newFileRaw(file, path, f), nil
 }
 
 func newRaw(w io.Writer, c io.Closer, name string, f format) *Raw {
 	return &Raw{w: w, closer: c, name: name, f: f, buf: make([]byte, bufSize)}
 }
+
+// newFileRaw returns a Raw that owns file.
+func newFileRaw(file *os.File, name string, f format) *Raw {
+	r := newRaw(file, file, name, f)
+	r.file = file
+	return r
+}
+
+// SetClipHandler sets a function called once, from Write, as soon as the
+// first value is clipped to the int16 range, with the count so far; so that
+// overload can be reported when it starts, not only at the end.
+func (s *Raw) SetClipHandler(f func(total uint64)) { s.onClip = f }
 
 // Write encodes samples. For complex formats len(samples) must be even.
 // A write error is returned (wrapped with the path) and repeated by every
@@ -105,7 +121,11 @@ func (s *Raw) encode(dst []byte, src []float32) {
 	for i, v := range src {
 		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
 	}
-	s.clipped += clipped
+	if clipped > 0 {
+		if s.clipped.Add(clipped) == clipped && s.onClip != nil {
+			s.onClip(clipped)
+		}
+	}
 }
 
 // toInt16 scales v by 32768 and rounds half away from zero (like
@@ -147,8 +167,21 @@ func (s *Raw) flush() error {
 	if s.n == 0 {
 		return nil
 	}
-	_, err := s.w.Write(s.buf[:s.n])
+	m, err := s.w.Write(s.buf[:s.n])
 	s.n = 0
+	if err != nil {
+		// A short write (a full disk) may end inside a sample: cut the
+		// file back to whole samples, so that what is there is usable
+		// and Written stays exact.
+		frame := s.frame()
+		if cut := m % frame; cut != 0 {
+			m -= cut
+			if s.file != nil {
+				_ = s.file.Truncate(s.written + int64(m))
+			}
+		}
+	}
+	s.written += int64(m)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -184,9 +217,21 @@ func (s *Raw) Samples() uint64 {
 	return s.values
 }
 
+// Written returns the number of samples that reached the underlying writer
+// (the file): Samples less those still buffered or lost to a failed write.
+func (s *Raw) Written() uint64 { return uint64(s.written / int64(s.frame())) }
+
+// frame is the size in bytes of one sample (an I,Q pair when complex).
+func (s *Raw) frame() int {
+	if s.f.complex {
+		return 2 * s.f.size()
+	}
+	return s.f.size()
+}
+
 // Clipped returns how many values were clipped to the int16 range (always
-// 0 for float formats).
-func (s *Raw) Clipped() uint64 { return s.clipped }
+// 0 for float formats). It is safe to call from another goroutine.
+func (s *Raw) Clipped() uint64 { return s.clipped.Load() }
 
 // Format returns the SigMF datatype written.
 func (s *Raw) Format() string { return s.f.name }

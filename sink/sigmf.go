@@ -1,11 +1,15 @@
 package sink
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,59 +21,125 @@ type SigMFMeta struct {
 	Description string  // core:description, omitted if empty
 	Author      string  // core:author, omitted if empty
 	HW          string  // core:hw, omitted if empty
-	// FrequencyHz is the capture's centre frequency (captures[0]
-	// core:frequency); 0 omits it.
+	// FrequencyHz is the capture's centre frequency (core:frequency of
+	// every capture segment); 0 omits it.
 	FrequencyHz float64
 	// Datetime is the time of the first sample (captures[0] core:datetime,
-	// RFC 3339 UTC); the zero time omits it.
+	// RFC 3339 UTC); the zero time omits it. Later capture segments, which
+	// start after a gap, get Datetime plus their input index over the rate.
 	Datetime time.Time
 	// Extra holds further global fields. Keys must be namespaced
 	// ("ns:key") and must not repeat a field set from the other members.
 	Extra map[string]any
 }
 
-// SigMF writes <base>.sigmf-data while running and <base>.sigmf-meta on Close.
+// DroppedKey is the annotation field giving the number of samples dropped
+// (never recorded) just before the annotated sample. It is in the sigproc
+// namespace, which every recording's core:extensions declares.
+const DroppedKey = "sigproc:dropped_samples"
+
+// DefaultMetaEvery is how often, at most, a SigMF sink rewrites its
+// metadata while a run goes on: when a gap has added a capture segment.
+const DefaultMetaEvery = time.Second
+
+// SigMF writes <base>.sigmf-data and keeps <base>.sigmf-meta describing it:
+// the metadata is written when the sink is created, rewritten as gaps add
+// capture segments (at most every MetaEvery, after the samples they refer to
+// have been written to the data file), and finalised on Close; always
+// through a temporary file and a rename, so that a reader (or a recording
+// cut short by kill -9 or a power cut) never sees half of it.
+//
+// Gaps: a sample written with WriteIndexed whose input index is beyond the
+// previous sample's starts a new capture segment at its output index, with
+// its core:datetime, and an annotation there carrying DroppedKey.
 type SigMF struct {
 	*Raw
 	metaPath string
-	meta     []byte // encoded metadata, prepared at creation
+	// MetaEvery bounds how often the metadata is rewritten during the run;
+	// 0 means DefaultMetaEvery.
+	MetaEvery time.Duration
+
+	global   []byte // the encoded global object
+	freq     []byte // the encoded core:frequency, nil to omit it
+	t0       time.Time
+	rate     float64
+	gaps     []gap  // in output order
+	next     uint64 // input index of the next sample expected
+	dropped  uint64 // samples annotated as dropped
+	dirty    bool   // gaps not yet in the metadata file
+	lastMeta time.Time
+	metaCost time.Duration // how long the last metadata write took
+	scratch  []byte        // reused by encode for one segment at a time
 }
 
-// sigmfReserved reports whether CreateSigMF sets global key k itself.
+// gap is one run of dropped samples: n samples before output index out,
+// whose next sample has input index in. A gap at the end of the input has
+// no capture segment (end is set).
+type gap struct {
+	out, in, n uint64
+	end        bool
+}
+
+// sigmfReserved reports whether the recorder sets global key k itself.
 func sigmfReserved(k string) bool {
 	switch k {
 	case "core:version", "core:datatype", "core:sample_rate", "core:recorder",
-		"core:description", "core:author", "core:hw":
+		"core:description", "core:author", "core:hw", "core:extensions":
 		return true
 	}
 	return false
 }
 
-// CreateSigMF creates basePath.sigmf-data (basePath may already end in
-// .sigmf-data or .sigmf-meta). The metadata is validated and encoded now so
-// that a bad Extra value fails here rather than after the recording.
-func CreateSigMF(basePath string, meta SigMFMeta) (*SigMF, error) {
-	base := strings.TrimSuffix(strings.TrimSuffix(basePath, ".sigmf-data"), ".sigmf-meta")
+// sigmfBase returns the base name of a recording path, which may end in
+// .sigmf-data or .sigmf-meta. A path naming a directory (ending in a
+// separator, "." or "..") is refused: it would write hidden dot-files.
+func sigmfBase(path string) (string, error) {
+	base := strings.TrimSuffix(strings.TrimSuffix(path, ".sigmf-data"), ".sigmf-meta")
 	if base == "" {
-		return nil, errors.New("sink: sigmf: empty base path")
+		return "", errors.New("sink: sigmf: empty base path")
 	}
-	f, err := lookupFormat(meta.Datatype)
-	if err != nil {
-		return nil, fmt.Errorf("sink: sigmf %s: %w", base, err)
+	switch last := filepath.Base(base); {
+	case strings.HasSuffix(base, "/") || strings.HasSuffix(base, string(filepath.Separator)),
+		last == "." || last == "..":
+		return "", fmt.Errorf("sink: sigmf: path %q names a directory; give a base name such as %s", path, filepath.Join(base, "recording"))
 	}
-	encoded, err := encodeSigMFMeta(meta)
-	if err != nil {
-		return nil, fmt.Errorf("sink: sigmf %s: %w", base, err)
-	}
-	dataPath := base + ".sigmf-data"
-	file, err := os.Create(dataPath)
-	if err != nil {
-		return nil, fmt.Errorf("sink: sigmf: %w", err)
-	}
-	return &SigMF{Raw: newRaw(file, file, dataPath, f), metaPath: base + ".sigmf-meta", meta: encoded}, nil
+	return base, nil
 }
 
-func encodeSigMFMeta(m SigMFMeta) ([]byte, error) {
+// CreateSigMF creates basePath.sigmf-data and basePath.sigmf-meta
+// (basePath may already end in .sigmf-data or .sigmf-meta), truncating
+// existing files; use Prepare for the checked, non-clobbering route. The
+// metadata is validated and written now, so a bad Extra value fails here
+// rather than after the recording.
+func CreateSigMF(basePath string, meta SigMFMeta) (*SigMF, error) {
+	p, err := Prepare(Spec{Type: TypeSigMF, Path: basePath, Format: meta.Datatype, Meta: meta, Overwrite: true})
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.Create()
+	if err != nil {
+		return nil, err
+	}
+	return s.(*SigMF), nil
+}
+
+// newSigMF prepares the metadata of a recording; nothing is written.
+func newSigMF(m SigMFMeta) (*SigMF, error) {
+	global, err := sigmfGlobal(m)
+	if err != nil {
+		return nil, err
+	}
+	s := &SigMF{t0: m.Datetime, rate: m.SampleRate}
+	if s.global, err = json.MarshalIndent(global, "  ", "  "); err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	if m.FrequencyHz != 0 {
+		s.freq, _ = json.Marshal(m.FrequencyHz) // finite: checked above
+	}
+	return s, nil
+}
+
+func sigmfGlobal(m SigMFMeta) (map[string]any, error) {
 	if !(m.SampleRate > 0) || math.IsInf(m.SampleRate, 0) {
 		return nil, fmt.Errorf("sample rate %g must be a positive finite number", m.SampleRate)
 	}
@@ -81,6 +151,9 @@ func encodeSigMFMeta(m SigMFMeta) ([]byte, error) {
 		"core:datatype":    m.Datatype,
 		"core:sample_rate": m.SampleRate,
 		"core:recorder":    "sigproc",
+		// Declared up front: a gap may add sigproc:dropped_samples
+		// annotations at any moment of the run.
+		"core:extensions": []map[string]any{{"name": "sigproc", "version": "1.0.0", "optional": true}},
 	}
 	for k, v := range map[string]string{"core:description": m.Description, "core:author": m.Author, "core:hw": m.HW} {
 		if v != "" {
@@ -97,45 +170,203 @@ func encodeSigMFMeta(m SigMFMeta) ([]byte, error) {
 		}
 		global[k] = v
 	}
-	capture := map[string]any{"core:sample_start": 0}
-	if m.FrequencyHz != 0 {
-		capture["core:frequency"] = m.FrequencyHz
-	}
-	if !m.Datetime.IsZero() {
-		capture["core:datetime"] = m.Datetime.UTC().Format(time.RFC3339Nano)
-	}
-	doc := map[string]any{
-		"global":      global,
-		"captures":    []any{capture},
-		"annotations": []any{},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
-	}
-	return append(b, '\n'), nil
+	return global, nil
 }
 
-// Close flushes and closes the data file, then writes the metadata file
-// (through a temporary file and a rename, so a reader never sees half of
-// it). The metadata is written even if the data failed, to describe what
-// reached the disk; the first error is returned.
+// encode writes the metadata document as it stands to w. It is written by
+// hand, one segment at a time, so that a long run's thousands of gaps cost
+// neither a map per gap nor a copy of the whole document in memory: the
+// memory a gap costs is its 32-byte record.
+func (s *SigMF) encode(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	b := append(s.scratch[:0], "{\n  \"global\": "...)
+	b = append(b, s.global...)
+	b = append(b, ",\n  \"captures\": [\n"...)
+	b = s.appendCapture(b, 0, 0)
+	bw.Write(b)
+	for _, g := range s.gaps {
+		if !g.end {
+			b = append(b[:0], ",\n"...)
+			bw.Write(s.appendCapture(b, g.out, g.in))
+		}
+	}
+	bw.WriteString("\n  ],\n  \"annotations\": [")
+	for i, g := range s.gaps {
+		b = b[:0]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\n      \"core:sample_start\": "...)
+		b = strconv.AppendUint(b, g.out, 10)
+		b = append(b, ",\n      \"core:comment\": \""...)
+		b = strconv.AppendUint(b, g.n, 10)
+		if g.end {
+			b = append(b, " samples dropped at the end of the run"...)
+		} else {
+			b = append(b, " samples dropped before this sample"...)
+		}
+		b = append(b, "\",\n      \""+DroppedKey+"\": "...)
+		b = strconv.AppendUint(b, g.n, 10)
+		b = append(b, "\n    }"...)
+		bw.Write(b)
+	}
+	if len(s.gaps) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	s.scratch = b
+	return bw.Flush() // bufio keeps the first error
+}
+
+// appendCapture appends the capture segment starting at output index out,
+// whose first sample has input index in.
+func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
+	b = append(b, "    {\n      \"core:sample_start\": "...)
+	b = strconv.AppendUint(b, out, 10)
+	if s.freq != nil {
+		b = append(b, ",\n      \"core:frequency\": "...)
+		b = append(b, s.freq...)
+	}
+	if !s.t0.IsZero() {
+		b = append(b, ",\n      \"core:datetime\": \""...)
+		b = s.t0.Add(time.Duration(float64(in)/s.rate*1e9)).UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	return append(b, "\n    }"...)
+}
+
+// WriteIndexed writes samples whose first sample has input index index
+// (samples since the start of the source, dropped ones included). An index
+// beyond the end of the previous write is a gap: the samples in between
+// were dropped before reaching the sink, and are recorded as a new capture
+// segment plus an annotation. It allocates only when it records a gap.
+func (s *SigMF) WriteIndexed(index uint64, samples []float32) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if index > s.next {
+		s.gap(index)
+	}
+	if err := s.Raw.Write(samples); err != nil {
+		return err
+	}
+	s.next = index + uint64(len(samples)/s.f.channels())
+	if s.dirty {
+		// A long run's metadata grows with its gaps: rewriting it takes
+		// at most about 1% of the time.
+		every := max(s.MetaEvery, 100*s.metaCost)
+		if every <= 0 {
+			every = DefaultMetaEvery
+		}
+		if now := time.Now(); now.Sub(s.lastMeta) >= every {
+			return s.sync(now)
+		}
+	}
+	return nil
+}
+
+// Write writes samples that follow the previous ones without a gap.
+func (s *SigMF) Write(samples []float32) error { return s.WriteIndexed(s.next, samples) }
+
+// EndInput tells the sink that the source delivered total samples in all.
+// Samples after the last one written were dropped: they are recorded as an
+// annotation at the end of the recording (no capture segment, as no sample
+// follows them).
+func (s *SigMF) EndInput(total uint64) {
+	if s.closed || total <= s.next {
+		return
+	}
+	n := total - s.next
+	s.gaps = append(s.gaps, gap{out: s.Samples(), in: total, n: n, end: true})
+	s.dropped += n
+	s.next = total
+	s.dirty = true
+}
+
+// gap records the samples from s.next to index as dropped.
+func (s *SigMF) gap(index uint64) {
+	n := index - s.next
+	s.gaps = append(s.gaps, gap{out: s.Samples(), in: index, n: n})
+	s.dropped += n
+	s.next = index
+	s.dirty = true
+}
+
+// Dropped returns the number of samples recorded as dropped so far.
+func (s *SigMF) Dropped() uint64 { return s.dropped }
+
+// Gaps returns the number of gaps recorded so far (annotations).
+func (s *SigMF) Gaps() int { return len(s.gaps) }
+
+// sync pushes buffered samples to the data file, then rewrites the
+// metadata, so that every capture segment it names is already in the file.
+func (s *SigMF) sync(now time.Time) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if err := s.writeMeta(); err != nil {
+		s.err = err
+		return err
+	}
+	s.lastMeta, s.dirty = now, false
+	s.metaCost = time.Since(now)
+	return nil
+}
+
+// writeMeta writes the metadata to a temporary file beside it and renames
+// it into place.
+func (s *SigMF) writeMeta() error {
+	return writeFileAtomic(s.metaPath, s.encode)
+}
+
+// writeFileAtomic replaces path with what write writes, through a
+// temporary file in the same directory and a rename.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("sink: sigmf: %w", err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sink: sigmf: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the data file, then writes the final metadata.
+// The metadata is written even if the data failed, describing the samples
+// that reached the file; the first error is returned.
 func (s *SigMF) Close() error {
 	if s.closed {
 		return ErrClosed
 	}
+	// Gaps recorded after the last whole sample that reached the file
+	// would point past its end: keep only those the data covers.
 	err := s.Raw.Close()
-	tmp := s.metaPath + ".tmp"
-	if werr := os.WriteFile(tmp, s.meta, 0o644); werr != nil {
-		os.Remove(tmp)
-		return errors.Join(err, fmt.Errorf("sink: sigmf: %w", werr))
+	n := s.Written()
+	for len(s.gaps) > 0 && s.gaps[len(s.gaps)-1].out > n {
+		s.dropped -= s.gaps[len(s.gaps)-1].n
+		s.gaps = s.gaps[:len(s.gaps)-1]
 	}
-	if rerr := os.Rename(tmp, s.metaPath); rerr != nil {
-		os.Remove(tmp)
-		return errors.Join(err, fmt.Errorf("sink: sigmf: %w", rerr))
+	if werr := s.writeMeta(); werr != nil {
+		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// MetaPath returns the path of the .sigmf-meta file written on Close.
+// MetaPath returns the path of the .sigmf-meta file.
 func (s *SigMF) MetaPath() string { return s.metaPath }

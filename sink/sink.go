@@ -28,6 +28,11 @@ var (
 	ErrOddLength = errors.New("sink: odd number of values for a complex format")
 	// ErrFormat means an unknown or unsupported sample format.
 	ErrFormat = errors.New("sink: unsupported format")
+	// ErrExists means an output file already exists and overwriting was
+	// not asked for.
+	ErrExists = errors.New("sink: output exists")
+	// ErrIsInput means an output path resolves to a file the run reads.
+	ErrIsInput = errors.New("sink: output is an input")
 )
 
 // Null discards samples and counts them. It does not know whether the
@@ -66,6 +71,14 @@ type format struct {
 	name    string
 	complex bool
 	float   bool // float32, else int16
+}
+
+// channels is the number of float32 values per sample.
+func (f format) channels() int {
+	if f.complex {
+		return 2
+	}
+	return 1
 }
 
 func (f format) size() int {

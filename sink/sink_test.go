@@ -185,8 +185,10 @@ func TestSigMFMetaFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Write(make([]float32, 20))
-		if _, err := os.Stat(base + ".sigmf-meta"); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("%s: meta exists before Close", given)
+		// The metadata is there from the start, so that a recording cut
+		// short (kill -9, power loss) is still described.
+		if early, err := os.ReadFile(base + ".sigmf-meta"); err != nil || !json.Valid(early) {
+			t.Fatalf("%s: no valid meta before Close: %v\n%s", given, err, early)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
@@ -210,8 +212,12 @@ func TestSigMFMetaFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantGlobal := map[string]any{"core:version": "1.0.0", "core:datatype": "cf32_le", "core:sample_rate": 1e6,
-			"core:recorder": "sigproc", "core:description": "desc", "core:author": "me", "core:hw": "rtl-sdr", "my:gain_db": 20.5}
+			"core:recorder": "sigproc", "core:description": "desc", "core:author": "me", "core:hw": "rtl-sdr", "my:gain_db": 20.5,
+			"core:extensions": nil}
 		for k, v := range wantGlobal {
+			if k == "core:extensions" {
+				continue // checked in TestSigMFGaps
+			}
 			if m.Global[k] != v {
 				t.Errorf("%s: global %s = %v, want %v", given, k, m.Global[k], v)
 			}
@@ -242,7 +248,7 @@ func TestSigMFMinimalMeta(t *testing.T) {
 	var m map[string]any
 	json.Unmarshal(raw, &m)
 	caps := m["captures"].([]any)
-	if len(caps) != 1 || len(caps[0].(map[string]any)) != 1 || len(m["global"].(map[string]any)) != 4 {
+	if len(caps) != 1 || len(caps[0].(map[string]any)) != 1 || len(m["global"].(map[string]any)) != 5 {
 		t.Fatalf("meta %s", raw)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/sink"
 )
 
 // newBenchCmd returns the "bench" parent command; each backend adds a
@@ -182,7 +184,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, errors.New("bench cpu: run too short to time; raise --samples")
 	}
 	if o.output != "" {
-		if err := writeRawFloat32(o.output, y); err != nil {
+		if err := writeRawFloat32(o.output, o.input, y); err != nil {
 			return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 		}
 	}
@@ -203,9 +205,21 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 // readRawFloat32 reads a little-endian float32 file holding a whole
 // number of samples of ch values.
 func readRawFloat32(path string, ch int) ([]float32, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read input: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("input %s: not a regular file (a device or pipe has no length to check)", path)
+	}
+	// Bounded, so that a huge file fails instead of exhausting memory.
+	b, err := io.ReadAll(io.LimitReader(f, 4*maxBenchValues+1))
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	if len(b) > 4*maxBenchValues {
+		return nil, fmt.Errorf("input %s: more than %d values exceeds the limit", path, maxBenchValues)
 	}
 	if len(b) == 0 || len(b)%(4*ch) != 0 {
 		return nil, fmt.Errorf("input %s: %d bytes is not a positive whole number of %d-byte samples", path, len(b), 4*ch)
@@ -220,8 +234,12 @@ func readRawFloat32(path string, ch int) ([]float32, error) {
 	return x, nil
 }
 
-// writeRawFloat32 writes y as little-endian float32.
-func writeRawFloat32(path string, y []float32) error {
+// writeRawFloat32 writes y as little-endian float32, refusing to write over
+// the input.
+func writeRawFloat32(path, input string, y []float32) error {
+	if err := sink.CheckNotInput(path, input); err != nil {
+		return err
+	}
 	b := make([]byte, 4*len(y))
 	for i, v := range y {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))

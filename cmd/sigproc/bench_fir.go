@@ -293,7 +293,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 				checks[i] = check{err: filter.MaxErrRMS(y, ref), done: true}
 			}
 			if o.output != "" {
-				if err := writeRawFloat32(o.output, y); err != nil {
+				if err := writeRawFloat32(o.output, o.input, y); err != nil {
 					cbErr = fmt.Errorf("bench fir: %w", err)
 					return cbErr
 				}

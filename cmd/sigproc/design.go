@@ -98,8 +98,8 @@ func runDesign(cmd *cobra.Command, o *designOptions) error {
 	default:
 		return fmt.Errorf("--format: unknown value %q (allowed: lines, csv, json, go)", o.format)
 	}
-	if o.response != "" && o.points < 2 {
-		return fmt.Errorf("--points: must be >= 2, got %d", o.points)
+	if o.response != "" && (o.points < 2 || o.points > maxPoints) {
+		return fmt.Errorf("--points: must be in 2..%d, got %d", maxPoints, o.points)
 	}
 	taps, err := filter.Design(spec)
 	if err != nil {
@@ -269,6 +269,10 @@ func writeTaps(w io.Writer, taps []float32, spec filter.Spec, format string) err
 	}
 	return nil
 }
+
+// maxPoints bounds --points: a response of a million frequencies is finer
+// than any plot, and far more would only exhaust memory.
+const maxPoints = 1 << 20
 
 // writeResponse writes |H| in dB at points frequencies from DC to Nyquist.
 func writeResponse(path string, taps []float32, rate float64, points int) (err error) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
 )
 
@@ -18,8 +17,9 @@ var version = "dev"
 
 // Exit statuses after a signal follow the shell's 128+signal convention, so
 // scripts and supervisors can tell Ctrl-C (SIGINT, 130) from a stop request
-// (SIGTERM, 143, what systemd and docker stop send). Either way the run
-// drains, closes the sink and prints its summary first.
+// (SIGTERM, 143, what systemd and docker stop send), a hang-up (SIGHUP, 129)
+// or a closed stdout/stderr pipe (SIGPIPE, 141). Every one of them drains,
+// closes the sink and prints its summary first (see stopSignals).
 const (
 	exitInterrupted = 128 + int(syscall.SIGINT)  // 130
 	exitTerminated  = 128 + int(syscall.SIGTERM) // 143
@@ -29,29 +29,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// signalCause is the cancellation cause of the command's context when a
-// signal stopped it.
-type signalCause struct{ sig os.Signal }
-
-func (c signalCause) Error() string { return c.sig.String() + " signal received" }
-
 // run executes the command line and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case s := <-sigs:
-			// Restore default handling, so that a second Ctrl-C kills
-			// a run that is stuck draining.
-			signal.Stop(sigs)
-			cancel(signalCause{s})
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := watchSignals(context.Background(), stderr)
+	defer stop()
 
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -67,10 +48,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if interrupted {
-		if sc.sig == syscall.SIGTERM {
-			return exitTerminated
-		}
-		return exitInterrupted
+		return sc.exitStatus()
 	}
 	return 0
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/metrics"
 	"github.com/sigproc/sigproc/pipeline"
-	"github.com/sigproc/sigproc/sink"
 )
 
 // runOptions are the flags of "sigproc run".
@@ -35,6 +33,7 @@ type runOptions struct {
 	noPaced    bool
 	overrun    string
 	progress   bool
+	overwrite  bool
 }
 
 const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass, SigMF output
@@ -93,6 +92,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.BoolVar(&o.paced, "paced", false, "deliver synthetic samples in real time (overrides source.paced)")
 	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace existing output files (overrides sink.overwrite)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
 	_ = cmd.MarkFlagRequired("config")
 	cmd.MarkFlagsMutuallyExclusive("paced", "no-paced")
@@ -145,6 +145,10 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 		cfg.Overrun = o.overrun
 		cfg.MarkOverride("overrun", "--overrun")
 	}
+	if changed("overwrite") && cfg.Sink.Type != config.SinkNull {
+		cfg.Sink.Overwrite = o.overwrite
+		cfg.MarkOverride("sink.overwrite", "--overwrite")
+	}
 	return cfg.Validate()
 }
 
@@ -173,7 +177,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		return err
 	}
 
-	src, err := openSource(cfg, cmd.InOrStdin())
+	src, err := openSource(ctx, cfg, cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -206,6 +210,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// Checked now, created only once the backend and ring have started.
+	snk, err := planSink(cfg, format, info, runInputs(cfg, o.config, src), log)
+	if err != nil {
+		return err
+	}
 	be, err := newBackend(cfg, taps, info.Complex, log)
 	if err != nil {
 		return cfg.Wrap("backend", err)
@@ -226,17 +235,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			return cfg.Wrap("metrics.listen", serr)
 		}
 		log.Info().Str("addr", "http://"+srv.Addr()+"/metrics").Msg("serving metrics")
+		warnExposed(log, srv)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err = errors.Join(err, srv.Shutdown(sctx))
 		}()
 	}
-	snk, err := createSink(cfg, format, info)
-	if err != nil {
-		return err
-	}
-
 	policy := pipeline.PolicyBlock
 	if cfg.EffectiveOverrun() == config.OverrunDrop {
 		policy = pipeline.PolicyDrop
@@ -263,7 +268,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Int64("max_samples", maxSamples).
 		Msg("starting")
 
-	opts := pipeline.Options{Log: log}
+	opts := pipeline.Options{Log: log, Started: snk.Open, Abort: abortContext(ctx)}
 	show := isTerminal(stderr)
 	if cmd.Flags().Changed("progress") {
 		show = o.progress
@@ -277,12 +282,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 
 	if mx != nil {
 		opts = mx.Instrument(opts)
+		update := opts.Progress
+		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()) }
 	}
 
 	st, runErr := pipeline.Run(ctx, src, be, snk, pcfg, opts)
-	if mx != nil {
-		mx.Update(st)
-	}
 	if bar != nil {
 		bar.stop()
 	}
@@ -290,10 +294,14 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	// flushes buffered samples and writes the SigMF metadata.
 	// A failed write makes the sink's error sticky, so Close repeats it;
 	// report it once.
-	if cerr := snk.Close(); cerr != nil && !errors.Is(runErr, cerr) {
+	if cerr := finishSink(snk, &st); cerr != nil && !errors.Is(runErr, cerr) {
 		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", describeSink(cfg, format), cerr))
 	}
-	summary := st.String()
+	if mx != nil {
+		mx.Update(st)
+		mx.SetClipped(snk.Clipped())
+	}
+	summary := st.String() + clipSummary(format, snk)
 	if st.Interrupted {
 		summary += "  (interrupted)"
 		log.Warn().Uint64("samples_out", st.SamplesWritten).Msg("interrupted: output flushed")
@@ -310,7 +318,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 }
 
 // openSource opens the configured source; stdin is the command's input.
-func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
+func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 	s := &cfg.Source
 	switch s.Type {
 	case config.SourceSynthetic:
@@ -329,13 +337,13 @@ func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 		}
 		return src, nil
 	case config.SourceFile:
-		src, err := capture.OpenFile(s.Path, s.Format, s.SampleRate)
+		src, err := capture.OpenFileContext(ctx, s.Path, s.Format, s.SampleRate)
 		if err != nil {
 			return nil, cfg.Wrap("source.path", err)
 		}
 		return src, nil
 	case config.SourceStdin:
-		src, err := capture.NewRaw(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
+		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
 		}
@@ -391,39 +399,6 @@ func syntheticConfig(w config.Waveform) capture.SyntheticConfig {
 		sc.Components = append(sc.Components, syntheticConfig(c))
 	}
 	return sc
-}
-
-// createSink creates the configured sink. Relative sink paths are relative
-// to the current directory; missing parent directories are created.
-func createSink(cfg *config.Config, format string, info capture.Info) (sink.Sink, error) {
-	s := &cfg.Sink
-	if s.Type == config.SinkNull {
-		return sink.NewNull(), nil
-	}
-	if dir := filepath.Dir(s.Path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, cfg.Wrap("sink.path", fmt.Errorf("create output directory: %w", err))
-		}
-	}
-	switch s.Type {
-	case config.SinkFile:
-		snk, err := sink.CreateFile(s.Path, format)
-		if err != nil {
-			return nil, cfg.Wrap("sink.path", err)
-		}
-		return snk, nil
-	case config.SinkSigMF:
-		snk, err := sink.CreateSigMF(s.Path, sink.SigMFMeta{
-			Datatype:    format,
-			SampleRate:  info.SampleRate,
-			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg),
-		})
-		if err != nil {
-			return nil, cfg.Wrap("sink.path", err)
-		}
-		return snk, nil
-	}
-	return nil, cfg.Wrap("sink.type", fmt.Errorf("unknown sink type %q", s.Type))
 }
 
 func describeSource(cfg *config.Config) string {

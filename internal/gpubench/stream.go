@@ -145,6 +145,9 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 	var out sink.Sink = sink.NewNull()
 	res.Sink = "null"
 	if cfg.Output != "" {
+		if err := sink.CheckNotInput(cfg.Output, cfg.Input); err != nil {
+			return res, fmt.Errorf("bench stream: %w", err)
+		}
 		if out, err = sink.CreateFile(cfg.Output, format); err != nil {
 			return res, fmt.Errorf("bench stream: %w", err)
 		}

@@ -1,0 +1,118 @@
+package metrics
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServerDropsIdleConnections (issue item 8): a connection that sends no
+// request, or idles after one, is closed by the server; the read below
+// returns EOF when that happens (its own deadline only guards the test).
+func TestServerDropsIdleConnections(t *testing.T) {
+	srv, err := serve("127.0.0.1:0", http.NotFoundHandler(), limits{header: 50 * time.Millisecond, idle: 50 * time.Millisecond, conns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for _, sendRequest := range []bool{false, true} {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		r := bufio.NewReader(c)
+		if sendRequest {
+			io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("request sent %v: read %v, want EOF (closed by the server)", sendRequest, err)
+		}
+		c.Close()
+	}
+}
+
+// TestServerCapsConnections (issue item 8): with the cap's worth of idle
+// connections held open, a further client waits (in the kernel's accept
+// queue) rather than costing the process a descriptor; it is served as soon
+// as one is released.
+func TestServerCapsConnections(t *testing.T) {
+	const cap = 3
+	srv, err := serve("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }),
+		limits{header: time.Minute, idle: time.Minute, conns: cap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	var idle []net.Conn
+	for range cap {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	extra, err := net.Dial("tcp", srv.Addr()) // completes in the kernel's backlog
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	io.WriteString(extra, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	extra.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := extra.Read(make([]byte, 1)); err == nil {
+		t.Fatal("a connection beyond the cap was served while the cap was held")
+	}
+	idle[0].Close()
+	extra.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
+	if err != nil {
+		t.Fatalf("after a slot was freed: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "ok" {
+		t.Fatalf("body %q", b)
+	}
+}
+
+// TestServerLoopback: the address kinds warnExposed tells apart.
+func TestServerLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:0": true, "[::1]:0": true, "0.0.0.0:0": false, ":0": false} {
+		srv, err := Serve(addr, http.NotFoundHandler())
+		if err != nil {
+			if strings.Contains(addr, "::1") {
+				continue // no IPv6 here
+			}
+			t.Fatal(err)
+		}
+		if got := srv.Loopback(); got != want {
+			t.Errorf("%s: Loopback %v, want %v", addr, got, want)
+		}
+		srv.Shutdown(context.Background())
+	}
+}
+
+// TestClippedMetric: the clipped count is exported.
+func TestClippedMetric(t *testing.T) {
+	m := New("cpu")
+	m.SetClipped(42)
+	srv, err := Serve("127.0.0.1:0", m.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	if got := scrape(t, srv.Addr())["sigproc_clipped_values_total"]; got != 42 {
+		t.Fatalf("sigproc_clipped_values_total = %v, want 42", got)
+	}
+}

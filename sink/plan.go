@@ -1,0 +1,426 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Sink types of a Spec.
+const (
+	TypeNull  = "null"
+	TypeFile  = "file"
+	TypeSigMF = "sigmf"
+)
+
+// Spec describes an output before anything is created.
+type Spec struct {
+	Type   string // TypeNull, TypeFile or TypeSigMF
+	Path   string // file: the file; sigmf: the base name (see CreateSigMF)
+	Format string // rf32_le, cf32_le, ri16_le or ci16_le
+	// Overwrite allows replacing existing output files; without it an
+	// existing regular file is refused with ErrExists. Devices and FIFOs
+	// are written to, never truncated, either way.
+	Overwrite bool
+	// Inputs are the files the run reads (source, dataset, taps, config).
+	// An output resolving to any of them, by device and inode or by its
+	// path after symlinks and "..", is refused with ErrIsInput, whatever
+	// Overwrite says. Paths that do not exist are ignored.
+	Inputs []string
+	// Meta is the SigMF metadata (TypeSigMF); Datatype defaults to Format.
+	Meta SigMFMeta
+	// MetaEvery is the SigMF sink's MetaEvery.
+	MetaEvery time.Duration
+	// OnClip, if set, is called once when the first value is clipped to
+	// the int16 range (see Raw.SetClipHandler).
+	OnClip func(total uint64)
+	// MakeDirs creates missing parent directories (removed again if
+	// Create fails).
+	MakeDirs bool
+	// StampStart sets a SigMF recording's captures[0] core:datetime to
+	// the time Create is called, when Meta.Datetime is zero.
+	StampStart bool
+}
+
+// Plan is a checked Spec: everything that can be verified without writing
+// has been. Create then makes the directories and files.
+type Plan struct {
+	spec    Spec
+	f       format
+	outputs []output
+	sigmf   *SigMF // metadata prepared, nothing written
+}
+
+// output is one file a plan creates.
+type output struct {
+	path     string
+	existing bool // a regular file that Overwrite allows replacing
+	special  bool // an existing device or FIFO: written to, not created
+}
+
+// Prepare checks a Spec without touching the filesystem: the format and
+// metadata, the paths, that no output is an input, and that no output
+// exists unless Overwrite is set.
+func Prepare(s Spec) (*Plan, error) {
+	p := &Plan{spec: s}
+	if s.Type == TypeNull {
+		return p, nil
+	}
+	f, err := lookupFormat(s.Format)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %s: %w", s.Path, err)
+	}
+	p.f = f
+	var paths []string
+	switch s.Type {
+	case TypeFile:
+		if s.Path == "" || strings.HasSuffix(s.Path, "/") {
+			return nil, fmt.Errorf("sink: file path %q names a directory, not a file", s.Path)
+		}
+		paths = []string{s.Path}
+	case TypeSigMF:
+		base, err := sigmfBase(s.Path)
+		if err != nil {
+			return nil, err
+		}
+		m := s.Meta
+		if m.Datatype == "" {
+			m.Datatype = s.Format
+		}
+		if m.Datatype != s.Format {
+			return nil, fmt.Errorf("sink: sigmf %s: datatype %s differs from format %s", base, m.Datatype, s.Format)
+		}
+		if p.sigmf, err = newSigMF(m); err != nil {
+			return nil, fmt.Errorf("sink: sigmf %s: %w", base, err)
+		}
+		p.sigmf.MetaEvery = s.MetaEvery
+		paths = []string{base + ".sigmf-data", base + ".sigmf-meta"}
+	default:
+		return nil, fmt.Errorf("sink: unknown type %q (want %s, %s or %s)", s.Type, TypeFile, TypeSigMF, TypeNull)
+	}
+	for _, path := range paths { // inputs first: that error matters most
+		if in := sameAsInput(path, nil, s.Inputs); in != "" {
+			return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+		}
+	}
+	for _, path := range paths {
+		o, err := checkOutput(path, s.Inputs, s.Overwrite)
+		if err != nil {
+			return nil, err
+		}
+		p.outputs = append(p.outputs, o)
+	}
+	return p, nil
+}
+
+// Paths returns the files Create will write.
+func (p *Plan) Paths() []string {
+	var out []string
+	for _, o := range p.outputs {
+		out = append(out, o.path)
+	}
+	return out
+}
+
+// checkOutput checks one output path against the inputs and what exists.
+func checkOutput(path string, inputs []string, overwrite bool) (output, error) {
+	o := output{path: path}
+	if in := sameAsInput(path, nil, inputs); in != "" {
+		return o, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return o, fmt.Errorf("sink: %s is a dangling symlink; refusing to write through it", path)
+		}
+		return o, nil
+	case err != nil:
+		return o, fmt.Errorf("sink: %w", err)
+	case fi.IsDir():
+		return o, fmt.Errorf("sink: %s is a directory", path)
+	case !fi.Mode().IsRegular():
+		o.special = true
+		return o, nil
+	case !overwrite:
+		return o, fmt.Errorf("%w: %s already exists (%d bytes); choose another path, remove it, or set sink.overwrite: true (--overwrite)", ErrExists, path, fi.Size())
+	}
+	o.existing = true
+	return o, nil
+}
+
+// sameAsInput returns the input that path (or the open file fi, if not
+// nil) is, or "".
+func sameAsInput(path string, fi os.FileInfo, inputs []string) string {
+	if fi == nil {
+		fi, _ = os.Stat(path)
+	}
+	rp := resolve(path)
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if ifi, err := os.Stat(in); err == nil && fi != nil && os.SameFile(fi, ifi) {
+			return in
+		}
+		if rp != "" && rp == resolve(in) {
+			return in
+		}
+	}
+	return ""
+}
+
+// resolve returns path made absolute, with symlinks and ".." resolved as
+// far as the path exists; "" if it cannot.
+func resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	// Resolve the longest existing prefix; keep the rest as written.
+	dir, rest := abs, ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// Create makes missing parent directories and the output files and returns
+// the sink. On failure it removes the files and directories it created, so
+// a failed start leaves the filesystem as it found it.
+func (p *Plan) Create() (s Sink, err error) {
+	if p.spec.Type == TypeNull {
+		return NewNull(), nil
+	}
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	if p.spec.MakeDirs {
+		dirs, err := mkdirTracked(filepath.Dir(p.outputs[0].path))
+		undo = append(undo, func() { removeDirs(dirs) })
+		if err != nil {
+			return nil, fmt.Errorf("sink: create output directory: %w", err)
+		}
+	}
+	o := p.outputs[0]
+	file, err := p.open(o)
+	if err != nil {
+		return nil, err
+	}
+	if !o.existing && !o.special {
+		undo = append(undo, func() { os.Remove(o.path) })
+	}
+	undo = append(undo, func() { file.Close() })
+	raw := newFileRaw(file, o.path, p.f)
+	if p.spec.OnClip != nil {
+		raw.SetClipHandler(p.spec.OnClip)
+	}
+	if p.sigmf == nil {
+		return raw, nil
+	}
+	sm := p.sigmf
+	sm.Raw, sm.metaPath = raw, p.outputs[1].path
+	if p.spec.StampStart && sm.t0.IsZero() {
+		sm.t0 = time.Now()
+	}
+	if in := sameAsInput(sm.metaPath, nil, p.spec.Inputs); in != "" {
+		return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, sm.metaPath, in)
+	}
+	if err := sm.writeMeta(); err != nil {
+		return nil, err
+	}
+	sm.lastMeta = time.Now()
+	return sm, nil
+}
+
+// open opens an output for writing. An existing regular file is truncated
+// only after its identity has been checked on the open descriptor, so a
+// path swapped for an input since Prepare is still refused.
+func (p *Plan) open(o output) (*os.File, error) {
+	flags := os.O_WRONLY
+	if !o.existing && !o.special {
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(o.path, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%w: %s appeared after the start checks", ErrExists, o.path)
+		}
+		return nil, fmt.Errorf("sink: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		if in := sameAsInput(o.path, fi, p.spec.Inputs); in != "" {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, o.path, in)
+		}
+		if fi.Mode().IsRegular() && o.existing {
+			err = f.Truncate(0)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sink: %s: %w", o.path, err)
+	}
+	return f, nil
+}
+
+// mkdirTracked creates dir and its missing parents like os.MkdirAll, and
+// returns the directories it created, outermost first, even on failure.
+func mkdirTracked(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var created []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return created, err
+		}
+		created = append(created, missing[i])
+	}
+	return created, nil
+}
+
+// removeDirs removes directories created by mkdirTracked, innermost first;
+// a directory something else has written into since is kept.
+func removeDirs(dirs []string) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i])
+	}
+}
+
+// Deferred is a Sink whose files are created only when Open is called, so
+// that a run can first start everything else that can fail (source,
+// backend, ring, metrics port) and leave existing files untouched if any of
+// it does. Write before Open fails; Close without Open does nothing.
+type Deferred struct {
+	plan *Plan
+	s    Sink
+	raw  atomic.Pointer[Raw] // the encoder, for Clipped from other goroutines
+}
+
+// Deferred returns a sink that creates p's files on Open.
+func (p *Plan) Deferred() *Deferred { return &Deferred{plan: p} }
+
+// errNotOpen means a Deferred sink was written before Open.
+var errNotOpen = errors.New("sink: written before Open")
+
+// Open creates the output (Plan.Create). Calling it again does nothing.
+func (d *Deferred) Open() error {
+	if d.s != nil {
+		return nil
+	}
+	s, err := d.plan.Create()
+	if err != nil {
+		return err
+	}
+	d.s = s
+	switch s := s.(type) {
+	case *Raw:
+		d.raw.Store(s)
+	case *SigMF:
+		d.raw.Store(s.Raw)
+	}
+	return nil
+}
+
+// Clipped returns the values clipped to the int16 range so far; it is safe
+// to call from any goroutine.
+func (d *Deferred) Clipped() uint64 {
+	if r := d.raw.Load(); r != nil {
+		return r.Clipped()
+	}
+	return 0
+}
+
+// Written returns the samples that reached the output file, and false for
+// a sink that writes no file (null, or not opened).
+func (d *Deferred) Written() (uint64, bool) {
+	if r := d.raw.Load(); r != nil {
+		return r.Written(), true
+	}
+	return 0, false
+}
+
+// EndInput passes the source's total sample count to a SigMF sink, which
+// records samples dropped after the last one written (SigMF.EndInput).
+func (d *Deferred) EndInput(total uint64) {
+	if s, ok := d.s.(*SigMF); ok {
+		s.EndInput(total)
+	}
+}
+
+// Dropped returns the samples a SigMF sink has recorded as dropped, and
+// false for other sinks.
+func (d *Deferred) Dropped() (uint64, bool) {
+	if s, ok := d.s.(*SigMF); ok {
+		return s.Dropped(), true
+	}
+	return 0, false
+}
+
+// Sink returns the created sink, nil before Open.
+func (d *Deferred) Sink() Sink { return d.s }
+
+// Write writes to the created sink.
+func (d *Deferred) Write(samples []float32) error {
+	if d.s == nil {
+		return errNotOpen
+	}
+	return d.s.Write(samples)
+}
+
+// WriteIndexed writes with the input index of the first sample to a sink
+// that records gaps (SigMF), and plainly to the others.
+func (d *Deferred) WriteIndexed(index uint64, samples []float32) error {
+	switch s := d.s.(type) {
+	case nil:
+		return errNotOpen
+	case *SigMF:
+		return s.WriteIndexed(index, samples)
+	default:
+		return s.Write(samples)
+	}
+}
+
+// Close closes the created sink; without Open it does nothing.
+func (d *Deferred) Close() error {
+	if d.s == nil {
+		return nil
+	}
+	return d.s.Close()
+}
+
+// CheckNotInput returns an error wrapping ErrIsInput if path is one of
+// inputs (by device and inode, or by its path after symlinks and ".."), for
+// tools that write outputs outside a Plan.
+func CheckNotInput(path string, inputs ...string) error {
+	if in := sameAsInput(path, nil, inputs); in != "" {
+		return fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+	}
+	return nil
+}
