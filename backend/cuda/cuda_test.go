@@ -4,15 +4,19 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -303,6 +307,64 @@ func TestOptionsValidate(t *testing.T) {
 	for _, o := range []Options{{Split: 3}, {Split: 64}, {Split: -1}} {
 		if _, err := NewBackend([]float32{1}, false, o); err == nil {
 			t.Errorf("NewBackend(%+v) accepted", o)
+		}
+	}
+}
+
+// A float32 recording mapped from the page cache goes to the device with
+// no host copy: the explicit transport pins it window by window (16 MiB
+// here, so blocks straddle windows) and copies each block from it. The
+// output is the CPU's; so is that of the same file read into the ring
+// when there is no room to pin it.
+func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, complex := range []bool{false, true} {
+		ch := 1
+		format := "rf32_le"
+		if complex {
+			ch, format = 2, "cf32_le"
+		}
+		x := randSignal(r, (40<<20)/4/ch*ch)
+		path := filepath.Join(t.TempDir(), "rec.raw")
+		b := make([]byte, 4*len(x))
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		taps := randSignal(r, 129)
+		want := filter.Convolve(taps, x, complex)
+		const block = 100003
+		l := pipeline.Layout{BlockSize: block, Channels: ch, Slots: 8}
+		for _, inPlace := range []bool{true, false} {
+			src, err := capture.OpenFile(path, format, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := testOptions(TransportExplicit)
+			o.MaxPinned = explicitPinned(l) + 2*minWindow // room for two 16 MiB windows
+			if !inPlace {
+				o.MaxPinned = explicitPinned(l) + minWindow // too little: read into the ring
+			}
+			be, err := NewBackend(taps, complex, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snk := &collect{}
+			var took bool
+			st, err := pipeline.Run(context.Background(), src, be, snk, pipeline.Config{BlockSize: block, Complex: complex, Slots: 8},
+				pipeline.Options{OnBlock: func(pipeline.Output, int64) { took = be.(*backend).x.region != nil }})
+			errs := errors.Join(err, be.Close(), src.Close())
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			if took != inPlace || st.SamplesOut != uint64(len(x)/ch) {
+				t.Fatalf("complex=%v inPlace=%v: blocks in place %v, stats %+v", complex, inPlace, took, st)
+			}
+			if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
+				t.Fatalf("complex=%v inPlace=%v: max relative error %g", complex, inPlace, e)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/rs/zerolog"
 
@@ -123,10 +124,10 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 	info := capture.Info{SampleRate: 1, Complex: cfg.Complex}
 	switch cfg.Source {
 	case StreamMemory:
-		x = make([]float32, cfg.Bytes/4/int64(ch)*int64(ch))
+		x = pageAligned(int(cfg.Bytes / 4 / int64(ch) * int64(ch)))
 		FillNoise(x, cfg.Seed)
 		src, err = capture.NewMemory(x, info)
-		res.Source = fmt.Sprintf("memory: %d MiB of uniform noise (seed %d)", cfg.Bytes>>20, cfg.Seed)
+		res.Source = fmt.Sprintf("memory: %d MiB of uniform noise (seed %d)", int64(len(x))*4>>20, cfg.Seed)
 	case StreamSynthetic:
 		src, err = capture.NewSynthetic(capture.SyntheticConfig{Signal: capture.SignalTone, SampleRate: 1,
 			Complex: cfg.Complex, FrequencyHz: 0.05, Amplitude: 1, NumSamples: cfg.Bytes / int64(4*ch)})
@@ -230,6 +231,15 @@ func (r *StreamResult) fill(st pipeline.Stats, ch int) {
 	if p := r.PinnedH2D; p != nil && p.GiBps > 0 {
 		r.PinnedFraction = r.InGiBps / p.GiBps
 	}
+}
+
+// pageAligned returns n float32s starting on a page boundary, whole pages
+// long where n allows, so a backend can pin them and take blocks in place.
+func pageAligned(n int) []float32 {
+	const page = 4096
+	b := make([]byte, 4*n+page)
+	off := int(-uintptr(unsafe.Pointer(&b[0])) & (page - 1))
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), n)
 }
 
 // FillNoise fills x with uniform noise in [-1, 1), in parallel blocks each
