@@ -30,7 +30,14 @@ type Sink interface {
 type Output struct {
 	Seq       uint64
 	Timestamp int64 // capture time, ns on the run's clock
-	Samples   []float32
+	// Samples is the backend's output for the block, at the output rate:
+	// a decimating or resampling chain outputs fewer or more samples than
+	// the block held (possibly none), and a shift makes a real block
+	// complex (see Config.OutComplex).
+	Samples []float32
+	// In is the number of input samples (IQ pairs) of the block. 0 means
+	// the backend keeps the rate and format: len(Samples)/channels.
+	In int
 }
 
 // Backend filters blocks. Start returns the ring the producer writes into;
@@ -72,6 +79,10 @@ func (p Policy) String() string {
 type Config struct {
 	BlockSize  int  // samples per block (complex: I/Q pairs)
 	Complex    bool // interleaved I/Q input
+	// OutComplex says the backend's output is complex although the input
+	// is real (a frequency shift). A complex input always gives a complex
+	// output.
+	OutComplex bool
 	Slots      int  // ring depth, a power of two; 0 means 64
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
@@ -79,15 +90,22 @@ type Config struct {
 	Realtime Realtime
 }
 
-// Stats are a run's counters, end to end. Every sample read from the source
-// is dropped at capture (DroppedSamples), dropped at the filter
-// (DroppedFilterSamples) or filtered (SamplesFiltered); every filtered
-// sample is written (SamplesWritten) unless the sink failed on it. Gaps
-// counts sequence numbers the consumer never saw.
+// Stats are a run's counters, end to end. Input and output samples are
+// counted apart, since a chain that decimates or resamples changes the
+// rate. Every sample read from the source (input rate) is dropped at
+// capture (DroppedSamples), dropped at the filter (DroppedFilterSamples) or
+// filtered (SamplesFiltered): SamplesIn = DroppedSamples +
+// DroppedFilterSamples + SamplesFiltered always. The filtered input became
+// SamplesProduced output samples (output rate: equal to SamplesFiltered
+// when the rate does not change, ceil(n/M) or ceil(n·L/M) of a stream of n
+// for a decimation or resampling), and every produced sample is written
+// (SamplesWritten) unless the sink failed on it. Gaps counts sequence
+// numbers the consumer never saw.
 type Stats struct {
-	SamplesIn       uint64 // samples read from the source, dropped ones included
-	SamplesFiltered uint64 // samples the backend output
-	SamplesWritten  uint64 // filtered samples the sink accepted
+	SamplesIn       uint64 // input samples read from the source, dropped ones included
+	SamplesFiltered uint64 // input samples of the blocks the backend output
+	SamplesProduced uint64 // output samples the backend produced for them
+	SamplesWritten  uint64 // output samples the sink accepted
 	// SamplesOut is SamplesWritten, kept for existing users.
 	SamplesOut uint64
 	Blocks     uint64 // blocks written to the sink
@@ -119,12 +137,27 @@ func (s Stats) MSps() float64 {
 	return float64(s.SamplesOut) / s.Wall.Seconds() / 1e6
 }
 
-// String is the one-line run summary. "out" is the samples written and
-// "drops" the loss at capture; the loss at the filter follows the rate.
+// InMSps is the input rate: samples filtered per second of wall time, in
+// millions.
+func (s Stats) InMSps() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.SamplesFiltered) / s.Wall.Seconds() / 1e6
+}
+
+// String is the one-line run summary. "out" is the samples written (output
+// rate), "drops" the loss at capture, and the rate is that of the output;
+// "filtered" and the loss at the filter are input samples. When the chain
+// changes the rate, the input rate follows ("in N MS/s").
 func (s Stats) String() string {
-	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
+	line := fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
 		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(),
 		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
+	if s.SamplesProduced != 0 && s.SamplesProduced != s.SamplesFiltered {
+		line += fmt.Sprintf("  in %.2f MS/s", s.InMSps())
+	}
+	return line
 }
 
 // Options are optional hooks of a run.
@@ -143,7 +176,8 @@ type Options struct {
 type counters struct {
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
 	pubB, pubS                          atomic.Uint64 // published into the ring
-	filtB, filtS                        atomic.Uint64 // output by the backend
+	filtB, filtS                        atomic.Uint64 // blocks and input samples output by the backend
+	prodS                               atomic.Uint64 // output samples the backend produced
 	startup                             atomic.Int64  // ns the backend took to start
 }
 
@@ -153,6 +187,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 		Startup:         time.Duration(c.startup.Load()),
 		SamplesIn:       c.in.Load(),
 		SamplesFiltered: c.filtS.Load(),
+		SamplesProduced: c.prodS.Load(),
 		SamplesWritten:  out,
 		SamplesOut:      out,
 		Blocks:          c.blocks.Load(),
@@ -268,7 +303,11 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, ring, cfg, l, &c, clock)
 	}()
 
-	want, cerr := consume(cctx, be, snk, l.Channels, &c, clock, opts.OnBlock)
+	outCh := l.Channels
+	if cfg.OutComplex {
+		outCh = 2
+	}
+	want, cerr := consume(cctx, be, snk, l.Channels, outCh, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal
 	// end of stream it has returned already and this does nothing.
@@ -363,7 +402,9 @@ func produce(ctx context.Context, src Source, ring *Ring, cfg Config, l Layout, 
 	}
 }
 
-func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+// consume writes the backend's blocks to the sink; inCh and outCh are the
+// values per sample of the input and of the backend's output.
+func consume(ctx context.Context, be Backend, snk Sink, inCh, outCh int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
 	var want uint64
 	for {
 		out, err := be.Next(ctx)
@@ -380,8 +421,16 @@ func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counter
 			return want, fmt.Errorf("%s backend: block %d out of order (expected %d)", be.Name(), out.Seq, want)
 		}
 		want = out.Seq + 1
+		if len(out.Samples)%outCh != 0 {
+			return want, fmt.Errorf("%s backend: block %d has %d values, not a multiple of %d channels", be.Name(), out.Seq, len(out.Samples), outCh)
+		}
+		in := out.In
+		if in == 0 {
+			in = len(out.Samples) / inCh
+		}
 		c.filtB.Add(1)
-		c.filtS.Add(uint64(len(out.Samples) / channels))
+		c.filtS.Add(uint64(in))
+		c.prodS.Add(uint64(len(out.Samples) / outCh))
 		if onBlock != nil {
 			onBlock(out, seen)
 		}
@@ -389,6 +438,6 @@ func consume(ctx context.Context, be Backend, snk Sink, channels int, c *counter
 			return want, fmt.Errorf("write sink: %w", err)
 		}
 		c.blocks.Add(1)
-		c.out.Add(uint64(len(out.Samples) / channels))
+		c.out.Add(uint64(len(out.Samples) / outCh))
 	}
 }
