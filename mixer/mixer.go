@@ -26,8 +26,8 @@ var ErrBlockLength = errors.New("mixer: bad block length")
 // Shifter is a streaming frequency shifter. It is not safe for concurrent
 // use.
 type Shifter struct {
-	cps     float64   // cycles per sample: f/fs
-	num     uint64    // when den > 0: f/fs = num/den exactly, num in [0, den)
+	cps     float64 // cycles per sample: f/fs
+	num     uint64  // when den > 0: f/fs = num/den exactly, num in [0, den)
 	den     uint64
 	complex bool      // input is interleaved I/Q
 	n       int64     // index of the next input sample

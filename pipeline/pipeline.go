@@ -77,13 +77,13 @@ func (p Policy) String() string {
 
 // Config is the geometry and policy of a run.
 type Config struct {
-	BlockSize  int  // samples per block (complex: I/Q pairs)
-	Complex    bool // interleaved I/Q input
+	BlockSize int  // samples per block (complex: I/Q pairs)
+	Complex   bool // interleaved I/Q input
 	// OutComplex says the backend's output is complex although the input
 	// is real (a frequency shift). A complex input always gives a complex
 	// output.
 	OutComplex bool
-	Slots      int  // ring depth, a power of two; 0 means 64
+	Slots      int // ring depth, a power of two; 0 means 64
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
 	// Realtime pins and locks the capture side; the zero value does nothing.

@@ -104,7 +104,9 @@ func maxErrRMS(got, want []float32) float64 {
 
 // chains are the test chains: 1 to 3 stages, every kind.
 func chains(r *rand.Rand, rate float64, complex bool) map[string]stage.Chain {
-	mk := func(st ...stage.Stage) stage.Chain { return stage.Chain{SampleRate: rate, Complex: complex, Stages: st} }
+	mk := func(st ...stage.Stage) stage.Chain {
+		return stage.Chain{SampleRate: rate, Complex: complex, Stages: st}
+	}
 	shift := func(f float64) stage.Stage { return stage.Stage{Kind: stage.KindShift, FrequencyHz: f} }
 	fir := func(n, m int) stage.Stage { return stage.Stage{Kind: stage.KindFIR, Taps: randTaps(r, n), Decimate: m} }
 	res := func(n, l, m int) stage.Stage {
