@@ -20,6 +20,7 @@ import (
 	"github.com/sigproc/sigproc/metrics"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // runOptions are the flags of "sigproc run".
@@ -198,15 +199,15 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	taps, err := cfg.Taps(info.SampleRate)
+	chain, err := cfg.Chain(info.SampleRate, info.Complex)
 	if err != nil {
 		return err
 	}
-	format, err := cfg.SinkFormat(info.Complex)
+	format, err := cfg.SinkFormat(chain.OutComplex())
 	if err != nil {
 		return err
 	}
-	be, err := newBackend(cfg, taps, info.Complex, log)
+	be, err := newBackend(cfg, chain, log)
 	if err != nil {
 		return cfg.Wrap("backend", err)
 	}
@@ -232,7 +233,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			err = errors.Join(err, srv.Shutdown(sctx))
 		}()
 	}
-	snk, err := createSink(cfg, format, info)
+	snk, err := createSink(cfg, format, chain)
 	if err != nil {
 		return err
 	}
@@ -244,6 +245,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	pcfg := pipeline.Config{
 		BlockSize:  cfg.BlockSize,
 		Complex:    info.Complex,
+		OutComplex: chain.OutComplex(),
 		Slots:      cfg.RingSlots,
 		Policy:     policy,
 		MaxSamples: maxSamples,
@@ -254,7 +256,8 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Str("source", describeSource(cfg)).
 		Float64("sample_rate", info.SampleRate).
 		Bool("complex", info.Complex).
-		Int("taps", len(taps)).
+		Str("chain", chain.String()).
+		Float64("out_rate", chain.OutRate()).
 		Int("block_size", cfg.BlockSize).
 		Int("ring_slots", cfg.RingSlots).
 		Str("overrun", policy.String()).
@@ -392,7 +395,10 @@ func syntheticConfig(w config.Waveform) capture.SyntheticConfig {
 
 // createSink creates the configured sink. Relative sink paths are relative
 // to the current directory; missing parent directories are created.
-func createSink(cfg *config.Config, format string, info capture.Info) (sink.Sink, error) {
+// The SigMF metadata takes the chain's output rate, and a shift moves the
+// centre frequency by −shift (the source's own centre is not known here, so
+// it is relative to the input's baseband).
+func createSink(cfg *config.Config, format string, chain stage.Chain) (sink.Sink, error) {
 	s := &cfg.Sink
 	if s.Type == config.SinkNull {
 		return sink.NewNull(), nil
@@ -412,8 +418,9 @@ func createSink(cfg *config.Config, format string, info capture.Info) (sink.Sink
 	case config.SinkSigMF:
 		snk, err := sink.CreateSigMF(s.Path, sink.SigMFMeta{
 			Datatype:    format,
-			SampleRate:  info.SampleRate,
-			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg),
+			SampleRate:  chain.OutRate(),
+			FrequencyHz: -chain.Shift(),
+			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg, chain),
 		})
 		if err != nil {
 			return nil, cfg.Wrap("sink.path", err)
@@ -449,7 +456,10 @@ func describeSink(cfg *config.Config, format string) string {
 	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
 }
 
-func describeFilter(cfg *config.Config) string {
+func describeFilter(cfg *config.Config, chain stage.Chain) string {
+	if len(cfg.Stages) > 0 {
+		return chain.String()
+	}
 	f := &cfg.Filter
 	switch {
 	case f.Design != nil:
