@@ -17,8 +17,10 @@
 //     n inputs; equals scipy.signal.lfilter(h, 1, x)[::M]. Rate fs/M.
 //   - Resample up L, down M, taps h: y[m] = Σ_k h[k]·u[m·M − k] with u the
 //     input with L−1 zeros after each sample; ceil(n·L/M) outputs; equals
-//     scipy.signal.upfirdn(h, x, L, M)[:ceil(n·L/M)]. Rate fs·L/M. No gain
-//     is applied to the taps.
+//     scipy.signal.upfirdn(h, x, L, M)[:ceil(n·L/M)] (u includes the L−1
+//     zeros after the last sample: when len(h) < L scipy's output can end
+//     one sample earlier, and the extra output is 0). Rate fs·L/M. No
+//     gain is applied to the taps.
 //
 // Output counts are causal: after n inputs in total, a stage has output
 // exactly its count for n, however the input was split into blocks.
