@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,5 +77,41 @@ sink: {type: file, path: ignored, format: cf32_le}
 	_, _, err := execute(t, nil, nil, "run", "-c", cfg, "--sink-path", out, "--backend", "cuda", "--log-level", "warn")
 	if err == nil || !strings.Contains(err.Error(), "stages are not yet supported on cuda") && !strings.Contains(err.Error(), "CUDA") {
 		t.Errorf("backend cuda with stages: %v", err)
+	}
+}
+
+// TestDesignBySpecReport: a design by specification reports the Kaiser
+// length and beta scipy's kaiserord picks and the attenuation measured
+// outside the transition band the user gave; a plain kaiser design is
+// measured outside its own transition width, not a fixed 4·rate/taps one.
+func TestDesignBySpecReport(t *testing.T) {
+	_, stderr, err := execute(t, nil, nil, "design", "--rate", "2e6", "--cutoff", "1e5", "--transition", "5e4", "--attenuation", "70")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "174 taps, kaiser beta 6.75526 window") || !strings.Contains(stderr, "(50000 Hz transition bands excluded)") {
+		t.Errorf("report %q", stderr)
+	}
+	var atten float64
+	if i := strings.Index(stderr, "stopband attenuation "); i < 0 {
+		t.Fatalf("report %q", stderr)
+	} else if _, err := fmt.Sscanf(stderr[i:], "stopband attenuation %f dB", &atten); err != nil || atten < 69 {
+		t.Errorf("attenuation %v (%v) in %q", atten, err, stderr)
+	}
+	_, stderr, err = execute(t, nil, nil, "design", "--rate", "48000", "--cutoff", "6000", "--taps", "129", "--window", "kaiser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(stderr, "stopband attenuation "); i < 0 {
+		t.Fatalf("report %q", stderr)
+	} else if _, err := fmt.Sscanf(stderr[i:], "stopband attenuation %f dB", &atten); err != nil || atten < 80 {
+		t.Errorf("kaiser beta 8.6 reported at %v dB (want about 86): %q", atten, stderr)
+	}
+	_, stderr, err = execute(t, nil, nil, "design", "-c", filepath.Join("..", "..", "configs", "channelize.yaml"))
+	if err != nil || !strings.Contains(stderr, "lowpass 100000 Hz, 174 taps, kaiser beta 6.75526 window, 2000000 S/s") {
+		t.Errorf("design -c channelize: %v %q", err, stderr)
+	}
+	if _, _, err := execute(t, nil, nil, "design", "--rate", "2e6", "--cutoff", "1e5", "--attenuation", "70"); err == nil {
+		t.Error("--attenuation without --transition accepted")
 	}
 }
