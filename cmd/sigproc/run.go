@@ -74,7 +74,10 @@ summary goes to stdout:
 "filtered" those the backend output; "drops" are blocks discarded at capture
 (ring full, overrun: drop), "filter drops" blocks put in the ring that never
 came out of the backend (it failed or the run aborted), and "gaps" sequence
-numbers the sink side never saw. in = drops + filter drops + filtered.
+numbers the sink side never saw. in = drops + filter drops + filtered, all
+counted in input samples; with stages that change the rate (decimate,
+resample) "out" counts output samples and the line ends with the input
+rate ("in 54.15 MS/s").
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
