@@ -32,14 +32,14 @@ CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
                    CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
+.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci scipy-deps kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
 	@echo "make run            run the default config (synthetic source, CPU backend)"
 	@echo "make test           unit tests, race tests, short fuzz runs (what CI runs)"
 	@echo "make test-arm64     the pure-Go tests for linux/arm64 (Jetson), run under qemu-user"
-	@echo "make ci             what CI runs (.ci/run): test, arm64 tests, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
+	@echo "make ci             what CI runs (.ci/run): scipy for the reference tests, test, arm64 tests, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
@@ -57,7 +57,7 @@ run:
 test:
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./pipeline/... ./probe/... ./capture/... ./sink/... ./metrics/... ./cmd/...
-	CGO_ENABLED=0 $(GO) test -count=1 -tags purego ./filter/...
+	CGO_ENABLED=0 $(GO) test -count=1 -tags purego ./filter/... ./mixer/...
 	$(MAKE) --no-print-directory fuzz
 
 # Short fuzz runs of every Fuzz target. A failing run prints its log; one
@@ -109,7 +109,22 @@ test-arm64-deps:
 # CUDA 11.8 headers (fetched from Debian non-free; CI runs as root), the
 # zero-copy kernel's compute phase in the host simulator, and the linux/arm64
 # builds a Jetson runs.
-ci: test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
+ci: scipy-deps test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
+
+# In CI a test whose external reference is missing fails instead of skipping.
+ci: export CI = true
+
+# The filter tests compare against scipy.signal (Debian's python3-scipy in
+# /usr/bin/python3); CI runs as root and installs it when it is missing.
+scipy-deps:
+	@if /usr/bin/python3 -c 'import numpy, scipy.signal' 2>/dev/null; then :; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "scipy-deps: /usr/bin/python3 lacks scipy; run: sudo apt-get install -y python3-scipy" >&2; exit 1; \
+	else \
+	  echo "apt-get install python3-scipy"; \
+	  apt-get install -y -qq --no-install-recommends python3-scipy >/dev/null || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-scipy >/dev/null; }; \
+	fi
 
 # kernel-sim needs a C++ compiler; a machine without one skips it, saying so.
 kernel-sim-ci:

@@ -115,7 +115,12 @@ type Config struct {
 	// Use EffectiveOverrun for the resolved value.
 	Overrun string `yaml:"overrun"`
 	// Filter is the FIR filter. Exactly one of taps, taps_file, design.
+	// It is shorthand for a stages list of one fir stage; a config has
+	// filter or stages, never both.
 	Filter Filter `yaml:"filter"`
+	// Stages is the chain run on the stream, in order: shift, fir (with
+	// decimate) and resample stages. See Stage.
+	Stages []Stage `yaml:"stages"`
 	// Backend is cpu, cuda or auto. Default cpu.
 	Backend string `yaml:"backend"`
 	// CUDA holds GPU settings used by backend cuda and auto.
@@ -300,6 +305,11 @@ type Design struct {
 	// KaiserBeta is the Kaiser window shape. Default 8.6 when window is
 	// kaiser.
 	KaiserBeta float64 `yaml:"kaiser_beta"`
+	// TransitionHz and AttenuationDB design by specification instead of
+	// num_taps and window: a Kaiser window whose length and beta follow
+	// from them as scipy's kaiserord picks them. Give both or neither.
+	TransitionHz  float64 `yaml:"transition_hz"`
+	AttenuationDB float64 `yaml:"attenuation_db"`
 }
 
 // CUDA holds settings for the GPU backend.

@@ -21,6 +21,9 @@ func (d *Design) Spec(sampleRate float64) filter.Spec {
 		NumTaps:    d.NumTaps,
 		Window:     d.Window,
 		KaiserBeta: d.KaiserBeta,
+
+		TransitionHz:  d.TransitionHz,
+		AttenuationDB: d.AttenuationDB,
 	}
 }
 
@@ -38,24 +41,32 @@ func (c *Config) FilterSpec(sampleRate float64) (filter.Spec, error) {
 // contents, or the designed filter at sampleRate. Errors name the config
 // file and line of the filter key.
 func (c *Config) Taps(sampleRate float64) ([]float32, error) {
-	f := &c.Filter
+	if len(c.Stages) > 0 {
+		return nil, c.wrap("stages", errors.New("config: the filter is a stages list; use Chain"))
+	}
+	return c.tapsOf(&c.Filter, "filter", sampleRate)
+}
+
+// tapsOf returns the taps of the filter f written at path, designed at
+// sampleRate when f is a design.
+func (c *Config) tapsOf(f *Filter, path string, sampleRate float64) ([]float32, error) {
 	switch {
 	case f.Design != nil:
 		taps, err := filter.Design(f.Design.Spec(sampleRate))
 		if err != nil {
-			return nil, c.wrap("filter.design", fmt.Errorf("design at sample rate %s: %w", num(sampleRate), err))
+			return nil, c.wrap(path+".design", fmt.Errorf("design at sample rate %s: %w", num(sampleRate), err))
 		}
 		return taps, nil
 	case f.TapsFile != "":
 		taps, err := filter.LoadTaps(f.TapsFile)
 		if err != nil {
-			return nil, c.wrap("filter.taps_file", err)
+			return nil, c.wrap(path+".taps_file", err)
 		}
 		return taps, nil
 	case len(f.Taps) > 0:
 		return append([]float32(nil), f.Taps...), nil
 	}
-	return nil, c.wrap("filter", errors.New("config: no taps, taps_file or design"))
+	return nil, c.wrap(path, errors.New("config: no taps, taps_file or design"))
 }
 
 func (c *Config) wrap(path string, err error) error {

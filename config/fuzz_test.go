@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("source: &s {type: synthetic, signal: sum, components: [{signal: noise, noise_std: 1}]}\nx: *s\n"))
 	f.Add([]byte("a: &a [*a, *a]\n"))
 	f.Add([]byte("\t- :"))
+	f.Add([]byte(stagesBase))
+	f.Add([]byte("source: {type: synthetic, sample_rate: 1e6, signal: tone}\nstages:\n  - {}\n  - shift: {frequency_hz: 6e5}\n  - {fir: {taps: [1]}, resample: {up: 0, down: 2, design: {type: lowpass, cutoff_hz: 1, transition_hz: 1, attenuation_db: 7}}}\nsink: {type: null}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "f.yaml")
 		if err != nil {
@@ -31,5 +33,11 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted config with bad core fields: %+v", c)
 		}
 		_, _ = c.MaxSamples(c.Source.SampleRate)
+		if r := c.Source.SampleRate; r > 0 && len(c.Stages) > 0 && c.Source.Type == SourceSynthetic {
+			// Stages that validated build a chain, or fail with a position.
+			if _, err := c.Chain(r, c.Source.Complex); err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("Chain error without file name: %q", err)
+			}
+		}
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sigproc/sigproc/stage"
 )
 
 // MaxFileSize is the largest config file Load and Parse accept.
@@ -114,8 +116,10 @@ func (c *Config) resolvePaths() {
 	if c.Source.Path != "" && c.Source.Path != "-" && !filepath.IsAbs(c.Source.Path) {
 		c.Source.Path = filepath.Join(c.dir, c.Source.Path)
 	}
-	if c.Filter.TapsFile != "" && !filepath.IsAbs(c.Filter.TapsFile) {
-		c.Filter.TapsFile = filepath.Join(c.dir, c.Filter.TapsFile)
+	for _, f := range c.filters() {
+		if f.f.TapsFile != "" && !filepath.IsAbs(f.f.TapsFile) {
+			f.f.TapsFile = filepath.Join(c.dir, f.f.TapsFile)
+		}
 	}
 	if c.CUDA.PTXDir != "" && !filepath.IsAbs(c.CUDA.PTXDir) {
 		c.CUDA.PTXDir = filepath.Join(c.dir, c.CUDA.PTXDir)
@@ -164,9 +168,19 @@ func (c *Config) checkExplicitZeros(errs *errorList) {
 		{"cuda.ptx_dir", c.CUDA.PTXDir == ""},
 		{"log.level", c.Log.Level == ""},
 		{"log.format", c.Log.Format == ""},
-		{"filter.method", c.Filter.Method == ""},
-		{"filter.design.window", c.Filter.Design != nil && c.Filter.Design.Window == ""},
-		{"filter.design.kaiser_beta", c.Filter.Design != nil && c.Filter.Design.KaiserBeta == 0},
+	}
+	for _, f := range c.filters() {
+		d := f.f.Design
+		fields = append(fields, []struct {
+			path string
+			zero bool
+		}{
+			{f.path + ".method", f.f.Method == ""},
+			{f.path + ".design.window", d != nil && d.Window == ""},
+			{f.path + ".design.kaiser_beta", d != nil && d.KaiserBeta == 0},
+			{f.path + ".design.transition_hz", d != nil && d.TransitionHz == 0},
+			{f.path + ".design.attenuation_db", d != nil && d.AttenuationDB == 0},
+		}...)
 	}
 	for _, f := range fields {
 		if f.zero && c.idx.has(f.path) {
@@ -188,15 +202,22 @@ func (c *Config) SetDefaults() {
 	if c.Backend == "" {
 		c.Backend = DefaultBackend
 	}
-	if c.Filter.Method == "" {
-		c.Filter.Method = DefaultMethod
-	}
-	if d := c.Filter.Design; d != nil {
-		if d.Window == "" {
-			d.Window = DefaultWindow
+	for _, f := range c.filters() {
+		if f.f.Method == "" && f.kind != stage.KindResample {
+			f.f.Method = DefaultMethod
 		}
-		if d.Window == "kaiser" && d.KaiserBeta == 0 {
-			d.KaiserBeta = DefaultKaiserBeta
+		if d := f.f.Design; d != nil && !d.bySpec() {
+			if d.Window == "" {
+				d.Window = DefaultWindow
+			}
+			if d.Window == "kaiser" && d.KaiserBeta == 0 {
+				d.KaiserBeta = DefaultKaiserBeta
+			}
+		}
+	}
+	for i := range c.Stages {
+		if f := c.Stages[i].FIR; f != nil && f.Decimate == 0 && !c.idx.has(fmt.Sprintf("stages[%d].fir.decimate", i)) {
+			f.Decimate = 1
 		}
 	}
 	if c.CUDA.Transport == "" {
@@ -370,7 +391,8 @@ func keysOf(typeName string) string {
 		reflect.TypeOf(Config{}), reflect.TypeOf(Source{}), reflect.TypeOf(Waveform{}),
 		reflect.TypeOf(Tone{}), reflect.TypeOf(Filter{}), reflect.TypeOf(Design{}),
 		reflect.TypeOf(CUDA{}), reflect.TypeOf(Sink{}), reflect.TypeOf(Log{}), reflect.TypeOf(Metrics{}),
-		reflect.TypeOf(Realtime{}),
+		reflect.TypeOf(Realtime{}), reflect.TypeOf(Stage{}), reflect.TypeOf(Shift{}), reflect.TypeOf(FIRStage{}),
+		reflect.TypeOf(Resample{}),
 	}
 	for _, t := range types {
 		if t.String() == typeName {

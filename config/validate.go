@@ -13,6 +13,7 @@ import (
 
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // Allowed enum values, in the order error messages list them.
@@ -100,22 +101,44 @@ func (c *Config) checkKeys(errs *errorList) {
 	if c.Source.Type == SourceSynthetic {
 		walk(&c.Source.Waveform, "source")
 	}
-	if d := c.Filter.Design; d != nil {
-		if allowed, ok := designKeys[d.Type]; ok {
-			if d.Window == "kaiser" {
-				allowed = append(slices.Clone(allowed), "kaiser_beta")
-			}
-			for _, k := range c.idx.keys["filter.design"] {
-				if !slices.Contains(allowed, k) {
-					what := d.Type
-					if k == "kaiser_beta" {
-						what = "window " + d.Window
-						if d.Window == "" {
-							what = "the default window " + DefaultWindow
-						}
-					}
-					unused("filter.design", k, what, allowed)
+	for _, f := range c.filters() {
+		if f.kind == stage.KindResample && c.idx.has(f.path+".method") {
+			unused(f.path, "method", "resample (it always runs its polyphase kernel)", []string{"up", "down", "taps", "taps_file", "design"})
+		}
+		d := f.f.Design
+		if d == nil {
+			continue
+		}
+		allowed, ok := designKeys[d.Type]
+		if !ok {
+			continue
+		}
+		dp := f.path + ".design"
+		bySpec := d.bySpec() || c.idx.has(dp+".transition_hz") || c.idx.has(dp+".attenuation_db")
+		if bySpec {
+			var edges []string
+			for _, k := range allowed {
+				if k != "num_taps" && k != "window" {
+					edges = append(edges, k)
 				}
+			}
+			allowed = append(edges, "transition_hz", "attenuation_db")
+		} else if d.Window == "kaiser" {
+			allowed = append(slices.Clone(allowed), "kaiser_beta")
+		}
+		for _, k := range c.idx.keys[dp] {
+			if !slices.Contains(allowed, k) {
+				what := d.Type
+				switch {
+				case bySpec:
+					what = "a design by transition_hz and attenuation_db (they set the Kaiser window's length and beta)"
+				case k == "kaiser_beta":
+					what = "window " + d.Window
+					if d.Window == "" {
+						what = "the default window " + DefaultWindow
+					}
+				}
+				unused(dp, k, what, allowed)
 			}
 		}
 	}
@@ -248,8 +271,8 @@ func (c *Config) Validate() error {
 	}
 	enum("overrun", c.Overrun, overruns, false)
 
-	// Filter.
-	c.validateFilter(rate, &errs, add, enum)
+	// Filter or stages.
+	c.validateStages(rate, &errs, add, enum)
 
 	// Backend.
 	enum("backend", c.Backend, backends, true)
@@ -271,8 +294,13 @@ func (c *Config) Validate() error {
 		add("sink.path", "required for sink type %s", c.Sink.Type)
 	}
 	if enum("sink.format", c.Sink.Format, sinkFormats, false) {
-		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != cplx {
-			add("sink.format", "%s does not match the %s source (use %s)", c.Sink.Format, realOrComplex(cplx), Sink{}.FormatFor(cplx))
+		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {
+			out := c.OutComplex(cplx)
+			what := realOrComplex(cplx) + " source"
+			if out != cplx {
+				what = "complex output (a shift stage makes the real source complex)"
+			}
+			add("sink.format", "%s does not match the %s (use %s)", c.Sink.Format, what, Sink{}.FormatFor(out))
 		}
 	}
 
@@ -469,75 +497,87 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 	}
 }
 
-// validateFilter checks that exactly one tap source is given and that it is
-// usable. rate is the sample rate when known before opening the source.
-func (c *Config) validateFilter(rate float64, errs *errorList, add addFunc, enum enumFunc) {
-	f := &c.Filter
-	enum("filter.method", f.Method, methods, true)
+// validateFilter checks that the filter f written at path (filter, or a
+// fir or resample stage) has exactly one tap source and that it is usable.
+// rate is the rate its taps run at when known before opening the source.
+func (c *Config) validateFilter(f *Filter, path string, rate float64, kind stage.Kind, errs *errorList, add addFunc, enum enumFunc) {
+	if kind != stage.KindResample {
+		enum(path+".method", f.Method, methods, true)
+	}
 	var given []string
-	if f.Taps != nil || c.idx.has("filter.taps") {
+	if f.Taps != nil || c.idx.has(path+".taps") {
 		given = append(given, "taps")
 	}
-	if f.TapsFile != "" || c.idx.has("filter.taps_file") {
+	if f.TapsFile != "" || c.idx.has(path+".taps_file") {
 		given = append(given, "taps_file")
 	}
-	if f.Design != nil || c.idx.has("filter.design") {
+	if f.Design != nil || c.idx.has(path+".design") {
 		given = append(given, "design")
 	}
 	switch {
 	case len(given) == 0:
-		add("filter", "required: one of taps, taps_file or design")
+		add(path, "required: one of taps, taps_file or design")
 		return
 	case len(given) > 1:
-		add("filter."+given[1], "give only one of taps, taps_file, design (found %s)", strings.Join(given, " and "))
+		add(path+"."+given[1], "give only one of taps, taps_file, design (found %s)", strings.Join(given, " and "))
 		return
 	}
 	switch given[0] {
 	case "taps":
 		if len(f.Taps) == 0 {
-			add("filter.taps", "must not be empty")
+			add(path+".taps", "must not be empty")
 		} else if len(f.Taps) > filter.MaxTaps {
-			add("filter.taps", "%d taps exceeds the limit %d", len(f.Taps), filter.MaxTaps)
+			add(path+".taps", "%d taps exceeds the limit %d", len(f.Taps), filter.MaxTaps)
 		}
 		for i, t := range f.Taps {
 			if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
-				add(fmt.Sprintf("filter.taps[%d]", i), "must be a finite float32, got %v", t)
+				add(fmt.Sprintf("%s.taps[%d]", path, i), "must be a finite float32, got %v", t)
 			}
 		}
 	case "taps_file":
 		if f.TapsFile == "" {
-			add("filter.taps_file", "must not be empty")
+			add(path+".taps_file", "must not be empty")
 		}
 	case "design":
 		d := f.Design
+		dp := path + ".design"
 		if d == nil {
-			add("filter.design", "must be a mapping with type, num_taps and cutoff_hz or low_hz/high_hz")
+			add(dp, "must be a mapping with type, num_taps (or transition_hz and attenuation_db) and cutoff_hz or low_hz/high_hz")
 			return
 		}
 		before := len(*errs)
-		enum("filter.design.type", d.Type, designTypes, true)
-		enum("filter.design.window", d.Window, designWindow, true)
-		if d.NumTaps <= 0 {
-			add("filter.design.num_taps", "must be > 0, got %d", d.NumTaps)
-		}
-		if d.Window == "kaiser" && !(d.KaiserBeta >= 0) {
-			add("filter.design.kaiser_beta", "must be >= 0, got %s", num(d.KaiserBeta))
+		enum(dp+".type", d.Type, designTypes, true)
+		if d.bySpec() {
+			if !(d.TransitionHz > 0) || math.IsInf(d.TransitionHz, 0) {
+				add(dp+".transition_hz", "must be > 0 (given with attenuation_db), got %s", num(d.TransitionHz))
+			}
+			if !(d.AttenuationDB >= 8) || math.IsInf(d.AttenuationDB, 0) {
+				add(dp+".attenuation_db", "must be >= 8 dB (given with transition_hz; the Kaiser formula's range), got %s", num(d.AttenuationDB))
+			}
+		} else {
+			enum(dp+".window", d.Window, designWindow, true)
+			if d.NumTaps <= 0 {
+				add(dp+".num_taps", "must be > 0, got %d (or give transition_hz and attenuation_db)", d.NumTaps)
+			}
+			if d.Window == "kaiser" && !(d.KaiserBeta >= 0) {
+				add(dp+".kaiser_beta", "must be >= 0, got %s", num(d.KaiserBeta))
+			}
 		}
 		switch d.Type {
 		case "lowpass", "highpass":
 			if !(d.CutoffHz > 0) || math.IsInf(d.CutoffHz, 0) {
-				add("filter.design.cutoff_hz", "must be > 0, got %s", num(d.CutoffHz))
+				add(dp+".cutoff_hz", "must be > 0, got %s", num(d.CutoffHz))
 			} else if rate > 0 && d.CutoffHz >= rate/2 {
-				add("filter.design.cutoff_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.CutoffHz), num(rate/2))
+				add(dp+".cutoff_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.CutoffHz), num(rate/2))
 			}
 		case "bandpass", "bandstop":
 			switch {
 			case !(d.LowHz > 0) || math.IsInf(d.LowHz, 0):
-				add("filter.design.low_hz", "must be > 0, got %s", num(d.LowHz))
+				add(dp+".low_hz", "must be > 0, got %s", num(d.LowHz))
 			case !(d.HighHz > d.LowHz) || math.IsInf(d.HighHz, 0):
-				add("filter.design.high_hz", "must be > low_hz (%s), got %s", num(d.LowHz), num(d.HighHz))
+				add(dp+".high_hz", "must be > low_hz (%s), got %s", num(d.LowHz), num(d.HighHz))
 			case rate > 0 && d.HighHz >= rate/2:
-				add("filter.design.high_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.HighHz), num(rate/2))
+				add(dp+".high_hz", "%s must be below Nyquist (sample_rate/2 = %s)", num(d.HighHz), num(rate/2))
 			}
 		}
 		if len(*errs) == before {
@@ -549,7 +589,11 @@ func (c *Config) validateFilter(rate float64, errs *errorList, add addFunc, enum
 				r = math.MaxFloat64 / 4
 			}
 			if err := d.Spec(r).Validate(); err != nil {
-				add("filter.design", "%s", strings.TrimPrefix(err.Error(), filter.ErrSpec.Error()+": "))
+				add(dp, "%s", strings.TrimPrefix(err.Error(), filter.ErrSpec.Error()+": "))
+			} else if rate > 0 {
+				if _, err := d.Spec(r).Resolve(); err != nil {
+					add(dp, "%s", strings.TrimPrefix(err.Error(), filter.ErrSpec.Error()+": "))
+				}
 			}
 		}
 	}

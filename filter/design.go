@@ -45,6 +45,111 @@ type Spec struct {
 	NumTaps       int     // > 0; highpass/bandstop need an odd count
 	Window        string  // "hamming" | "blackman" | "kaiser" | "hann" | "rectangular"; "" = hamming
 	KaiserBeta    float64 // kaiser only; 0 = DefaultKaiserBeta
+
+	// TransitionHz and AttenuationDB, given together, design by
+	// specification: a Kaiser window whose length and beta follow from
+	// them as scipy.signal.kaiserord picks them (see Resolve). The
+	// transition band is centred on each band edge. NumTaps and
+	// KaiserBeta must then be zero and Window "" or kaiser.
+	TransitionHz  float64
+	AttenuationDB float64
+}
+
+// BySpec reports whether s designs by transition width and attenuation.
+func (s Spec) BySpec() bool { return s.TransitionHz != 0 || s.AttenuationDB != 0 }
+
+// KaiserOrder returns the length and beta of a Kaiser-window FIR with
+// attenuationDB of stopband attenuation and a transition widthHz wide at
+// sampleRate, exactly as scipy.signal.kaiserord(attenuationDB,
+// widthHz/(sampleRate/2)) does (Kaiser's empirical formulas).
+func KaiserOrder(attenuationDB, widthHz, sampleRate float64) (numTaps int, beta float64, err error) {
+	a := math.Abs(attenuationDB)
+	if !finite(a) || a < 8 {
+		return 0, 0, specErr("attenuation %g dB is too small for the Kaiser formula (want >= 8 dB)", attenuationDB)
+	}
+	width := widthHz / (sampleRate / 2)
+	if !finite(width) || width <= 0 {
+		return 0, 0, specErr("transition width %g Hz must be > 0", widthHz)
+	}
+	switch {
+	case a > 50:
+		beta = 0.1102 * (a - 8.7)
+	case a > 21:
+		beta = 0.5842*math.Pow(a-21, 0.4) + 0.07886*(a-21)
+	}
+	n := math.Ceil((a-7.95)/2.285/(math.Pi*width) + 1)
+	if n > MaxTaps {
+		return 0, 0, specErr("%g dB over a %g Hz transition needs %g taps, more than the limit %d", a, widthHz, n, MaxTaps)
+	}
+	return int(n), beta, nil
+}
+
+// Resolve returns s with NumTaps, Window and KaiserBeta filled in from
+// TransitionHz and AttenuationDB (which it clears) when s designs by
+// specification; highpass and bandstop lengths are made odd by adding one
+// tap. Any other spec is returned as it is.
+func (s Spec) Resolve() (Spec, error) {
+	if !s.BySpec() {
+		return s, nil
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	n, beta, err := KaiserOrder(s.AttenuationDB, s.TransitionHz, s.SampleRate)
+	if err != nil {
+		return s, err
+	}
+	if (s.Type == Highpass || s.Type == Bandstop) && n%2 == 0 {
+		n++
+	}
+	s.NumTaps, s.Window, s.KaiserBeta, s.TransitionHz, s.AttenuationDB = n, WindowKaiser, beta, 0, 0
+	return s, nil
+}
+
+// NominalTransitionHz is the width of the transition band s's window gives
+// its length: the usual main-lobe figures (rectangular 0.9, hann 3.1,
+// hamming 3.3, blackman 5.5 times rate/taps) and, for kaiser, Kaiser's
+// formula for its beta (the inverse of KaiserOrder). For a spec by
+// specification it is TransitionHz.
+func (s Spec) NominalTransitionHz() float64 {
+	if s.BySpec() {
+		return s.TransitionHz
+	}
+	n := float64(max(s.NumTaps, 1))
+	switch s.windowName() {
+	case WindowRectangular:
+		return 0.9 * s.SampleRate / n
+	case WindowHann:
+		return 3.1 * s.SampleRate / n
+	case WindowBlackman:
+		return 5.5 * s.SampleRate / n
+	case WindowKaiser:
+		beta := s.KaiserBeta
+		if beta == 0 {
+			beta = DefaultKaiserBeta
+		}
+		a := kaiserAtten(beta)
+		return (a - 7.95) / (2.285 * math.Pi * math.Max(n-1, 1)) * s.SampleRate / 2
+	}
+	return 3.3 * s.SampleRate / n
+}
+
+// kaiserAtten inverts Kaiser's beta formula: the attenuation in dB that
+// KaiserOrder would give beta for (21 dB for beta 0).
+func kaiserAtten(beta float64) float64 {
+	if beta > 0.1102*(50-8.7) {
+		return beta/0.1102 + 8.7
+	}
+	lo, hi := 21.0, 50.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if 0.5842*math.Pow(mid-21, 0.4)+0.07886*(mid-21) < beta {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }
 
 func specErr(format string, args ...any) error {
@@ -79,6 +184,9 @@ func (s Spec) Validate() error {
 	default:
 		return specErr("unknown filter type %q (want lowpass, highpass, bandpass or bandstop)", s.Type)
 	}
+	if s.BySpec() {
+		return s.validateBySpec(nyq)
+	}
 	if s.NumTaps <= 0 {
 		return specErr("number of taps %d must be > 0", s.NumTaps)
 	}
@@ -100,6 +208,35 @@ func (s Spec) Validate() error {
 		}
 	default:
 		return specErr("unknown window %q (want hamming, blackman, kaiser, hann or rectangular)", s.Window)
+	}
+	return nil
+}
+
+// validateBySpec checks a design by transition width and attenuation:
+// every band keeps some width outside the transition bands.
+func (s Spec) validateBySpec(nyq float64) error {
+	t, a := s.TransitionHz, s.AttenuationDB
+	switch {
+	case !finite(t) || t <= 0:
+		return specErr("transition width %g Hz must be > 0", t)
+	case !finite(a) || a < 8:
+		return specErr("attenuation %g dB must be >= 8 (the Kaiser formula's range)", a)
+	case s.NumTaps != 0:
+		return specErr("number of taps %d given with a transition width and attenuation (they set the length)", s.NumTaps)
+	case s.KaiserBeta != 0:
+		return specErr("kaiser beta %g given with a transition width and attenuation (they set beta)", s.KaiserBeta)
+	case s.Window != "" && s.Window != WindowKaiser:
+		return specErr("window %q given with a transition width and attenuation (the design uses kaiser)", s.Window)
+	}
+	lo, hi := s.CutoffHz, s.CutoffHz
+	if s.Type == Bandpass || s.Type == Bandstop {
+		lo, hi = s.LowHz, s.HighHz
+		if hi-lo <= t {
+			return specErr("%s band %g-%g Hz is not wider than the %g Hz transition", s.Type, lo, hi, t)
+		}
+	}
+	if lo-t/2 <= 0 || hi+t/2 >= nyq {
+		return specErr("the %g Hz transition band around %g-%g Hz must lie inside 0..%g Hz (Nyquist)", t, lo, hi, nyq)
 	}
 	return nil
 }
@@ -132,7 +269,14 @@ func (s Spec) bands() []band {
 // Design returns the taps of the windowed-sinc filter s describes. The
 // taps are scaled for unit gain at DC (lowpass, bandstop), at Nyquist
 // (highpass) or at the band centre (bandpass).
+//
+// A spec by specification (TransitionHz, AttenuationDB) is resolved to
+// its Kaiser length and beta first (see Resolve).
 func Design(s Spec) ([]float32, error) {
+	s, err := s.Resolve()
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

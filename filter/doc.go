@@ -9,6 +9,13 @@
 // elsewhere a portable Go kernel. Convolve is the slow float64 reference
 // used to verify every kernel.
 //
+// Decimator (a FIR keeping every M-th output, polyphase: only the kept
+// outputs are computed) and Resampler (a rational L/M polyphase resampler,
+// scipy's upfirdn) stream the same way; on amd64 they run the strided
+// AVX2 kernel of decim_amd64.s (strided.go). KaiserOrder and a Spec with
+// TransitionHz and AttenuationDB design by specification, as scipy's
+// kaiserord.
+//
 // FIR has two methods (Method): the direct sum, and overlap-save fast
 // convolution for long filters (fastconv.go), with the same streaming
 // contract, so any block split gives the same output to float32

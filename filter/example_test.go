@@ -67,3 +67,18 @@ func ExampleMaxErrRMS() {
 	fmt.Printf("%.1e\n", filter.MaxErrRMS(got, want))
 	// Output: 3.5e-07
 }
+
+// A decimate-by-4 moving average: only every 4th output is computed, and
+// the phase carries across blocks whose length 4 does not divide.
+func ExampleDecimator() {
+	d, err := filter.NewDecimator([]float32{0.25, 0.25, 0.25, 0.25}, 4, false, 16)
+	if err != nil {
+		panic(err)
+	}
+	x := []float32{4, 4, 4, 4, 8, 8, 8, 8, 0, 0}
+	y := make([]float32, d.MaxOut(10))
+	n1, _ := d.Process(y, x[:5])      // outputs at samples 0 and 4
+	n2, _ := d.Process(y[n1:], x[5:]) // output at sample 8
+	fmt.Println(y[:n1+n2])
+	// Output: [1 5 6]
+}

@@ -158,20 +158,25 @@ const directChunk = 1024
 
 // direct runs the direct method: dst from buf, chunk by chunk.
 func (f *FIR) direct(dst, buf []float32) {
-	ch := f.channels()
-	rev := f.rev
+	directSum(f.kern, f.channels(), dst, buf, f.rev, f.part)
+}
+
+// directSum sets dst[i] = Σ_j rev[j]·buf[i+ch·j] with kernel k, summing
+// taps in chunks of directChunk whose partial sums go through part (at
+// least len(dst) values when len(rev) > directChunk).
+func directSum(k kernelKind, ch int, dst, buf, rev, part []float32) {
 	if len(rev) <= directChunk {
-		runKernel(f.kern, ch, dst, buf, rev)
+		runKernel(k, ch, dst, buf, rev)
 		return
 	}
-	part := f.part[:len(dst)]
+	part = part[:len(dst)]
 	for c := 0; c < len(rev); c += directChunk {
 		out := part
 		if c == 0 {
 			out = dst
 		}
 		r := rev[c:min(c+directChunk, len(rev))]
-		runKernel(f.kern, ch, out, buf[ch*c:ch*c+len(dst)+ch*(len(r)-1)], r)
+		runKernel(k, ch, out, buf[ch*c:ch*c+len(dst)+ch*(len(r)-1)], r)
 		if c > 0 {
 			addTo(dst, part)
 		}

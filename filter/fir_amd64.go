@@ -77,3 +77,22 @@ func runKernel(k kernelKind, stride int, dst, buf, rev []float32) {
 		firGeneric(dst, buf, rev, stride)
 	}
 }
+
+//go:noescape
+func decimAVX2(dst, buf, taps []float32, stride int)
+
+//go:noescape
+func decimIQAVX2(dst, buf, taps []float32, stride int)
+
+// decimVec runs the AVX2 strided kernel: dst holds a multiple of 8
+// outputs, taps a multiple of 8 floats, buf every window.
+func decimVec(ch int, dst, buf, taps []float32, stride int) {
+	if n := len(dst) / ch; n == 0 || len(taps) == 0 || len(buf) < (n-1)*stride+len(taps) {
+		panic("filter: decimVec: short buffer")
+	}
+	if ch == 2 {
+		decimIQAVX2(dst, buf, taps, stride)
+	} else {
+		decimAVX2(dst, buf, taps, stride)
+	}
+}

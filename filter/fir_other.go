@@ -10,3 +10,7 @@ func runKernel(_ kernelKind, stride int, dst, buf, rev []float32) {
 }
 
 func availableKernels() []kernelKind { return []kernelKind{kernelGeneric} }
+
+// decimVec is never called without the assembly kernels (the kernel is
+// always generic here).
+func decimVec(int, []float32, []float32, []float32, int) { panic("filter: no vector kernel") }

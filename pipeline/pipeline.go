@@ -52,12 +52,14 @@ type Sink interface {
 
 // IndexedSink is an optional extension of Sink. A sink implementing it
 // receives every block through WriteIndexed with the input index of the
-// block's first sample: samples since the start of the source, dropped ones
-// included (Seq × BlockSize, since every block but the last is full). An
-// index beyond the end of the previous block means the samples in between
-// were dropped, so such a sink can record where the gaps are.
+// block's first input sample (samples since the start of the source,
+// dropped ones included: Seq × BlockSize, since every block but the last is
+// full) and the number of input samples the block came from, which differs
+// from the samples written when the stages change the rate. An index
+// beyond the end of the previous block's input means the samples in
+// between were dropped, so such a sink can record where the gaps are.
 type IndexedSink interface {
-	WriteIndexed(index uint64, samples []float32) error
+	WriteIndexed(index, inputs uint64, samples []float32) error
 }
 
 // Output is one filtered block. Samples belongs to the backend and is valid
@@ -65,7 +67,14 @@ type IndexedSink interface {
 type Output struct {
 	Seq       uint64
 	Timestamp int64 // capture time, ns on the run's clock
-	Samples   []float32
+	// Samples is the backend's output for the block, at the output rate:
+	// a decimating or resampling chain outputs fewer or more samples than
+	// the block held (possibly none), and a shift makes a real block
+	// complex (see Config.OutComplex).
+	Samples []float32
+	// In is the number of input samples (IQ pairs) of the block. 0 means
+	// the backend keeps the rate and format: len(Samples)/channels.
+	In int
 }
 
 // Backend filters blocks. Start returns the ring the producer writes into;
@@ -105,24 +114,35 @@ func (p Policy) String() string {
 
 // Config is the geometry and policy of a run.
 type Config struct {
-	BlockSize  int  // samples per block (complex: I/Q pairs)
-	Complex    bool // interleaved I/Q input
-	Slots      int  // ring depth, a power of two; 0 means 64
+	BlockSize int  // samples per block (complex: I/Q pairs)
+	Complex   bool // interleaved I/Q input
+	// OutComplex says the backend's output is complex although the input
+	// is real (a frequency shift). A complex input always gives a complex
+	// output.
+	OutComplex bool
+	Slots      int // ring depth, a power of two; 0 means 64
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
 	// Realtime pins and locks the capture side; the zero value does nothing.
 	Realtime Realtime
 }
 
-// Stats are a run's counters, end to end. Every sample read from the source
-// is dropped at capture (DroppedSamples), dropped at the filter
-// (DroppedFilterSamples) or filtered (SamplesFiltered); every filtered
-// sample is written (SamplesWritten) unless the sink failed on it. Gaps
-// counts sequence numbers the consumer never saw.
+// Stats are a run's counters, end to end. Input and output samples are
+// counted apart, since a chain that decimates or resamples changes the
+// rate. Every sample read from the source (input rate) is dropped at
+// capture (DroppedSamples), dropped at the filter (DroppedFilterSamples) or
+// filtered (SamplesFiltered): SamplesIn = DroppedSamples +
+// DroppedFilterSamples + SamplesFiltered always. The filtered input became
+// SamplesProduced output samples (output rate: equal to SamplesFiltered
+// when the rate does not change, ceil(n/M) or ceil(n·L/M) of a stream of n
+// for a decimation or resampling), and every produced sample is written
+// (SamplesWritten) unless the sink failed on it. Gaps counts sequence
+// numbers the consumer never saw.
 type Stats struct {
-	SamplesIn       uint64 // samples read from the source, dropped ones included
-	SamplesFiltered uint64 // samples the backend output
-	SamplesWritten  uint64 // filtered samples the sink accepted
+	SamplesIn       uint64 // input samples read from the source, dropped ones included
+	SamplesFiltered uint64 // input samples of the blocks the backend output
+	SamplesProduced uint64 // output samples the backend produced for them
+	SamplesWritten  uint64 // output samples the sink accepted
 	// SamplesOut is SamplesWritten, kept for existing users.
 	SamplesOut uint64
 	Blocks     uint64 // blocks written to the sink
@@ -168,12 +188,27 @@ func (s Stats) MSps() float64 {
 	return float64(s.SamplesOut) / s.Wall.Seconds() / 1e6
 }
 
-// String is the one-line run summary. "out" is the samples written and
-// "drops" the loss at capture; the loss at the filter follows the rate.
+// InMSps is the input rate: samples filtered per second of wall time, in
+// millions.
+func (s Stats) InMSps() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.SamplesFiltered) / s.Wall.Seconds() / 1e6
+}
+
+// String is the one-line run summary. "out" is the samples written (output
+// rate), "drops" the loss at capture, and the rate is that of the output;
+// "filtered" and the loss at the filter are input samples. When the chain
+// changes the rate, the input rate follows ("in N MS/s").
 func (s Stats) String() string {
-	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
+	line := fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
 		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(),
 		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
+	if s.SamplesProduced != 0 && s.SamplesProduced != s.SamplesFiltered {
+		line += fmt.Sprintf("  in %.2f MS/s", s.InMSps())
+	}
+	return line
 }
 
 // Options are optional hooks of a run.
@@ -203,7 +238,8 @@ type Options struct {
 type counters struct {
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
 	pubB, pubS                          atomic.Uint64 // published into the ring
-	filtB, filtS                        atomic.Uint64 // output by the backend
+	filtB, filtS                        atomic.Uint64 // blocks and input samples output by the backend
+	prodS                               atomic.Uint64 // output samples the backend produced
 	startup                             atomic.Int64  // ns the backend took to start
 	srcBusy, sinkBusy                   atomic.Int64  // ns in the source's Read and the sink's Write
 }
@@ -216,6 +252,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 		SinkBusy:        time.Duration(c.sinkBusy.Load()),
 		SamplesIn:       c.in.Load(),
 		SamplesFiltered: c.filtS.Load(),
+		SamplesProduced: c.prodS.Load(),
 		SamplesWritten:  out,
 		SamplesOut:      out,
 		Blocks:          c.blocks.Load(),
@@ -349,7 +386,11 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, viewer, ring, cfg, l, &c, clock)
 	}()
 
-	want, cerr := consume(cctx, opts.Abort, be, snk, l, &c, clock, opts.OnBlock)
+	outCh := l.Channels
+	if cfg.OutComplex {
+		outCh = 2
+	}
+	want, cerr := consume(cctx, opts.Abort, be, snk, l, outCh, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal
 	// end of stream it has returned already and this does nothing.
@@ -490,8 +531,10 @@ func publish(ring *Ring, view []float32, count int, seq uint64, ts int64) error 
 	return ring.Publish(count, seq, ts)
 }
 
-func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
-	channels := l.Channels
+// consume writes the backend's blocks to the sink; l.Channels and outCh
+// are the values per sample of the input and of the backend's output.
+func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, outCh int, c *counters, clock func() int64, onBlock func(Output, int64)) (uint64, error) {
+	inCh := l.Channels
 	indexed, _ := snk.(IndexedSink)
 	var want uint64
 	for {
@@ -512,14 +555,22 @@ func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, c *coun
 			return want, fmt.Errorf("%s backend: block %d out of order (expected %d)", be.Name(), out.Seq, want)
 		}
 		want = out.Seq + 1
+		if len(out.Samples)%outCh != 0 {
+			return want, fmt.Errorf("%s backend: block %d has %d values, not a multiple of %d channels", be.Name(), out.Seq, len(out.Samples), outCh)
+		}
+		in := out.In
+		if in == 0 {
+			in = len(out.Samples) / inCh
+		}
 		c.filtB.Add(1)
-		c.filtS.Add(uint64(len(out.Samples) / channels))
+		c.filtS.Add(uint64(in))
+		c.prodS.Add(uint64(len(out.Samples) / outCh))
 		if onBlock != nil {
 			onBlock(out, seen)
 		}
 		w0 := clock()
 		if indexed != nil {
-			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize), out.Samples)
+			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize), uint64(in), out.Samples)
 		} else {
 			err = snk.Write(out.Samples)
 		}
@@ -528,6 +579,6 @@ func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, c *coun
 			return want, fmt.Errorf("write sink: %w", err)
 		}
 		c.blocks.Add(1)
-		c.out.Add(uint64(len(out.Samples) / channels))
+		c.out.Add(uint64(len(out.Samples) / outCh))
 	}
 }

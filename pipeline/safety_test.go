@@ -18,7 +18,7 @@ type indexSink struct {
 
 func (s *indexSink) Write([]float32) error { panic("Write called on an IndexedSink") }
 
-func (s *indexSink) WriteIndexed(index uint64, v []float32) error {
+func (s *indexSink) WriteIndexed(index, _ uint64, v []float32) error {
 	s.mu.Lock()
 	first := len(s.starts) == 0
 	s.starts = append(s.starts, index)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // Config is one probe run's geometry.
@@ -58,7 +59,27 @@ type Config struct {
 	// in order, from a goroutine of its own (never the latency path).
 	OnInterval func(path string, iv Interval)
 
+	// Chain, when it has stages, is run and checked instead of Taps: the
+	// CPU reference is backend/cpu's Chain, fed every delivered block
+	// (VerifyEvery must be 0 or 1). Its input must match BlockSize's
+	// stream: Chain.Complex = Complex.
+	Chain stage.Chain
+
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
+}
+
+// chain reports whether the probe runs a stage chain.
+func (c Config) chain() bool { return len(c.Chain.Stages) > 0 }
+
+// ntaps is the tap count reported: the plain FIR's, or the chain's first
+// filter's.
+func (c Config) ntaps() int {
+	for _, s := range c.Chain.Stages {
+		if len(s.Taps) > 0 {
+			return len(s.Taps)
+		}
+	}
+	return len(c.Taps)
 }
 
 // maxIntervals bounds Duration/Interval.
@@ -68,8 +89,12 @@ func (c Config) validate() error {
 	switch {
 	case c.BlockSize <= 0:
 		return fmt.Errorf("probe: block size must be > 0, got %d", c.BlockSize)
-	case len(c.Taps) == 0:
+	case len(c.Taps) == 0 && !c.chain():
 		return errors.New("probe: no taps")
+	case c.chain() && c.Chain.Complex != c.Complex:
+		return fmt.Errorf("probe: chain input complex=%v but the probe's blocks complex=%v", c.Chain.Complex, c.Complex)
+	case c.chain() && c.VerifyEvery > 1:
+		return fmt.Errorf("probe: verify-every %d needs a plain FIR; a stage chain is checked on every block", c.VerifyEvery)
 	case c.Duration < 0:
 		return fmt.Errorf("probe: duration must be >= 0, got %v", c.Duration)
 	case c.Duration > 0 && c.Blocks != 0:
@@ -121,6 +146,7 @@ type Result struct {
 	BlockSize  int     `json:"block_size"`
 	Taps       int     `json:"taps"`
 	Complex    bool    `json:"complex"`
+	Chain      string  `json:"chain,omitempty"` // the stage chain, when one ran
 	PeriodUs   float64 `json:"period_us"`
 	Blocks     int     `json:"blocks"`
 	Dropped    uint64  `json:"dropped_blocks"`
@@ -197,8 +223,11 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	if tol == 0 {
 		tol = 1e-5
 	}
-	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: len(cfg.Taps), Complex: cfg.Complex,
+	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: cfg.ntaps(), Complex: cfg.Complex,
 		PeriodUs: float64(cfg.Period) / 1e3}
+	if cfg.chain() {
+		res.Chain = cfg.Chain.String()
+	}
 	be, err := p.New()
 	if err != nil {
 		return res, err
@@ -224,7 +253,8 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)

@@ -308,7 +308,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	if tol == 0 {
 		tol = 1e-5
 	}
-	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: len(cfg.Taps), Complex: cfg.Complex,
+	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: cfg.ntaps(), Complex: cfg.Complex, Chain: cfg.Chain.String(),
 		PeriodUs: float64(cfg.Period) / 1e3}
 	src := newSource(cfg, ch)
 	ver, err := newVerifier(cfg, src, ch)
@@ -330,7 +330,8 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: m.onBlock})
 	wall := time.Since(t0)

@@ -1,9 +1,24 @@
 package probe
 
 import (
+	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 )
+
+// shadow is the CPU reference: a plain FIR, or the CPU chain when the
+// probe runs a stage chain. Process returns the values written.
+type shadow interface {
+	Process(dst, src []float32) (int, error)
+	Reset()
+}
+
+// firShadow adapts filter.FIR, which writes one output per input.
+type firShadow struct{ *filter.FIR }
+
+func (f firShadow) Process(dst, src []float32) (int, error) {
+	return len(src), f.FIR.Process(dst[:len(src)], src)
+}
 
 // verdict is what the shadow check made of one block.
 type verdict int
@@ -31,7 +46,7 @@ const (
 // a long run unverified as the block-count mode does.
 type verifier struct {
 	src     *source
-	shadow  *filter.FIR
+	shadow  shadow
 	ref     []float32
 	scratch []float32
 	every   uint64
@@ -46,11 +61,24 @@ type verifier struct {
 }
 
 func newVerifier(cfg Config, src *source, ch int) (*verifier, error) {
-	shadow, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
+	if cfg.chain() {
+		// The chain's state (phase, decimation position) depends on the
+		// whole stream, so it is checked continuously, never re-primed.
+		c, err := cpu.NewChain(cfg.Chain, cfg.BlockSize)
+		if err != nil {
+			return nil, err
+		}
+		outCh := 1
+		if cfg.Chain.OutComplex() {
+			outCh = 2
+		}
+		return &verifier{src: src, shadow: c, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
+	}
+	fir, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
 	if err != nil {
 		return nil, err
 	}
-	v := &verifier{src: src, shadow: shadow, every: uint64(max(1, cfg.VerifyEvery)), resync: cfg.Duration > 0,
+	v := &verifier{src: src, shadow: firShadow{fir}, every: uint64(max(1, cfg.VerifyEvery)), resync: cfg.Duration > 0,
 		ref: make([]float32, cfg.BlockSize*ch), scratch: make([]float32, cfg.BlockSize*ch)}
 	v.need = (len(cfg.Taps) - 1) * ch
 	// Probe blocks are all full, so this many hold the history.
@@ -80,10 +108,13 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 		v.broken = vd != verified
 		return vd, e
 	}
+	n := 0
 	if !v.broken {
 		in, ok := v.src.recorded(o.Seq)
 		if ok {
-			ok = len(in) == len(o.Samples) && v.shadow.Process(v.ref[:len(in)], in) == nil
+			var err error
+			n, err = v.shadow.Process(v.ref, in)
+			ok = err == nil
 			v.src.release(o.Seq)
 		}
 		v.broken = !ok // the copy was overwritten: history lost
@@ -91,7 +122,7 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	if v.broken {
 		return unverified, 0
 	}
-	return verified, filter.MaxErrRMS(o.Samples, v.ref[:len(o.Samples)])
+	return verified, filter.MaxErrRMS(o.Samples, v.ref[:n]) // +Inf on a length mismatch
 }
 
 func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
@@ -111,7 +142,8 @@ func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
 		}
 		part := in[skip:]
 		skip = 0
-		ok = v.shadow.Process(v.scratch[:len(part)], part) == nil
+		_, err := v.shadow.Process(v.scratch[:len(part)], part)
+		ok = err == nil
 		v.src.release(seq)
 		if !ok {
 			return unverified, 0
@@ -121,12 +153,12 @@ func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
 	if !ok {
 		return unverified, 0
 	}
-	ok = len(in) == len(o.Samples) && v.shadow.Process(v.ref[:len(in)], in) == nil
+	n, err := v.shadow.Process(v.ref, in)
 	v.src.release(o.Seq)
-	if !ok {
+	if err != nil {
 		return unverified, 0
 	}
-	return verified, filter.MaxErrRMS(o.Samples, v.ref[:len(o.Samples)])
+	return verified, filter.MaxErrRMS(o.Samples, v.ref[:n])
 }
 
 func (v *verifier) remember(seq uint64) {

@@ -396,12 +396,12 @@ func (d *Deferred) Write(samples []float32) error {
 
 // WriteIndexed writes with the input index of the first sample to a sink
 // that records gaps (SigMF), and plainly to the others.
-func (d *Deferred) WriteIndexed(index uint64, samples []float32) error {
+func (d *Deferred) WriteIndexed(index, inputs uint64, samples []float32) error {
 	switch s := d.s.(type) {
 	case nil:
 		return errNotOpen
 	case *SigMF:
-		return s.WriteIndexed(index, samples)
+		return s.WriteIndexed(index, inputs, samples)
 	default:
 		return s.Write(samples)
 	}

@@ -166,7 +166,7 @@ func TestSigMFGaps(t *testing.T) {
 	}
 	block := make([]float32, 2*10) // 10 complex samples
 	for _, idx := range []uint64{0, 10, 30, 40, 1040} {
-		if err := s.WriteIndexed(idx, block); err != nil {
+		if err := s.WriteIndexed(idx, uint64(len(block)/2), block); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,8 +231,8 @@ func TestSigMFMetaDuringRun(t *testing.T) {
 		t.Fatalf("meta at start: %v", d.Captures)
 	}
 	sm := s.(*sink.SigMF)
-	sm.WriteIndexed(0, make([]float32, 100))
-	sm.WriteIndexed(150, make([]float32, 100))
+	sm.WriteIndexed(0, 100, make([]float32, 100))
+	sm.WriteIndexed(150, 100, make([]float32, 100))
 	d = readMeta(t, base+".sigmf-meta")
 	fi, _ := os.Stat(base + ".sigmf-data")
 	if len(d.Captures) != 2 || len(d.Annotations) != 1 || d.Captures[1]["core:sample_start"] != 100.0 {
@@ -296,7 +296,35 @@ func TestWriteIndexedAllocs(t *testing.T) {
 	defer s.Close()
 	v := make([]float32, 1024)
 	var idx uint64
-	if n := testing.AllocsPerRun(100, func() { s.WriteIndexed(idx, v); idx += 1024 }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { s.WriteIndexed(idx, 1024, v); idx += 1024 }); n != 0 {
 		t.Fatalf("%v allocations per write", n)
+	}
+}
+
+// With a stage chain that decimates, indexes and dropped counts are at the
+// input rate: a block of 5 output samples came from 40 input samples, and
+// a gap's capture segment is timed at the input rate.
+func TestSigMFGapsAtInputRate(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "d")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s, err := sink.CreateSigMF(base, sink.SigMFMeta{Datatype: "rf32_le", SampleRate: 125, InputRate: 1000, Datetime: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := make([]float32, 5)
+	for _, idx := range []uint64{0, 40, 160} { // 80 input samples dropped before 160
+		if err := s.WriteIndexed(idx, 40, block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := readMeta(t, base+".sigmf-meta")
+	if len(d.Captures) != 2 || d.Captures[1]["core:sample_start"] != 10.0 || d.Captures[1]["core:datetime"] != "2026-01-02T03:04:05.16Z" {
+		t.Fatalf("captures %v", d.Captures)
+	}
+	if s.Dropped() != 80 {
+		t.Fatalf("dropped %d, want 80 input samples", s.Dropped())
 	}
 }

@@ -26,8 +26,12 @@ type SigMFMeta struct {
 	FrequencyHz float64
 	// Datetime is the time of the first sample (captures[0] core:datetime,
 	// RFC 3339 UTC); the zero time omits it. Later capture segments, which
-	// start after a gap, get Datetime plus their input index over the rate.
+	// start after a gap, get Datetime plus their input index over InputRate.
 	Datetime time.Time
+	// InputRate is the source's rate, when stages make it differ from
+	// SampleRate: input indices and dropped-sample counts are at this
+	// rate. 0 means SampleRate.
+	InputRate float64
 	// Extra holds further global fields. Keys must be namespaced
 	// ("ns:key") and must not repeat a field set from the other members.
 	Extra map[string]any
@@ -62,11 +66,11 @@ type SigMF struct {
 	global   []byte // the encoded global object
 	freq     []byte // the encoded core:frequency, nil to omit it
 	t0       time.Time
-	rate     float64
-	gaps     []gap  // in output order
-	next     uint64 // input index of the next sample expected
-	dropped  uint64 // samples annotated as dropped
-	dirty    bool   // gaps not yet in the metadata file
+	rate     float64 // input rate: input indices over it give a capture's time
+	gaps     []gap   // in output order
+	next     uint64  // input index of the next sample expected
+	dropped  uint64  // samples annotated as dropped
+	dirty    bool    // gaps not yet in the metadata file
 	lastMeta time.Time
 	metaCost time.Duration // how long the last metadata write took
 	scratch  []byte        // reused by encode for one segment at a time
@@ -130,6 +134,9 @@ func newSigMF(m SigMFMeta) (*SigMF, error) {
 		return nil, err
 	}
 	s := &SigMF{t0: m.Datetime, rate: m.SampleRate}
+	if m.InputRate > 0 {
+		s.rate = m.InputRate
+	}
 	if s.global, err = json.MarshalIndent(global, "  ", "  "); err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
@@ -235,12 +242,15 @@ func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
 	return append(b, "\n    }"...)
 }
 
-// WriteIndexed writes samples whose first sample has input index index
-// (samples since the start of the source, dropped ones included). An index
-// beyond the end of the previous write is a gap: the samples in between
-// were dropped before reaching the sink, and are recorded as a new capture
-// segment plus an annotation. It allocates only when it records a gap.
-func (s *SigMF) WriteIndexed(index uint64, samples []float32) error {
+// WriteIndexed writes samples that came from inputs input samples, the
+// first with input index index (samples since the start of the source,
+// dropped ones included; at the input rate, which a rate-changing stage
+// chain makes differ from the recording's). An index beyond the end of the
+// previous write's input is a gap: the input samples in between were
+// dropped before reaching the sink, and are recorded as a new capture
+// segment plus an annotation counting them. It allocates only when it
+// records a gap.
+func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 	if s.closed {
 		return ErrClosed
 	}
@@ -253,7 +263,7 @@ func (s *SigMF) WriteIndexed(index uint64, samples []float32) error {
 	if err := s.Raw.Write(samples); err != nil {
 		return err
 	}
-	s.next = index + uint64(len(samples)/s.f.channels())
+	s.next = index + inputs
 	if s.dirty {
 		// A long run's metadata grows with its gaps: rewriting it takes
 		// at most about 1% of the time.
@@ -268,8 +278,11 @@ func (s *SigMF) WriteIndexed(index uint64, samples []float32) error {
 	return nil
 }
 
-// Write writes samples that follow the previous ones without a gap.
-func (s *SigMF) Write(samples []float32) error { return s.WriteIndexed(s.next, samples) }
+// Write writes samples that follow the previous ones without a gap, at
+// the input rate (one input sample per sample written).
+func (s *SigMF) Write(samples []float32) error {
+	return s.WriteIndexed(s.next, uint64(len(samples)/s.f.channels()), samples)
+}
 
 // EndInput tells the sink that the source delivered total samples in all.
 // Samples after the last one written were dropped: they are recorded as an

@@ -1,42 +1,64 @@
 // Package cpu is the CPU backend of the pipeline: the ring lives on the Go
-// heap and the consumer goroutine runs the streaming FIR on each block.
+// heap and the consumer goroutine runs the stage chain (backend/cpu.Chain)
+// on each block.
 package cpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
-// backend filters on the consumer goroutine.
+// backend runs the chain on the consumer goroutine.
 type backend struct {
-	fir  *filter.FIR
-	ring *pipeline.Ring
-	out  []float32
+	chain *Chain
+	ring  *pipeline.Ring
+	out   []float32
 }
 
-// NewBackend returns a backend that filters with fir on the calling
-// goroutine. fir must have been built for at least the run's block size.
-func NewBackend(fir *filter.FIR) pipeline.Backend { return &backend{fir: fir} }
+// New returns a backend that runs c on blocks of at most maxBlock
+// samples.
+func New(c stage.Chain, maxBlock int) (pipeline.Backend, error) {
+	ch, err := NewChain(c, maxBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{chain: ch}, nil
+}
+
+// NewBackend returns a backend that filters with fir (one plain FIR stage)
+// on the calling goroutine. fir must have been built for at least the
+// run's block size.
+func NewBackend(fir *filter.FIR) pipeline.Backend {
+	if fir == nil {
+		return &backend{}
+	}
+	c := &Chain{desc: stage.FIR(1, fir.Complex(), fir.Taps()), max: fir.MaxBlock(),
+		procs: []processor{firProc{fir}}, kinds: []string{string(stage.KindFIR)}}
+	return &backend{chain: c}
+}
 
 func (b *backend) Name() string { return "cpu" }
 
 func (b *backend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ring, error) {
-	if b.fir == nil {
-		return nil, errors.New("cpu: backend has no filter")
+	if b.chain == nil {
+		return nil, errNoChain
 	}
-	if b.fir.Complex() != (l.Channels == 2) {
-		return nil, fmt.Errorf("cpu: filter complex=%v but stream has %d channels", b.fir.Complex(), l.Channels)
+	if in := b.chain.desc.Complex; in != (l.Channels == 2) {
+		return nil, fmt.Errorf("cpu: chain input complex=%v but stream has %d channels", in, l.Channels)
+	}
+	if l.BlockSize > b.chain.max {
+		return nil, fmt.Errorf("cpu: block size %d exceeds the chain's maximum %d", l.BlockSize, b.chain.max)
 	}
 	r, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return nil, err
 	}
 	b.ring = r
-	b.out = make([]float32, l.BlockValues())
+	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*channels(b.chain.desc.OutComplex()))
 	return r, nil
 }
 
@@ -45,13 +67,13 @@ func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	out := b.out[:len(blk.Samples)]
-	err = b.fir.Process(out, blk.Samples)
+	in := len(blk.Samples) / channels(b.chain.desc.Complex)
+	n, err := b.chain.Process(b.out, blk.Samples)
 	b.ring.Release()
 	if err != nil {
 		return pipeline.Output{}, fmt.Errorf("filter block %d: %w", blk.Seq, err)
 	}
-	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: b.out[:n], In: in}, nil
 }
 
 func (b *backend) Close() error { return nil }

@@ -9,8 +9,8 @@ import (
 	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/config"
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // gpuOptions maps the config's cuda section to backend options.
@@ -28,26 +28,18 @@ func gpuOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 	}
 }
 
-func newCPUBackend(taps []float32, complex bool, blockSize int, method filter.Method) (pipeline.Backend, error) {
-	fir, err := filter.NewFIRMethod(taps, complex, blockSize, method)
-	if err != nil {
-		return nil, err
-	}
-	return cpu.NewBackend(fir), nil
-}
-
-// newBackend builds the configured backend. backend: auto takes the GPU when
-// this binary has CUDA and a device answers, and otherwise the CPU, saying
-// why in the log; backend: cuda never falls back.
-func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Logger) (pipeline.Backend, error) {
+// newBackend builds the configured backend for the stage chain. backend:
+// auto takes the GPU when this binary has CUDA and a device answers, and
+// otherwise the CPU, saying why in the log; backend: cuda never falls back.
+func newBackend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipeline.Backend, error) {
 	switch cfg.Backend {
 	case "", "cpu":
-		return newCPUBackend(taps, complex, cfg.BlockSize, cfg.Filter.FilterMethod())
+		return cpu.New(chain, cfg.BlockSize)
 	case "cuda":
 		if reason := os.Getenv(cuda.FallbackEnv); reason != "" {
 			return nil, fmt.Errorf("backend cuda: CUDA is not usable here: %s", reason)
 		}
-		return cuda.NewBackend(taps, complex, gpuOptions(cfg, log))
+		return cuda.NewChainBackend(chain, gpuOptions(cfg, log))
 	case "auto":
 		reason := ""
 		if r := os.Getenv(cuda.FallbackEnv); r != "" {
@@ -57,12 +49,15 @@ func newBackend(cfg *config.Config, taps []float32, complex bool, log zerolog.Lo
 		} else if _, err := cuda.Probe(gpuOptions(cfg, log)); err != nil {
 			reason = err.Error()
 		}
+		if _, plain := chain.PlainFIR(); reason == "" && !plain {
+			reason = cuda.ErrStages.Error()
+		}
 		if reason != "" {
 			log.Info().Str("reason", reason).Msg("backend auto: using cpu")
-			return newCPUBackend(taps, complex, cfg.BlockSize, cfg.Filter.FilterMethod())
+			return cpu.New(chain, cfg.BlockSize)
 		}
 		log.Info().Msg("backend auto: using cuda")
-		return cuda.NewBackend(taps, complex, gpuOptions(cfg, log))
+		return cuda.NewChainBackend(chain, gpuOptions(cfg, log))
 	}
 	return nil, fmt.Errorf("unknown backend %q (want cpu, cuda or auto)", cfg.Backend)
 }

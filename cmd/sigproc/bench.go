@@ -25,7 +25,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure throughput and latency",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchCPUCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd())
+	cmd.AddCommand(newBenchCPUCmd(), newBenchChainCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd())
 	return cmd
 }
 

@@ -11,11 +11,13 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/probe"
+	"github.com/sigproc/sigproc/stage"
 )
 
 type probeFlags struct {
@@ -234,29 +236,34 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if ntaps == 0 {
 			ntaps = f.taps
 		}
-		taps, err := probeTaps(cfg, f.config != "", ntaps, f.seed)
+		chain, err := probeChain(cfg, f.config != "", ntaps, f.seed, rate, complex)
 		if err != nil {
 			return err
 		}
+		taps, _ := chain.PlainFIR()
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
 			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
+		if taps == nil {
+			pc.Chain = chain // checked against the CPU chain
+			fmt.Fprintf(cmd.OutOrStdout(), "chain: %s (%g S/s in, %g S/s out)\n", chain, chain.SampleRate, chain.OutRate())
+		}
 		if f.sweep && f.period < 0 && rate > 0 { // keep the config's sample rate
 			pc.Period = time.Duration(float64(pt.block) / rate * 1e9)
 		}
 		var paths []probe.Path
 		for _, n := range pathNames {
-			paths = append(paths, probePath(n, cfg, taps, complex, pt.block, f, log))
+			paths = append(paths, probePath(n, cfg, chain, pt.block, f, log))
 		}
-		log.Info().Int("block", pt.block).Int("taps", len(taps)).Dur("period", pc.Period).Bool("complex", complex).
+		log.Info().Int("block", pt.block).Str("chain", chain.String()).Dur("period", pc.Period).Bool("complex", complex).
 			Str("paths", names).Msg("probe")
 		if f.duration > 0 {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "soak %s: %v in intervals of %v after %d warmup blocks; %d-sample blocks, %d taps, period %v, verify 1 block in %d\n",
-				names, f.duration, interval, f.warmup, pt.block, len(taps), pc.Period, f.verifyN)
+				names, f.duration, interval, f.warmup, pt.block, len(chain.Stages[0].Taps), pc.Period, f.verifyN)
 			probe.WriteIntervalHeader(out)
 			pc.OnInterval = func(path string, iv probe.Interval) { probe.WriteInterval(out, path, iv) }
 		}
@@ -306,10 +313,10 @@ func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []prob
 	return nil
 }
 
-func probePath(name string, cfg *config.Config, taps []float32, complex bool, block int, f probeFlags, log zerolog.Logger) probe.Path {
+func probePath(name string, cfg *config.Config, chain stage.Chain, block int, f probeFlags, log zerolog.Logger) probe.Path {
 	if name == "cpu" {
 		return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
-			return newCPUBackend(taps, complex, block, cfg.Filter.FilterMethod())
+			return cpu.New(chain, block)
 		}}
 	}
 	return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
@@ -319,8 +326,26 @@ func probePath(name string, cfg *config.Config, taps []float32, complex bool, bl
 		o.WriteCombined = o.WriteCombined || f.wc // config or flag
 		o.Timing = f.timing
 		o.Split = f.split
-		return cuda.NewBackend(taps, complex, o)
+		return cuda.NewChainBackend(chain, o)
 	}}
+}
+
+// probeChain returns the chain to probe: the config's stages (at its
+// source rate, 1 S/s when it has none), or a plain FIR of probeTaps.
+func probeChain(cfg *config.Config, haveConfig bool, n int, seed uint64, rate float64, complex bool) (stage.Chain, error) {
+	if rate <= 0 {
+		rate = 1
+	}
+	if n == 0 && haveConfig && len(cfg.Stages) > 0 {
+		return cfg.Chain(rate, complex)
+	}
+	taps, err := probeTaps(cfg, haveConfig, n, seed)
+	if err != nil {
+		return stage.Chain{}, err
+	}
+	ch := stage.FIR(rate, complex, taps)
+	ch.Stages[0].Method = cfg.Filter.Method
+	return ch, nil
 }
 
 // probeTaps returns the config's filter, or a designed lowpass of n taps

@@ -18,6 +18,7 @@ import (
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/metrics"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // runOptions are the flags of "sigproc run".
@@ -72,7 +73,10 @@ summary goes to stdout:
 "filtered" those the backend output; "drops" are blocks discarded at capture
 (ring full, overrun: drop), "filter drops" blocks put in the ring that never
 came out of the backend (it failed or the run aborted), and "gaps" sequence
-numbers the sink side never saw. in = drops + filter drops + filtered.
+numbers the sink side never saw. in = drops + filter drops + filtered, all
+counted in input samples; with stages that change the rate (decimate,
+resample) "out" counts output samples and the line ends with the input
+rate ("in 54.15 MS/s").
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
@@ -202,20 +206,20 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	taps, err := cfg.Taps(info.SampleRate)
+	chain, err := cfg.Chain(info.SampleRate, info.Complex)
 	if err != nil {
 		return err
 	}
-	format, err := cfg.SinkFormat(info.Complex)
+	format, err := cfg.SinkFormat(chain.OutComplex())
 	if err != nil {
 		return err
 	}
 	// Checked now, created only once the backend and ring have started.
-	snk, err := planSink(cfg, format, info, runInputs(cfg, o.config, src), log)
+	snk, err := planSink(cfg, format, chain, runInputs(cfg, o.config, src), log)
 	if err != nil {
 		return err
 	}
-	be, err := newBackend(cfg, taps, info.Complex, log)
+	be, err := newBackend(cfg, chain, log)
 	if err != nil {
 		return cfg.Wrap("backend", err)
 	}
@@ -249,6 +253,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	pcfg := pipeline.Config{
 		BlockSize:  cfg.BlockSize,
 		Complex:    info.Complex,
+		OutComplex: chain.OutComplex(),
 		Slots:      cfg.RingSlots,
 		Policy:     policy,
 		MaxSamples: maxSamples,
@@ -259,7 +264,8 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Str("source", describeSource(cfg)).
 		Float64("sample_rate", info.SampleRate).
 		Bool("complex", info.Complex).
-		Int("taps", len(taps)).
+		Str("chain", chain.String()).
+		Float64("out_rate", chain.OutRate()).
 		Int("block_size", cfg.BlockSize).
 		Int("ring_slots", cfg.RingSlots).
 		Str("overrun", policy.String()).
@@ -427,7 +433,10 @@ func describeSink(cfg *config.Config, format string) string {
 	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
 }
 
-func describeFilter(cfg *config.Config) string {
+func describeFilter(cfg *config.Config, chain stage.Chain) string {
+	if len(cfg.Stages) > 0 {
+		return chain.String()
+	}
 	f := &cfg.Filter
 	switch {
 	case f.Design != nil:

@@ -358,7 +358,13 @@ func TestShippedConfigsBuild(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
-			if !strings.HasPrefix(stdout, "samples in 2048  out 2048 ") {
+			// Every input sample is filtered; the output count follows the
+			// chain's rate (2048 for a plain filter, 256 for channelize ÷8).
+			want := "samples in 2048  out 2048 "
+			if strings.Contains(p, "channelize") {
+				want = "samples in 2048  out 256 "
+			}
+			if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "  filtered 2048  filter drops 0 ") {
 				t.Errorf("summary = %q", stdout)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // runInputs lists the files a run reads, so that the sink can refuse to
@@ -38,7 +39,7 @@ func runInputs(cfg *config.Config, configPath string, src capture.Source) []stri
 // that it is none of the inputs, and that it does not exist unless
 // sink.overwrite (--overwrite) allows it. The files are created by the
 // returned sink's Open, once everything else has started.
-func planSink(cfg *config.Config, format string, info capture.Info, inputs []string, log zerolog.Logger) (*sink.Deferred, error) {
+func planSink(cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger) (*sink.Deferred, error) {
 	s := &cfg.Sink
 	spec := sink.Spec{
 		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: inputs,
@@ -51,10 +52,15 @@ func planSink(cfg *config.Config, format string, info capture.Info, inputs []str
 		},
 	}
 	if s.Type == config.SinkSigMF {
+		// The chain's output rate; a shift moves the centre frequency by
+		// −shift (the source's own centre is not known here, so it is
+		// relative to the input's baseband).
 		spec.Meta = sink.SigMFMeta{
 			Datatype:    format,
-			SampleRate:  info.SampleRate,
-			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg),
+			SampleRate:  chain.OutRate(),
+			InputRate:   chain.SampleRate,
+			FrequencyHz: -chain.Shift(),
+			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg, chain),
 		}
 	}
 	p, err := sink.Prepare(spec)

@@ -1,0 +1,131 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/mixer"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// processor is one stage's CPU kernel: Process writes the stage's output
+// for src to dst and returns the number of float32 values written.
+type processor interface {
+	Process(dst, src []float32) (int, error)
+	Reset()
+}
+
+// Chain runs a stage.Chain on the CPU: each stage's kernel in order, each
+// writing into a buffer of its own (the last into the caller's dst), with
+// the output lengths stage.Chain defines. Process allocates nothing. A
+// Chain is not safe for concurrent use.
+type Chain struct {
+	desc  stage.Chain
+	max   int
+	procs []processor
+	bufs  [][]float32 // bufs[i]: stage i's output, for all but the last stage
+	kinds []string    // for error messages
+}
+
+// NewChain validates c and builds its kernels for blocks of at most
+// maxBlock input samples (IQ pairs when c.Complex).
+func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if maxBlock <= 0 {
+		return nil, fmt.Errorf("cpu: max block %d must be > 0", maxBlock)
+	}
+	ch := &Chain{desc: c, max: maxBlock}
+	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
+	for i, s := range c.Stages {
+		var p processor
+		var err error
+		switch s.Kind {
+		case stage.KindShift:
+			p, err = mixer.New(s.FrequencyHz, rate, cplx)
+		case stage.KindFIR:
+			if s.Decimate <= 1 {
+				var m filter.Method
+				if m, err = filter.ParseMethod(s.Method); err == nil {
+					var f *filter.FIR
+					if f, err = filter.NewFIRMethod(s.Taps, cplx, n, m); err == nil {
+						p = firProc{f}
+					}
+				}
+			} else {
+				p, err = filter.NewDecimator(s.Taps, s.Decimate, cplx, n)
+			}
+		case stage.KindResample:
+			p, err = filter.NewResampler(s.Taps, s.Up, s.Down, cplx, n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
+		}
+		rate, cplx, n = s.Rate(rate), s.OutComplex(cplx), s.MaxOut(n)
+		ch.procs = append(ch.procs, p)
+		ch.kinds = append(ch.kinds, string(s.Kind))
+		if i < len(c.Stages)-1 {
+			ch.bufs = append(ch.bufs, make([]float32, n*channels(cplx)))
+		}
+	}
+	return ch, nil
+}
+
+// firProc adapts filter.FIR, which outputs one sample per input.
+type firProc struct{ *filter.FIR }
+
+func (f firProc) Process(dst, src []float32) (int, error) {
+	if len(dst) < len(src) {
+		return 0, fmt.Errorf("%w: dst holds %d values, need %d", filter.ErrBlockLength, len(dst), len(src))
+	}
+	return len(src), f.FIR.Process(dst[:len(src)], src)
+}
+
+func channels(complex bool) int {
+	if complex {
+		return 2
+	}
+	return 1
+}
+
+// Process runs src (at most the max block of input samples) through every
+// stage and writes the chain's output to dst, which must hold
+// MaxOut(samples) output samples; it returns the number of float32 values
+// written. dst must not overlap src.
+func (c *Chain) Process(dst, src []float32) (int, error) {
+	in := src
+	for i, p := range c.procs {
+		out := dst
+		if i < len(c.bufs) {
+			out = c.bufs[i]
+		}
+		n, err := p.Process(out, in)
+		if err != nil {
+			return 0, fmt.Errorf("stage %d (%s): %w", i, c.kinds[i], err)
+		}
+		in = out[:n]
+	}
+	return len(in), nil
+}
+
+// MaxOut returns the most output samples one call produces for n input
+// samples.
+func (c *Chain) MaxOut(n int) int { return c.desc.MaxOut(n) }
+
+// MaxBlock returns the most input samples one call accepts.
+func (c *Chain) MaxBlock() int { return c.max }
+
+// Reset restarts every stage, as if no input had been seen.
+func (c *Chain) Reset() {
+	for _, p := range c.procs {
+		p.Reset()
+	}
+}
+
+// Desc returns the chain's description.
+func (c *Chain) Desc() stage.Chain { return c.desc }
+
+// errNoChain is returned by Start when the backend has nothing to run.
+var errNoChain = errors.New("cpu: backend has no chain")

@@ -1,0 +1,24 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// ErrStages is returned by NewChainBackend for a chain the GPU kernels do
+// not run yet: anything but a single fir stage without decimation.
+var ErrStages = errors.New("stages are not yet supported on cuda")
+
+// NewChainBackend returns the CUDA backend for the stage chain c. Until the
+// kernels run shift, decimation and resampling, only the plain FIR chain
+// (a filter: section) is accepted; any other fails with ErrStages.
+func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
+	taps, ok := c.PlainFIR()
+	if !ok {
+		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)
+	}
+	return NewBackend(taps, c.Complex, opts)
+}

@@ -1,0 +1,297 @@
+// Package stage describes a chain of signal-processing stages — frequency
+// shift, (decimating) FIR, rational resampler — as plain data, with the
+// rules every backend shares: what each stage computes, its output rate,
+// whether its output is complex, and how many samples it outputs.
+//
+// A Chain holds no state and no buffers: the CPU backend (backend/cpu) and
+// the GPU backend (backend/cuda) each receive the same Chain and build their
+// own kernels from it, so one description runs anywhere and the outputs of
+// the backends can be compared sample for sample.
+//
+// The semantics, for an input stream x[n] at rate fs (n counted from the
+// stream's first sample, x[n<0] = 0):
+//
+//   - Shift f: y[n] = x[n]·exp(j·φ[n]), φ[n] = 2π·f·n/fs exactly (no
+//     accumulated phase). A real input becomes complex. |f| <= fs/2.
+//   - FIR h, decimate M: y[m] = Σ_k h[k]·x[m·M − k], ceil(n/M) outputs for
+//     n inputs; equals scipy.signal.lfilter(h, 1, x)[::M]. Rate fs/M.
+//   - Resample up L, down M, taps h: y[m] = Σ_k h[k]·u[m·M − k] with u the
+//     input with L−1 zeros after each sample; ceil(n·L/M) outputs; equals
+//     scipy.signal.upfirdn(h, x, L, M)[:ceil(n·L/M)] (u includes the L−1
+//     zeros after the last sample: when len(h) < L scipy's output can end
+//     one sample earlier, and the extra output is 0). Rate fs·L/M. No
+//     gain is applied to the taps.
+//
+// Output counts are causal: after n inputs in total, a stage has output
+// exactly its count for n, however the input was split into blocks.
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Kind names a stage kind, as written in a config's stages list.
+type Kind string
+
+// Stage kinds.
+const (
+	KindShift    Kind = "shift"
+	KindFIR      Kind = "fir"
+	KindResample Kind = "resample"
+)
+
+// Stage is one stage of a chain. Which fields are used depends on Kind.
+type Stage struct {
+	Kind Kind
+	// FrequencyHz is the shift in Hz (shift): the input's content at
+	// frequency F appears at F + FrequencyHz.
+	FrequencyHz float64
+	// Taps are the filter coefficients (fir, resample), as given: no gain
+	// is applied.
+	Taps []float32
+	// Decimate is the fir's decimation factor M >= 1.
+	Decimate int
+	// Up and Down are the resampler's factors L >= 1 and M >= 1.
+	Up, Down int
+	// Method is how the CPU convolves a fir with Decimate 1: "auto", "direct"
+	// or "fft" ("" = auto). Other stages and backends ignore it.
+	Method string
+}
+
+// Chain is a list of stages run in order on a stream of the given input
+// rate and complexness. It is what every backend receives.
+type Chain struct {
+	SampleRate float64 // input rate, S/s
+	Complex    bool    // the input is interleaved I/Q
+	Stages     []Stage
+}
+
+// ErrChain is wrapped by every error Validate returns.
+var ErrChain = errors.New("stage: invalid chain")
+
+// MaxFactor bounds decimate, up and down, so that a typo cannot ask for
+// gigabytes of polyphase tables.
+const MaxFactor = 1 << 16
+
+// MaxTaps bounds the taps of one stage (the filter package's limit).
+const MaxTaps = 1 << 20
+
+// StageError is a problem with one stage; Index says which.
+type StageError struct {
+	Index int // position in Chain.Stages
+	Field string
+	Msg   string
+}
+
+// Error formats the problem as "stage I (kind): field: msg".
+func (e *StageError) Error() string {
+	s := fmt.Sprintf("stage %d", e.Index)
+	if e.Field != "" {
+		s += ": " + e.Field
+	}
+	return s + ": " + e.Msg
+}
+
+// Unwrap lets errors.Is match ErrChain.
+func (e *StageError) Unwrap() error { return ErrChain }
+
+// Validate checks every stage against the rate it runs at and returns the
+// first problem as a *StageError.
+func (c Chain) Validate() error {
+	if !(c.SampleRate > 0) || math.IsInf(c.SampleRate, 0) {
+		return fmt.Errorf("%w: input sample rate %g must be > 0", ErrChain, c.SampleRate)
+	}
+	if len(c.Stages) == 0 {
+		return fmt.Errorf("%w: no stages", ErrChain)
+	}
+	rate := c.SampleRate
+	for i, s := range c.Stages {
+		bad := func(field, format string, args ...any) error {
+			return &StageError{Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch s.Kind {
+		case KindShift:
+			switch {
+			case math.IsNaN(s.FrequencyHz) || math.IsInf(s.FrequencyHz, 0):
+				return bad("frequency_hz", "must be a finite number, got %g", s.FrequencyHz)
+			case math.Abs(s.FrequencyHz) > rate/2:
+				return bad("frequency_hz", "|%g| is above Nyquist (%g S/s / 2 = %g Hz at this stage)", s.FrequencyHz, rate, rate/2)
+			}
+		case KindFIR, KindResample:
+			if err := checkTaps(s.Taps); err != nil {
+				return bad("taps", "%s", err)
+			}
+			if s.Kind == KindFIR {
+				if s.Decimate < 1 || s.Decimate > MaxFactor {
+					return bad("decimate", "must be in 1..%d, got %d", MaxFactor, s.Decimate)
+				}
+				switch s.Method {
+				case "", "auto", "direct":
+				case "fft":
+					if s.Decimate != 1 {
+						return bad("method", "fft needs decimate 1 (a decimating fir computes only the kept outputs, directly)")
+					}
+				default:
+					return bad("method", "unknown value %q (want auto, direct or fft)", s.Method)
+				}
+				break
+			}
+			if s.Up < 1 || s.Up > MaxFactor {
+				return bad("up", "must be in 1..%d, got %d", MaxFactor, s.Up)
+			}
+			if s.Down < 1 || s.Down > MaxFactor {
+				return bad("down", "must be in 1..%d, got %d", MaxFactor, s.Down)
+			}
+		default:
+			return bad("", "unknown kind %q (want shift, fir or resample)", s.Kind)
+		}
+		rate = s.Rate(rate)
+	}
+	return nil
+}
+
+func checkTaps(taps []float32) error {
+	if len(taps) == 0 {
+		return errors.New("no taps")
+	}
+	if len(taps) > MaxTaps {
+		return fmt.Errorf("%d taps exceeds the limit %d", len(taps), MaxTaps)
+	}
+	for i, t := range taps {
+		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+			return fmt.Errorf("tap %d is %v", i, t)
+		}
+	}
+	return nil
+}
+
+// Rate returns the stage's output rate for input rate in.
+func (s Stage) Rate(in float64) float64 {
+	switch s.Kind {
+	case KindFIR:
+		return in / float64(max(1, s.Decimate))
+	case KindResample:
+		return in * float64(max(1, s.Up)) / float64(max(1, s.Down))
+	}
+	return in
+}
+
+// OutComplex reports whether the stage's output is complex for an input
+// that is (in = true) or is not complex: a shift makes any input complex.
+func (s Stage) OutComplex(in bool) bool { return in || s.Kind == KindShift }
+
+// Count returns how many samples the stage has output after n inputs in
+// total: n, ceil(n/M) or ceil(n·L/M).
+func (s Stage) Count(n int64) int64 {
+	switch s.Kind {
+	case KindFIR:
+		m := int64(max(1, s.Decimate))
+		return (n + m - 1) / m
+	case KindResample:
+		l, m := int64(max(1, s.Up)), int64(max(1, s.Down))
+		return ceilMulDiv(n, l, m)
+	}
+	return n
+}
+
+// ceilMulDiv returns ceil(n·l/m) without overflow for n < 2^62 and l, m
+// up to MaxFactor.
+func ceilMulDiv(n, l, m int64) int64 {
+	q, r := n/m, n%m
+	return q*l + (r*l+m-1)/m
+}
+
+// MaxOut returns the most samples the stage outputs for one block of n
+// inputs, whatever came before: ceil(n/M) or ceil(n·L/M).
+func (s Stage) MaxOut(n int) int { return int(s.Count(int64(n))) }
+
+// OutRate returns the chain's output rate.
+func (c Chain) OutRate() float64 {
+	r := c.SampleRate
+	for _, s := range c.Stages {
+		r = s.Rate(r)
+	}
+	return r
+}
+
+// OutComplex reports whether the chain's output is complex.
+func (c Chain) OutComplex() bool {
+	cp := c.Complex
+	for _, s := range c.Stages {
+		cp = s.OutComplex(cp)
+	}
+	return cp
+}
+
+// Count returns how many samples the chain has output after n inputs in
+// total.
+func (c Chain) Count(n int64) int64 {
+	for _, s := range c.Stages {
+		n = s.Count(n)
+	}
+	return n
+}
+
+// MaxOut returns the most samples the chain outputs for one block of n
+// inputs.
+func (c Chain) MaxOut(n int) int {
+	for _, s := range c.Stages {
+		n = s.MaxOut(n)
+	}
+	return n
+}
+
+// Shift returns the total frequency shift in Hz: content at F in the input
+// is at F + Shift() in the output, so a recording's centre frequency moves
+// by −Shift().
+func (c Chain) Shift() float64 {
+	var f float64
+	for _, s := range c.Stages {
+		if s.Kind == KindShift {
+			f += s.FrequencyHz
+		}
+	}
+	return f
+}
+
+// PlainFIR returns the taps when the chain is a single fir stage without
+// decimation — the one chain every backend has always run.
+func (c Chain) PlainFIR() ([]float32, bool) {
+	if len(c.Stages) == 1 && c.Stages[0].Kind == KindFIR && c.Stages[0].Decimate <= 1 {
+		return c.Stages[0].Taps, true
+	}
+	return nil, false
+}
+
+// FIR returns the chain of one plain FIR stage with the given taps, the
+// shorthand a config's filter: section stands for.
+func FIR(rate float64, complex bool, taps []float32) Chain {
+	return Chain{SampleRate: rate, Complex: complex, Stages: []Stage{{Kind: KindFIR, Taps: taps, Decimate: 1}}}
+}
+
+// String describes the chain in one line, e.g. "shift -250000 Hz → fir 129
+// taps ÷8".
+func (c Chain) String() string {
+	var b []byte
+	for i, s := range c.Stages {
+		if i > 0 {
+			b = append(b, " → "...)
+		}
+		switch s.Kind {
+		case KindShift:
+			b = fmt.Appendf(b, "shift %g Hz", s.FrequencyHz)
+		case KindFIR:
+			b = fmt.Appendf(b, "fir %d taps", len(s.Taps))
+			if s.Decimate > 1 {
+				b = fmt.Appendf(b, " ÷%d", s.Decimate)
+			}
+		case KindResample:
+			b = fmt.Appendf(b, "resample %d taps ×%d/%d", len(s.Taps), s.Up, s.Down)
+		default:
+			b = fmt.Appendf(b, "%s", s.Kind)
+		}
+	}
+	return string(b)
+}
