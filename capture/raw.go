@@ -160,8 +160,11 @@ func (r *Raw) endErr() error {
 }
 
 // decode converts len(dst) little-endian values from src.
-func (r *Raw) decode(dst []float32, src []byte) {
-	if r.dt.float {
+func (r *Raw) decode(dst []float32, src []byte) { decodeLE(r.dt, dst, src) }
+
+// decodeLE converts len(dst) little-endian values of datatype dt from src.
+func decodeLE(dt datatype, dst []float32, src []byte) {
+	if dt.float {
 		src = src[:4*len(dst)]
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))

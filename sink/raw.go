@@ -92,20 +92,23 @@ func (s *Raw) Write(samples []float32) error {
 }
 
 // encode writes len(src) values into dst.
-func (s *Raw) encode(dst []byte, src []float32) {
-	if s.f.float {
+func (s *Raw) encode(dst []byte, src []float32) { s.clipped += encodeLE(s.f, dst, src) }
+
+// encodeLE writes len(src) values into dst in format f and returns how
+// many were clipped to the int16 range.
+func encodeLE(f format, dst []byte, src []float32) (clipped uint64) {
+	if f.float {
 		dst = dst[:4*len(src)]
 		for i, v := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
 		}
-		return
+		return 0
 	}
 	dst = dst[:2*len(src)]
-	var clipped uint64
 	for i, v := range src {
 		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
 	}
-	s.clipped += clipped
+	return clipped
 }
 
 // toInt16 scales v by 32768 and rounds half away from zero (like
