@@ -175,6 +175,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	defer watchZMQSource(src, log)()
 	if a, ok := src.(*capture.ALSA); ok {
 		// Overruns lose samples: warn at each and in the end, never hide them.
 		a.SetOverrunHandler(func(total uint64) {
@@ -230,10 +231,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			err = errors.Join(err, srv.Shutdown(sctx))
 		}()
 	}
-	snk, err := createSink(cfg, format, info)
+	snk, err := createSink(ctx, cfg, format, info)
 	if err != nil {
 		return err
 	}
+	defer linkZMQSink(src, snk, log)()
 
 	policy := pipeline.PolicyBlock
 	if cfg.EffectiveOverrun() == config.OverrunDrop {
@@ -361,6 +363,8 @@ func openSource(cfg *config.Config, stdin io.Reader) (capture.Source, error) {
 			return nil, cfg.Wrap("source.device", err)
 		}
 		return src, nil
+	case config.SourceZMQ:
+		return openZMQSource(cfg)
 	}
 	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
 }
@@ -390,10 +394,13 @@ func syntheticConfig(w config.Waveform) capture.SyntheticConfig {
 
 // createSink creates the configured sink. Relative sink paths are relative
 // to the current directory; missing parent directories are created.
-func createSink(cfg *config.Config, format string, info capture.Info) (sink.Sink, error) {
+func createSink(ctx context.Context, cfg *config.Config, format string, info capture.Info) (sink.Sink, error) {
 	s := &cfg.Sink
-	if s.Type == config.SinkNull {
+	switch s.Type {
+	case config.SinkNull:
 		return sink.NewNull(), nil
+	case config.SinkZMQ:
+		return createZMQSink(ctx, cfg, format, info)
 	}
 	if dir := filepath.Dir(s.Path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -436,13 +443,18 @@ func describeSource(cfg *config.Config) string {
 		return "iio " + s.Device + " " + strings.Join(s.Channels, ",")
 	case config.SourceALSA:
 		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, s.ChannelCount)
+	case config.SourceZMQ:
+		return "zmq " + s.Pattern + " " + s.Endpoint + " " + s.Format
 	}
 	return s.Type + " " + s.Format
 }
 
 func describeSink(cfg *config.Config, format string) string {
-	if cfg.Sink.Type == config.SinkNull {
+	switch cfg.Sink.Type {
+	case config.SinkNull:
 		return "null"
+	case config.SinkZMQ:
+		return "zmq " + cfg.Sink.Pattern + " " + cfg.Sink.Endpoint + " (" + format + ")"
 	}
 	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
 }
