@@ -87,4 +87,3 @@ func TestZMQConfigErrors(t *testing.T) {
 		})
 	}
 }
-

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -268,4 +269,75 @@ func freePort(t *testing.T) string {
 	ep := snk.Endpoint()
 	snk.Close()
 	return ep[strings.LastIndexByte(ep, ':')+1:]
+}
+
+// GNU Radio push_sink(pass_tags) -> sigproc run (zmq pull -> FIR -> zmq
+// push, pass_tags) -> GNU Radio pull_source(pass_tags): the samples come
+// back filtered, and rx_time / rx_freq tags at their sample offsets, through
+// the CLI and its config.
+func TestGNURadioThroughSigprocRunWithTags(t *testing.T) {
+	grtest.Python(t)
+	for _, cplx := range []bool{false, true} {
+		t.Run(formatFor(cplx), func(t *testing.T) {
+			dir := t.TempDir()
+			in, out, tagsOut := filepath.Join(dir, "in.f32"), filepath.Join(dir, "out.f32"), filepath.Join(dir, "tags.json")
+			x := noise(grItems, cplx, 11)
+			writeF32(t, in, x)
+			ep1, ep2 := "ipc://"+filepath.Join(dir, "a"), "tcp://127.0.0.1:"+freePort(t)
+			cfg := writeConfig(t, fmt.Sprintf(`source:
+  type: zmq
+  endpoint: %s
+  pattern: pull
+  format: %s
+  sample_rate: 1e6
+  pass_tags: true
+  num_samples: %d
+block_size: 1000
+filter:
+  design: {type: lowpass, cutoff_hz: 1e5, num_taps: 129}
+sink:
+  type: zmq
+  endpoint: %s
+  pattern: push
+  pass_tags: true
+`, ep1, formatFor(cplx), grItems, ep2))
+			args := []string{"tags", "--endpoint", ep1, "--endpoint2", ep2, "--in", in, "--out", out, "--tags-out", tagsOut,
+				"--items", fmt.Sprint(grItems), "--tag-at", "12345", "--seconds", "60"}
+			if cplx {
+				args = append(args, "--complex")
+			}
+			gr := grtest.Start(t, args...)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			stdout, stderr, err := execute(t, ctx, nil, "run", "-c", cfg)
+			if err != nil {
+				t.Fatalf("sigproc run: %v\n%s", err, stderr)
+			}
+			gr.Wait(time.Minute)
+			if !strings.Contains(stdout, fmt.Sprintf("samples in %d  out %d", grItems, grItems)) {
+				t.Errorf("summary: %s", stdout)
+			}
+			checkFiltered(t, readF32(t, out), x, grTaps(t), cplx)
+			b, err := os.ReadFile(tagsOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tags []struct {
+				Offset uint64
+				Key    string
+				Value  any
+			}
+			if err := json.Unmarshal(b, &tags); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"0 rx_time [1.7e+09 0.25]", "0 rx_freq 4.3392e+08", "12345 rx_freq 8.68e+08"}
+			var got []string
+			for _, tg := range tags {
+				got = append(got, fmt.Sprintf("%d %s %v", tg.Offset, tg.Key, tg.Value))
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("tags at GNU Radio's end:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
 }
