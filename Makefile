@@ -63,7 +63,7 @@ test:
 # that left no crasher in testdata/fuzz (the fuzzer's own worker hiccup on a
 # loaded 2-core box) is retried once, and a crasher always fails.
 fuzz:
-	@set -e; log=$$(mktemp); for pkg in ./config ./capture ./filter; do \
+	@set -e; log=$$(mktemp); for pkg in ./config ./capture ./filter ./internal/zmq; do \
 	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$fz ($(FUZZTIME))"; \
 	    if ! $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
