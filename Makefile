@@ -32,13 +32,14 @@ CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
                    CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race fuzz vet fmt-check ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
+.PHONY: help build run test test-race fuzz vet fmt-check ci gr-deps cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
 	@echo "make run            run the default config (synthetic source, CPU backend)"
 	@echo "make test           unit tests, race tests, short fuzz runs (what CI runs)"
-	@echo "make ci             test + vet + gofmt + cuda compile check"
+	@echo "make ci             test + vet + gofmt + cuda compile check (installs GNU Radio for the zmq interop tests when root)"
+	@echo "make gr-deps        install GNU Radio (Debian) for the zmq interop tests, when missing"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binary $(BUILD)/gpu.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
@@ -83,7 +84,21 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-ci: test vet fmt-check cuda-vet
+ci: gr-deps test vet fmt-check cuda-vet
+
+# GNU Radio 3.10 (Debian) for the ZeroMQ interop tests, which fail rather
+# than skip under CI=true when it is missing. Installed when root.
+GR_PYTHON ?= /usr/bin/python3
+gr-deps:
+	@if ! $(GR_PYTHON) -c 'from gnuradio import zeromq' >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "gr-deps: GNU Radio missing; run: sudo apt-get install -y --no-install-recommends gnuradio" >&2; exit 1; \
+	  fi; \
+	  echo "apt-get install gnuradio"; \
+	  apt-get install -y -qq --no-install-recommends gnuradio >/dev/null || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends gnuradio >/dev/null; }; \
+	fi
+	@$(GR_PYTHON) -c 'from gnuradio import gr; print("GNU Radio", gr.version())'
 
 cuda-headers:
 	./scripts/fetch-cuda-headers.sh $(CUDA_DIR)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"unsafe"
 )
 
 // bufSize is the byte buffer each Raw allocates once.
@@ -94,9 +95,17 @@ func (s *Raw) Write(samples []float32) error {
 // encode writes len(src) values into dst.
 func (s *Raw) encode(dst []byte, src []float32) { s.clipped += encodeLE(s.f, dst, src) }
 
+// nativeLE is true on little-endian hosts.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // encodeLE writes len(src) values into dst in format f and returns how
 // many were clipped to the int16 range.
 func encodeLE(f format, dst []byte, src []float32) (clipped uint64) {
+	if f.float && nativeLE && len(src) > 0 {
+		// A float32's memory is its little-endian encoding: one memmove.
+		copy(dst[:4*len(src)], unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
+		return 0
+	}
 	if f.float {
 		dst = dst[:4*len(src)]
 		for i, v := range src {
