@@ -109,12 +109,12 @@ func ListenZMQ(ctx context.Context, cfg ZMQConfig) (*ZMQ, error) {
 	default:
 		return nil, fmt.Errorf("sink: zmq pattern %q: want push or pub", cfg.Pattern)
 	}
-	s, err := zmq.Bind(cfg.Endpoint, pattern, cfg.Queue)
-	if err != nil {
-		return nil, fmt.Errorf("sink: %w", err)
-	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = DefaultLinger
+	}
+	s, err := zmq.Bind(cfg.Endpoint, pattern, cfg.Queue, cfg.Linger)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %w", err)
 	}
 	z := &ZMQ{s: s, f: f, passTags: cfg.PassTags, rate: cfg.SampleRate, linger: cfg.Linger,
 		buf: make([]byte, zmq.HeadRoom, zmq.HeadRoom+bufSize)}

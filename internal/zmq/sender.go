@@ -58,6 +58,7 @@ type Sender struct {
 	ep      Endpoint
 	l       net.Listener
 	queue   int
+	linger  time.Duration // Close's wait for consumers to finish reading
 
 	mu      sync.Mutex
 	peers   []*peer
@@ -84,10 +85,15 @@ type peer struct {
 
 func (p *peer) end() { p.once.Do(func() { close(p.gone); p.c.close() }) }
 
+// DefaultLinger bounds how long Close waits for consumers to read what was
+// sent, libzmq's usual ZMQ_LINGER in gr-zeromq (1 s).
+const DefaultLinger = time.Second
+
 // Bind binds endpoint for a push or pub sender and starts accepting
 // consumers. queue is pub's per-subscriber queue in messages (0 =
-// DefaultQueue).
-func Bind(endpoint string, pattern Pattern, queue int) (*Sender, error) {
+// DefaultQueue); linger bounds Close's wait for consumers to finish
+// reading (0 = DefaultLinger).
+func Bind(endpoint string, pattern Pattern, queue int, linger time.Duration) (*Sender, error) {
 	if pattern != Push && pattern != Pub {
 		return nil, fmt.Errorf("zmq: a sender is push or pub, not %q", pattern)
 	}
@@ -97,6 +103,9 @@ func Bind(endpoint string, pattern Pattern, queue int) (*Sender, error) {
 	}
 	if queue <= 0 {
 		queue = DefaultQueue
+	}
+	if linger <= 0 {
+		linger = DefaultLinger
 	}
 	l, err := ep.listen()
 	if err != nil {
@@ -108,7 +117,7 @@ func Bind(endpoint string, pattern Pattern, queue int) (*Sender, error) {
 			ep.Address = net.JoinHostPort("", port)
 		}
 	}
-	s := &Sender{pattern: pattern, ep: ep, l: l, queue: queue, changed: make(chan struct{})}
+	s := &Sender{pattern: pattern, ep: ep, l: l, queue: queue, linger: linger, changed: make(chan struct{})}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -416,7 +425,19 @@ func (s *Sender) Close() error {
 	s.notifyLocked()
 	s.mu.Unlock()
 	err := s.l.Close()
+	// Half-close and wait (bounded) for each consumer to close its end: it
+	// does so after reading everything before our FIN. Closing at once can
+	// cost the messages still in flight: libzmq drops them when the
+	// connection is reset under it.
 	for _, p := range peers {
+		if cw, ok := p.c.nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			t := time.NewTimer(s.linger)
+			select {
+			case <-p.gone:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		p.end()
 	}
 	s.wg.Wait()
