@@ -150,8 +150,12 @@ def rate(a):
         time.sleep(0.001)
     t = time.perf_counter()
     n0 = head.nitems_written(0)
-    tb.wait()
+    deadline = time.time() + a.seconds
+    while head.nitems_written(0) < a.items and time.time() < deadline:
+        time.sleep(0.001)
     dt = time.perf_counter() - t
+    tb.stop()
+    tb.wait()
     print("done %d items %.3f s %.2f MS/s" % (a.items - n0, dt, (a.items - n0) / dt / 1e6), flush=True)
     return 0
 
