@@ -73,7 +73,7 @@ func TestTagHeaderErrors(t *testing.T) {
 	}{
 		{"short", good[:10], "shorter than the 19-byte header"},
 		{"no header", make([]byte, 64), "magic 0x0000, want 0x5ff0 (does the sender have pass_tags set?)"},
-		{"version", append(append([]byte{0xf0, 0x5f, 2}, good[3:]...)), "version 2"},
+		{"version", append([]byte{0xf0, 0x5f, 2}, good[3:]...), "version 2"},
 		{"too many tags", append(append([]byte{}, good[:11]...), 0xff, 0xff, 0, 0, 0, 0, 0, 0), "tags cannot fit"},
 		{"truncated pmt", good[:len(good)-3], "truncated"},
 		{"key not symbol", append(append(append([]byte{}, good[:27]...), Double(2)...), good[27+4:]...), "key is not a symbol"},
