@@ -32,14 +32,15 @@ CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
                    CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci scipy-deps kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
+.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci scipy-deps gr-deps kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
 	@echo "make run            run the default config (synthetic source, CPU backend)"
 	@echo "make test           unit tests, race tests, short fuzz runs (what CI runs)"
 	@echo "make test-arm64     the pure-Go tests for linux/arm64 (Jetson), run under qemu-user"
-	@echo "make ci             what CI runs (.ci/run): scipy for the reference tests, test, arm64 tests, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
+	@echo "make ci             what CI runs (.ci/run): scipy and GNU Radio for the reference and interop tests, test, arm64 tests, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
+	@echo "make gr-deps        install GNU Radio (Debian) for the zmq interop tests, when missing"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
@@ -64,7 +65,7 @@ test:
 # that left no crasher in testdata/fuzz (the fuzzer's own worker hiccup on a
 # loaded 2-core box) is retried once, and a crasher always fails.
 fuzz:
-	@set -e; log=$$(mktemp); for pkg in ./config ./capture ./filter; do \
+	@set -e; log=$$(mktemp); for pkg in ./config ./capture ./filter ./internal/zmq; do \
 	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$fz ($(FUZZTIME))"; \
 	    if ! $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
@@ -109,7 +110,7 @@ test-arm64-deps:
 # CUDA 11.8 headers (fetched from Debian non-free; CI runs as root), the
 # zero-copy kernel's compute phase in the host simulator, and the linux/arm64
 # builds a Jetson runs.
-ci: scipy-deps test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
+ci: scipy-deps gr-deps test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
 
 # In CI a test whose external reference is missing fails instead of skipping.
 ci: export CI = true
@@ -129,6 +130,20 @@ scipy-deps:
 # kernel-sim needs a C++ compiler; a machine without one skips it, saying so.
 kernel-sim-ci:
 	@if command -v $(CXX) >/dev/null; then $(MAKE) --no-print-directory kernel-sim; else echo "no C++ compiler: kernel-sim skipped"; fi
+
+# GNU Radio 3.10 (Debian) for the ZeroMQ interop tests, which fail rather
+# than skip under CI=true when it is missing. Installed when root.
+GR_PYTHON ?= /usr/bin/python3
+gr-deps:
+	@if ! $(GR_PYTHON) -c 'from gnuradio import zeromq' >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "gr-deps: GNU Radio missing; run: sudo apt-get install -y --no-install-recommends gnuradio" >&2; exit 1; \
+	  fi; \
+	  echo "apt-get install gnuradio"; \
+	  apt-get install -y -qq --no-install-recommends gnuradio >/dev/null || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends gnuradio >/dev/null; }; \
+	fi
+	@$(GR_PYTHON) -c 'from gnuradio import gr; print("GNU Radio", gr.version())'
 
 cuda-headers:
 	./scripts/fetch-cuda-headers.sh $(CUDA_DIR)

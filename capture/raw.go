@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // rawBufSize is the size of the byte buffer each Raw allocates once.
@@ -278,9 +279,21 @@ func (r *Raw) endErrLeft(left int) error {
 	return io.EOF
 }
 
+// nativeLE is true on little-endian hosts, where a float32's memory is its
+// little-endian encoding.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // decode converts len(dst) little-endian values from src.
-func (r *Raw) decode(dst []float32, src []byte) {
-	if r.dt.float {
+func (r *Raw) decode(dst []float32, src []byte) { decodeLE(r.dt, dst, src) }
+
+// decodeLE converts len(dst) little-endian values of datatype dt from src.
+func decodeLE(dt datatype, dst []float32, src []byte) {
+	if dt.float && nativeLE && len(dst) > 0 {
+		// The bytes are already the in-memory float32s: one memmove.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src[:4*len(dst)])
+		return
+	}
+	if dt.float {
 		src = src[:4*len(dst)]
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))

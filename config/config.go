@@ -12,6 +12,16 @@ const (
 	SourceStdin     = "stdin"     // raw samples piped in (rtl_sdr, arecord, sox)
 	SourceIIO       = "iio"       // a Linux Industrial I/O ADC (sysfs + /dev/iio:deviceN)
 	SourceALSA      = "alsa"      // an ALSA PCM capture device (hw:CARD,DEV), kernel interface
+	SourceZMQ       = "zmq"       // a ZeroMQ pull or sub socket (gr-zeromq push_sink / pub_sink)
+)
+
+// ZeroMQ patterns (source.pattern, sink.pattern). Sources connect, sinks
+// bind, as gr-zeromq's blocks do.
+const (
+	PatternPull = "pull"
+	PatternSub  = "sub"
+	PatternPush = "push"
+	PatternPub  = "pub"
 )
 
 // Sample formats, the capture package's names. The raw formats are
@@ -64,6 +74,7 @@ const (
 	SinkFile  = "file"  // raw samples in sink.format
 	SinkSigMF = "sigmf" // <path>.sigmf-data + <path>.sigmf-meta
 	SinkNull  = "null"  // discard (benchmarking)
+	SinkZMQ   = "zmq"   // a ZeroMQ push or pub socket (gr-zeromq pull_source / sub_source)
 )
 
 // Log formats (log.format).
@@ -152,8 +163,9 @@ type Config struct {
 //	stdin:     format, sample_rate, duration_s, num_samples
 //	iio:       device, channels, sample_rate, buffer_length, sysfs_root, dev_root, duration_s, num_samples
 //	alsa:      device, format, channel_count, sample_rate, period_size, buffer_size, duration_s, num_samples
+//	zmq:       endpoint, pattern, format, sample_rate, pass_tags, duration_s, num_samples
 type Source struct {
-	// Type is synthetic, file, stdin, iio or alsa. Required.
+	// Type is synthetic, file, stdin, iio, alsa or zmq. Required.
 	Type string `yaml:"type"`
 	// Path is the input file (file only, required). A relative path is
 	// resolved against the config file's directory.
@@ -196,6 +208,18 @@ type Source struct {
 	// frames (alsa only). Omitted lets the driver choose.
 	PeriodSize int `yaml:"period_size"`
 	BufferSize int `yaml:"buffer_size"`
+
+	// Endpoint is the ZeroMQ endpoint to connect to (zmq only, required):
+	// tcp://host:port or ipc://path. For zmq, Format is the item type on
+	// the wire (rf32_le = GNU Radio float, cf32_le = complex) and
+	// SampleRate is required.
+	Endpoint string `yaml:"endpoint"`
+	// Pattern is pull or sub (zmq only, required).
+	Pattern string `yaml:"pattern"`
+	// PassTags expects gr-zeromq's tag header in each message (zmq only;
+	// the sender's pass_tags): lost samples are counted from its offsets
+	// and its tags are forwarded by a zmq sink with pass_tags.
+	PassTags bool `yaml:"pass_tags"`
 
 	// Waveform is the synthetic signal (synthetic only).
 	Waveform `yaml:",inline"`
@@ -332,9 +356,14 @@ type CUDA struct {
 	PTXDir string `yaml:"ptx_dir"`
 }
 
-// Sink describes where filtered samples go.
+// Sink describes where filtered samples go. Which keys are allowed
+// depends on Type:
+//
+//	file, sigmf: path, format
+//	null:        (none)
+//	zmq:         endpoint, pattern, format, pass_tags
 type Sink struct {
-	// Type is file, sigmf or null. Required.
+	// Type is file, sigmf, null or zmq. Required.
 	Type string `yaml:"type"`
 	// Path is the output file (file) or base name (sigmf: writes
 	// <path>.sigmf-data and <path>.sigmf-meta; a trailing .sigmf-data or
@@ -349,6 +378,15 @@ type Sink struct {
 	// existing output is refused before anything starts. An output that is
 	// one of the run's inputs is refused either way.
 	Overwrite bool `yaml:"overwrite"`
+	// Endpoint is the ZeroMQ endpoint to bind (zmq only, required):
+	// tcp://host:port (host * = every interface) or ipc://path.
+	Endpoint string `yaml:"endpoint"`
+	// Pattern is push (lossless, back-pressured) or pub (fan-out; a slow
+	// subscriber loses messages). zmq only, required.
+	Pattern string `yaml:"pattern"`
+	// PassTags writes gr-zeromq's tag header in front of each message
+	// (zmq only; the receiver's pass_tags).
+	PassTags bool `yaml:"pass_tags"`
 }
 
 // Log configures logging.

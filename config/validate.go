@@ -18,14 +18,14 @@ import (
 
 // Allowed enum values, in the order error messages list them.
 var (
-	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO, SourceALSA}
+	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO, SourceALSA, SourceZMQ}
 	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatWAV, FormatSigMF}
 	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16}
 	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
 	overruns     = []string{OverrunBlock, OverrunDrop}
 	backends     = []string{BackendCPU, BackendCUDA, BackendAuto}
 	transports   = []string{TransportAuto, TransportZeroCopy, TransportExplicit, TransportExplicitPageable}
-	sinkTypes    = []string{SinkFile, SinkSigMF, SinkNull}
+	sinkTypes    = []string{SinkFile, SinkSigMF, SinkNull, SinkZMQ}
 	sinkFormats  = []string{FormatRF32, FormatCF32, FormatRI16, FormatCI16}
 	logLevels    = []string{"trace", "debug", "info", "warn", "error"}
 	logFormats   = []string{LogConsole, LogJSON}
@@ -42,6 +42,13 @@ var (
 		SourceStdin:     {"type", "format", "sample_rate", "duration_s", "num_samples"},
 		SourceIIO:       {"type", "device", "channels", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
 		SourceALSA:      {"type", "device", "format", "channel_count", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
+		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "pass_tags", "duration_s", "num_samples"},
+	}
+	sinkKeys = map[string][]string{
+		SinkFile:  {"type", "path", "format", "overwrite"},
+		SinkSigMF: {"type", "path", "format", "overwrite"},
+		SinkNull:  {"type"},
+		SinkZMQ:   {"type", "endpoint", "pattern", "format", "pass_tags"},
 	}
 	signalKeys = map[string][]string{
 		SignalTone:      {"signal", "frequency_hz", "amplitude", "phase_rad"},
@@ -142,8 +149,12 @@ func (c *Config) checkKeys(errs *errorList) {
 			}
 		}
 	}
-	if c.Sink.Type == SinkNull && c.idx.has("sink.path") {
-		unused("sink", "path", "sink type null", []string{"type"})
+	if allowed, ok := sinkKeys[c.Sink.Type]; ok {
+		for _, k := range c.idx.keys["sink"] {
+			if !slices.Contains(allowed, k) {
+				unused("sink", k, "sink type "+c.Sink.Type, allowed)
+			}
+		}
 	}
 	if c.Sink.Type == SinkNull && c.idx.has("sink.overwrite") {
 		unused("sink", "overwrite", "sink type null", []string{"type"})
@@ -234,6 +245,9 @@ func (c *Config) Validate() error {
 		case SourceALSA:
 			c.validateALSA(s, add)
 			rate = s.SampleRate
+		case SourceZMQ:
+			c.validateZMQSource(s, add)
+			rate = s.SampleRate
 		}
 	}
 	if s.DurationS != 0 || c.idx.has("source.duration_s") {
@@ -290,8 +304,15 @@ func (c *Config) Validate() error {
 	// Sink.
 	if c.idx != nil && !c.idx.has("sink") && c.Sink.Type == "" {
 		add("sink", "required (a mapping with at least type)")
-	} else if enum("sink.type", c.Sink.Type, sinkTypes, true) && c.Sink.Type != SinkNull && c.Sink.Path == "" {
-		add("sink.path", "required for sink type %s", c.Sink.Type)
+	} else if enum("sink.type", c.Sink.Type, sinkTypes, true) {
+		switch c.Sink.Type {
+		case SinkFile, SinkSigMF:
+			if c.Sink.Path == "" {
+				add("sink.path", "required for sink type %s", c.Sink.Type)
+			}
+		case SinkZMQ:
+			c.validateZMQSink(&c.Sink, add)
+		}
 	}
 	if enum("sink.format", c.Sink.Format, sinkFormats, false) {
 		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {
@@ -631,6 +652,10 @@ func (s *Source) complexKnown() (complex, known bool) {
 	case SourceALSA:
 		if n := s.ChannelCount; n == 1 || n == 2 {
 			return n == 2, true
+		}
+	case SourceZMQ:
+		if slices.Contains(rawFormats, s.Format) {
+			return isComplexFormat(s.Format), true
 		}
 	}
 	return false, false

@@ -45,6 +45,10 @@ type Spec struct {
 	// StampStart sets a SigMF recording's captures[0] core:datetime to
 	// the time Create is called, when Meta.Datetime is zero.
 	StampStart bool
+	// Open, if set, makes a sink of a type the plan does not create
+	// itself (a network sink): Create calls it, and nothing else of the
+	// Spec but Type applies.
+	Open func() (Sink, error)
 }
 
 // Plan is a checked Spec: everything that can be verified without writing
@@ -68,7 +72,7 @@ type output struct {
 // exists unless Overwrite is set.
 func Prepare(s Spec) (*Plan, error) {
 	p := &Plan{spec: s}
-	if s.Type == TypeNull {
+	if s.Type == TypeNull || s.Open != nil {
 		return p, nil
 	}
 	f, err := lookupFormat(s.Format)
@@ -201,6 +205,9 @@ func resolve(path string) string {
 // the sink. On failure it removes the files and directories it created, so
 // a failed start leaves the filesystem as it found it.
 func (p *Plan) Create() (s Sink, err error) {
+	if p.spec.Open != nil {
+		return p.spec.Open()
+	}
 	if p.spec.Type == TypeNull {
 		return NewNull(), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sync/atomic"
+	"unsafe"
 )
 
 // bufSize is the byte buffer each Raw allocates once.
@@ -107,25 +108,39 @@ func (s *Raw) Write(samples []float32) error {
 	return nil
 }
 
-// encode writes len(src) values into dst.
+// encode writes len(src) values into dst, counting clipped values and
+// warning at the first.
 func (s *Raw) encode(dst []byte, src []float32) {
-	if s.f.float {
-		dst = dst[:4*len(src)]
-		for i, v := range src {
-			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
-		}
-		return
-	}
-	dst = dst[:2*len(src)]
-	var clipped uint64
-	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
-	}
-	if clipped > 0 {
+	if clipped := encodeLE(s.f, dst, src); clipped > 0 {
 		if s.clipped.Add(clipped) == clipped && s.onClip != nil {
 			s.onClip(clipped)
 		}
 	}
+}
+
+// nativeLE is true on little-endian hosts.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// encodeLE writes len(src) values into dst in format f and returns how
+// many were clipped to the int16 range.
+func encodeLE(f format, dst []byte, src []float32) (clipped uint64) {
+	if f.float && nativeLE && len(src) > 0 {
+		// A float32's memory is its little-endian encoding: one memmove.
+		copy(dst[:4*len(src)], unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
+		return 0
+	}
+	if f.float {
+		dst = dst[:4*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+		return 0
+	}
+	dst = dst[:2*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
+	}
+	return clipped
 }
 
 // toInt16 scales v by 32768 and rounds half away from zero (like

@@ -185,6 +185,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	defer watchZMQSource(src, log)()
 	if a, ok := src.(*capture.ALSA); ok {
 		// Overruns lose samples: warn at each and in the end, never hide them.
 		a.SetOverrunHandler(func(total uint64) {
@@ -215,7 +216,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		return err
 	}
 	// Checked now, created only once the backend and ring have started.
-	snk, err := planSink(cfg, format, chain, runInputs(cfg, o.config, src), log)
+	snk, err := planSink(ctx, cfg, format, chain, runInputs(cfg, o.config, src), log)
 	if err != nil {
 		return err
 	}
@@ -274,7 +275,17 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Int64("max_samples", maxSamples).
 		Msg("starting")
 
-	opts := pipeline.Options{Log: log, Started: snk.Open, Abort: abortContext(ctx)}
+	// Outputs are created (a zmq sink bound) once the run has started.
+	unlink := func() {}
+	defer func() { unlink() }()
+	started := func() error {
+		if err := snk.Open(); err != nil {
+			return err
+		}
+		unlink = linkZMQSink(src, snk.Sink(), log)
+		return nil
+	}
+	opts := pipeline.Options{Log: log, Started: started, Abort: abortContext(ctx)}
 	show := isTerminal(stderr)
 	if cmd.Flags().Changed("progress") {
 		show = o.progress
@@ -380,6 +391,8 @@ func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (captu
 			return nil, cfg.Wrap("source.device", err)
 		}
 		return src, nil
+	case config.SourceZMQ:
+		return openZMQSource(cfg)
 	}
 	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
 }
@@ -422,13 +435,18 @@ func describeSource(cfg *config.Config) string {
 		return "iio " + s.Device + " " + strings.Join(s.Channels, ",")
 	case config.SourceALSA:
 		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, s.ChannelCount)
+	case config.SourceZMQ:
+		return "zmq " + s.Pattern + " " + s.Endpoint + " " + s.Format
 	}
 	return s.Type + " " + s.Format
 }
 
 func describeSink(cfg *config.Config, format string) string {
-	if cfg.Sink.Type == config.SinkNull {
+	switch cfg.Sink.Type {
+	case config.SinkNull:
 		return "null"
+	case config.SinkZMQ:
+		return "zmq " + cfg.Sink.Pattern + " " + cfg.Sink.Endpoint + " (" + format + ")"
 	}
 	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
 }

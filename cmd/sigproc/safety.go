@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -39,8 +40,18 @@ func runInputs(cfg *config.Config, configPath string, src capture.Source) []stri
 // that it is none of the inputs, and that it does not exist unless
 // sink.overwrite (--overwrite) allows it. The files are created by the
 // returned sink's Open, once everything else has started.
-func planSink(cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger) (*sink.Deferred, error) {
+func planSink(ctx context.Context, cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger) (*sink.Deferred, error) {
 	s := &cfg.Sink
+	if s.Type == config.SinkZMQ {
+		// Bound once the run has started, like a file is created then.
+		p, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
+			return createZMQSink(ctx, cfg, format, chain.OutRate())
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return p.Deferred(), nil
+	}
 	spec := sink.Spec{
 		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: inputs,
 		StampStart: true, MakeDirs: true,
