@@ -95,9 +95,7 @@ func (c *fastConv) filterIQ(dst, buf []float32) {
 
 // convolve runs forward, multiply by the spectrum, inverse on re, im.
 func (c *fastConv) convolve() {
-	c.plan.forward(c.re, c.im)
-	cmulSplit(c.re, c.im, c.hr, c.hi)
-	c.plan.inverse(c.re, c.im)
+	c.plan.convolve(c.re, c.im, c.hr, c.hi)
 }
 
 // fill copies src to the front of dst and zeroes the rest.
