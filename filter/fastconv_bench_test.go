@@ -31,7 +31,7 @@ func BenchmarkFFT(b *testing.B) {
 // BenchmarkFFTConvolve times one overlap-save transform pair: forward,
 // spectrum product, inverse (fused in the vector tail).
 func BenchmarkFFTConvolve(b *testing.B) {
-	for _, k := range []int{10, 12, 13, 14, 15, 16, 17} {
+	for _, k := range []int{4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17} {
 		n := 1 << k
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			p, err := newFFTPlan(n)

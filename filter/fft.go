@@ -103,7 +103,7 @@ func (p *fftPlan) tail() (fused bool, body int) {
 func (p *fftPlan) forward(re, im []float32) {
 	re, im = re[:p.n], im[:p.n]
 	fused, body := p.tail()
-	p.forwardStages(re, im, body)
+	p.forwardStages(re, im, 0, body)
 	if fused {
 		fftTailFwd(re, im)
 	}
@@ -116,27 +116,31 @@ func (p *fftPlan) inverse(re, im []float32) {
 	if fused {
 		fftTailInv(re, im)
 	}
-	p.inverseStages(re, im, body)
+	p.inverseStages(re, im, 0, body)
 }
 
 // convolve sets (re, im) to the inverse transform of forward(re, im)
 // times the spectrum (hr, hi), which is in forward's order. With the
 // fused tail the product happens in registers between the two tails.
+// (Going depth first, finishing each cache-sized block before the next,
+// measured no faster on Zen 4 up to 2^17 points, so the stages sweep
+// the whole array in turn.)
 func (p *fftPlan) convolve(re, im, hr, hi []float32) {
-	re, im = re[:p.n], im[:p.n]
+	re, im, hr, hi = re[:p.n], im[:p.n], hr[:p.n], hi[:p.n]
 	fused, body := p.tail()
-	p.forwardStages(re, im, body)
+	p.forwardStages(re, im, 0, body)
 	if fused {
-		fftTailConv(re, im, hr[:p.n], hi[:p.n])
+		fftTailConv(re, im, hr, hi)
 	} else {
-		cmulSplit(re, im, hr[:p.n], hi[:p.n])
+		cmulSplit(re, im, hr, hi)
 	}
-	p.inverseStages(re, im, body)
+	p.inverseStages(re, im, 0, body)
 }
 
-// forwardStages runs the first k stages of the forward transform.
-func (p *fftPlan) forwardStages(re, im []float32, k int) {
-	for i := range k {
+// forwardStages runs forward stages [from, to) on (re, im), whose
+// length is a multiple of those stages' block sizes.
+func (p *fftPlan) forwardStages(re, im []float32, from, to int) {
+	for i := from; i < to; i++ {
 		s := &p.stages[i]
 		switch {
 		case s.radix == 2 && p.vec && s.tv != nil:
@@ -153,9 +157,9 @@ func (p *fftPlan) forwardStages(re, im []float32, k int) {
 	}
 }
 
-// inverseStages undoes forwardStages(re, im, k).
-func (p *fftPlan) inverseStages(re, im []float32, k int) {
-	for i := k - 1; i >= 0; i-- {
+// inverseStages undoes forwardStages(re, im, from, to).
+func (p *fftPlan) inverseStages(re, im []float32, from, to int) {
+	for i := to - 1; i >= from; i-- {
 		s := &p.stages[i]
 		switch {
 		case s.radix == 2 && p.vec && s.tv != nil:
