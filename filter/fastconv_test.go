@@ -220,3 +220,24 @@ func TestFFTMethodAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestPickSize pins the greedy cover: whole segments go to the size
+// cheapest per output, and a short end to a smaller size when that is
+// cheaper for what is left.
+func TestPickSize(t *testing.T) {
+	cost := []float64{100, 180, 400} // sizes with segments of 10, 30, 50 outputs
+	seg := []int{10, 30, 50}
+	for _, tc := range []struct{ r, per, want int }{
+		{1000, 1, 1}, // 6.0 per output beats 10 and 8
+		{30, 1, 1},
+		{12, 1, 0},  // 180/12 = 15 > 100/10
+		{5, 1, 0},   // the smallest covers it
+		{25, 2, 0},  // two segments of 10 = 20 outputs for 100
+		{60, 2, 1},  // 180 for 60
+		{100, 2, 1}, // 180/60 = 3 per output beats 400/100 = 4
+	} {
+		if got := pickSize(cost, seg, tc.r, tc.per); got != tc.want {
+			t.Errorf("pickSize(r=%d, per=%d) = %d, want %d", tc.r, tc.per, got, tc.want)
+		}
+	}
+}
