@@ -21,8 +21,8 @@ func directCost(k kernelKind) (perTap, fixed float64) {
 // convPairNs is nanoseconds for one overlap-save transform pair of
 // 2^log2n points: forward, spectrum product, inverse, and the copies in
 // and out of the work arrays.
-func convPairNs(log2n int, vec bool) float64 {
-	return float64(int(1)<<log2n) * (convNsPerPoint(log2n, vec) + convCopyNs)
+func convPairNs(log2n int, k kernelKind) float64 {
+	return float64(int(1)<<log2n) * (convNsPerPoint(log2n, k) + convCopyNs)
 }
 
 // convCopyNs is the per-point cost of filling the work arrays and
@@ -33,10 +33,14 @@ const convCopyNs = 0.25
 // shared machine, for the AVX-512 kernels (fused tail) and the Go
 // stages; sizes past the table grow by the last step's slope (out of the
 // second-level cache).
-func convNsPerPoint(log2n int, vec bool) float64 {
+func convNsPerPoint(log2n int, k kernelKind) float64 {
 	tab, grow := convNsGo[:], 6.0
-	if vec && log2n >= 4 { // smaller plans have no fused tail: Go
-		tab, grow = convNsVec[:], 0.4
+	switch {
+	case log2n < 4: // no fused tail: Go
+	case k == kernelAVX512:
+		tab, grow = convNsAVX512[:], 0.4
+	case k == kernelAVX2:
+		tab, grow = convNsAVX2[:], 0.4
 	}
 	if log2n < len(tab) {
 		return tab[log2n]
@@ -46,6 +50,7 @@ func convNsPerPoint(log2n int, vec bool) float64 {
 
 var (
 	// n = 2^0 … 2^17
-	convNsVec = [...]float64{0, 0, 0, 0, 2.98, 2.38, 1.80, 1.38, 1.28, 1.36, 1.32, 1.51, 1.78, 1.96, 2.15, 2.45, 2.60, 2.97}
-	convNsGo  = [...]float64{8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.8, 12, 16.4, 19.5, 28, 33, 55, 50, 74, 79}
+	convNsAVX512 = [...]float64{0, 0, 0, 0, 2.98, 2.38, 1.80, 1.38, 1.28, 1.36, 1.32, 1.51, 1.78, 1.96, 2.15, 2.45, 2.60, 2.97}
+	convNsAVX2   = [...]float64{0, 0, 0, 0, 3.9, 3.1, 2.3, 1.8, 1.7, 1.8, 1.7, 2.0, 2.3, 2.5, 2.8, 3.2, 3.4, 3.9}
+	convNsGo     = [...]float64{8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.8, 12, 16.4, 19.5, 28, 33, 55, 50, 74, 79}
 )

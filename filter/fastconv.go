@@ -64,7 +64,7 @@ func newFastConv(taps []float32, lo, hi int) (*fastConv, error) {
 			s.hi[i] *= scale
 		}
 		c.sizes = append(c.sizes, s)
-		c.cost = append(c.cost, convPairNs(k, p.vec))
+		c.cost = append(c.cost, convPairNs(k, p.kern))
 		c.segs = append(c.segs, s.seg)
 	}
 	return c, nil

@@ -132,17 +132,30 @@ func TestAccuracyAllTapCounts(t *testing.T) {
 				}
 				x := randSlice(rng, 12000*ch)
 				want := Convolve(taps, x, complex)
-				// The fft method, then the direct one on every kernel.
-				for _, k := range append([]kernelKind{-1}, availableKernels()...) {
-					m := MethodDirect
-					if k < 0 {
-						m, k = MethodFFT, bestKernel
-					}
+				// The fft method on every FFT kernel, then the direct
+				// one on every FIR kernel.
+				type run struct {
+					m Method
+					k kernelKind
+				}
+				var runs []run
+				for _, k := range fftKernels() {
+					runs = append(runs, run{MethodFFT, k})
+				}
+				for _, k := range availableKernels() {
+					runs = append(runs, run{MethodDirect, k})
+				}
+				for _, r := range runs {
+					m, k := r.m, r.k
 					f, err := NewFIRMethod(taps, complex, 4096, m)
 					if err != nil {
 						t.Fatal(err)
 					}
-					f.kern = k
+					if m == MethodFFT {
+						setFFTKernel(f, k)
+					} else {
+						f.kern = k
+					}
 					got := runSplit(t, f, x, rng, "random")
 					e := MaxErrRMS(got, want)
 					if !(e <= 1e-5) {
@@ -239,5 +252,12 @@ func TestPickSize(t *testing.T) {
 		if got := pickSize(cost, seg, tc.r, tc.per); got != tc.want {
 			t.Errorf("pickSize(r=%d, per=%d) = %d, want %d", tc.r, tc.per, got, tc.want)
 		}
+	}
+}
+
+// setFFTKernel makes every transform of f's fft method run on kernel k.
+func setFFTKernel(f *FIR, k kernelKind) {
+	for i := range f.fc.sizes {
+		f.fc.sizes[i].plan.kern = k
 	}
 }

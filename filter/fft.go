@@ -25,7 +25,9 @@ import (
 // kernels.
 type fftPlan struct {
 	n      int
-	vec    bool       // run the stages with q a multiple of 16, and the tail, on vector kernels
+	// kern runs the stages with q a multiple of 16, and the tail, on
+	// the AVX-512 or AVX2 kernels; kernelGeneric keeps them all in Go.
+	kern   kernelKind
 	stages []fftStage // forward order: largest blocks first
 }
 
@@ -48,7 +50,7 @@ func newFFTPlan(n int) (*fftPlan, error) {
 	if n < 2 || n&(n-1) != 0 {
 		return nil, fmt.Errorf("filter: fft size %d is not a power of two >= 2", n)
 	}
-	p := &fftPlan{n: n, vec: haveFFTVec}
+	p := &fftPlan{n: n, kern: fftKernel}
 	m := n
 	if bits.TrailingZeros(uint(n))%2 == 1 {
 		p.stages = append(p.stages, newFFTStage(2, n/2))
@@ -93,7 +95,7 @@ func (p *fftPlan) log2() int { return bits.TrailingZeros(uint(p.n)) }
 // fused 16-point vector kernels; body is the number of stages before
 // them that run one by one.
 func (p *fftPlan) tail() (fused bool, body int) {
-	if p.vec && p.n >= 16 {
+	if p.kern != kernelGeneric && p.n >= 16 {
 		return true, len(p.stages) - 2
 	}
 	return false, len(p.stages)
@@ -105,7 +107,7 @@ func (p *fftPlan) forward(re, im []float32) {
 	fused, body := p.tail()
 	p.forwardStages(re, im, 0, body)
 	if fused {
-		fftTailFwd(re, im)
+		fftTailFwd(p.kern, re, im)
 	}
 }
 
@@ -114,7 +116,7 @@ func (p *fftPlan) inverse(re, im []float32) {
 	re, im = re[:p.n], im[:p.n]
 	fused, body := p.tail()
 	if fused {
-		fftTailInv(re, im)
+		fftTailInv(p.kern, re, im)
 	}
 	p.inverseStages(re, im, 0, body)
 }
@@ -130,7 +132,7 @@ func (p *fftPlan) convolve(re, im, hr, hi []float32) {
 	fused, body := p.tail()
 	p.forwardStages(re, im, 0, body)
 	if fused {
-		fftTailConv(re, im, hr, hi)
+		fftTailConv(p.kern, re, im, hr, hi)
 	} else {
 		cmulSplit(re, im, hr, hi)
 	}
@@ -142,15 +144,16 @@ func (p *fftPlan) convolve(re, im, hr, hi []float32) {
 func (p *fftPlan) forwardStages(re, im []float32, from, to int) {
 	for i := from; i < to; i++ {
 		s := &p.stages[i]
+		vec := p.kern != kernelGeneric && s.tv != nil
 		switch {
-		case s.radix == 2 && p.vec && s.tv != nil:
-			dif2Vec(re, im, s.tv, s.q)
+		case s.radix == 2 && vec:
+			dif2Vec(p.kern, re, im, s.tv, s.q)
 		case s.radix == 2:
 			dif2(re, im, s)
 		case s.q == 1:
 			dif4unit(re, im)
-		case p.vec && s.tv != nil:
-			dif4Vec(re, im, s.tv, s.q)
+		case vec:
+			dif4Vec(p.kern, re, im, s.tv, s.q)
 		default:
 			dif4(re, im, s)
 		}
@@ -161,15 +164,16 @@ func (p *fftPlan) forwardStages(re, im []float32, from, to int) {
 func (p *fftPlan) inverseStages(re, im []float32, from, to int) {
 	for i := to - 1; i >= from; i-- {
 		s := &p.stages[i]
+		vec := p.kern != kernelGeneric && s.tv != nil
 		switch {
-		case s.radix == 2 && p.vec && s.tv != nil:
-			dit2Vec(re, im, s.tv, s.q)
+		case s.radix == 2 && vec:
+			dit2Vec(p.kern, re, im, s.tv, s.q)
 		case s.radix == 2:
 			dit2(re, im, s)
 		case s.q == 1:
 			dit4unit(re, im)
-		case p.vec && s.tv != nil:
-			dit4Vec(re, im, s.tv, s.q)
+		case vec:
+			dit4Vec(p.kern, re, im, s.tv, s.q)
 		default:
 			dit4(re, im, s)
 		}

@@ -4,10 +4,13 @@ package filter
 
 import "math"
 
-// haveFFTVec reports whether the AVX-512 FFT kernels (fft_amd64.s) run
-// here; they follow the FIR's kernel choice, so AVX2-only machines keep
-// the Go passes.
-var haveFFTVec = bestKernel == kernelAVX512
+// fftKernel is the kernel the FFT stages run on: AVX-512 or AVX2 (with
+// FMA) as the FIR's best kernel, else Go. Plans copy it, so tests can
+// force each in turn.
+var fftKernel = bestKernel
+
+// haveFFTVec reports whether vector FFT kernels (fft_amd64.s) run here.
+var haveFFTVec = fftKernel != kernelGeneric
 
 //go:noescape
 func dif4AVX512(re, im, tv []float32, q int)
@@ -33,27 +36,96 @@ func tailInvAVX512(re, im, c []float32)
 //go:noescape
 func tailConvAVX512(re, im, hr, hi, c []float32)
 
-func dif4Vec(re, im, tv []float32, q int) { dif4AVX512(re, im, tv, q) }
-func dit4Vec(re, im, tv []float32, q int) { dit4AVX512(re, im, tv, q) }
-func dif2Vec(re, im, tv []float32, q int) { dif2AVX512(re, im, tv, q) }
-func dit2Vec(re, im, tv []float32, q int) { dit2AVX512(re, im, tv, q) }
+//go:noescape
+func dif4AVX2(re, im, tv []float32, q int)
+
+//go:noescape
+func dit4AVX2(re, im, tv []float32, q int)
+
+//go:noescape
+func dif2AVX2(re, im, tv []float32, q int)
+
+//go:noescape
+func dit2AVX2(re, im, tv []float32, q int)
+
+//go:noescape
+func tailFwdAVX2(re, im, c []float32)
+
+//go:noescape
+func tailInvAVX2(re, im, c []float32)
+
+//go:noescape
+func tailConvAVX2(re, im, hr, hi, c []float32)
+
+// dif4Vec runs dif4 on kernel k (AVX-512 or AVX2); q must be a
+// multiple of 16 and tv the stage's vector twiddles.
+func dif4Vec(k kernelKind, re, im, tv []float32, q int) {
+	if k == kernelAVX512 {
+		dif4AVX512(re, im, tv, q)
+	} else {
+		dif4AVX2(re, im, tv, q)
+	}
+}
+
+// dit4Vec runs dit4 on kernel k.
+func dit4Vec(k kernelKind, re, im, tv []float32, q int) {
+	if k == kernelAVX512 {
+		dit4AVX512(re, im, tv, q)
+	} else {
+		dit4AVX2(re, im, tv, q)
+	}
+}
+
+// dif2Vec runs dif2 on kernel k.
+func dif2Vec(k kernelKind, re, im, tv []float32, q int) {
+	if k == kernelAVX512 {
+		dif2AVX512(re, im, tv, q)
+	} else {
+		dif2AVX2(re, im, tv, q)
+	}
+}
+
+// dit2Vec runs dit2 on kernel k.
+func dit2Vec(k kernelKind, re, im, tv []float32, q int) {
+	if k == kernelAVX512 {
+		dit2AVX512(re, im, tv, q)
+	} else {
+		dit2AVX2(re, im, tv, q)
+	}
+}
 
 // fftTailFwd runs the last two forward stages (q = 4, then q = 1) on
 // every 16-point block of (re, im), exactly as dif4 and dif4unit would.
-func fftTailFwd(re, im []float32) { tailFwdAVX512(re, im[:len(re)], tailConst[:]) }
+func fftTailFwd(k kernelKind, re, im []float32) {
+	if k == kernelAVX512 {
+		tailFwdAVX512(re, im[:len(re)], tailConst[:])
+	} else {
+		tailFwdAVX2(re, im[:len(re)], tailConst2[:])
+	}
+}
 
 // fftTailInv undoes fftTailFwd (times 16), as dit4unit then dit4.
-func fftTailInv(re, im []float32) { tailInvAVX512(re, im[:len(re)], tailConst[:]) }
+func fftTailInv(k kernelKind, re, im []float32) {
+	if k == kernelAVX512 {
+		tailInvAVX512(re, im[:len(re)], tailConst[:])
+	} else {
+		tailInvAVX2(re, im[:len(re)], tailConst2[:])
+	}
+}
 
 // fftTailConv is fftTailFwd, x *= h, fftTailInv, block by block in
 // registers.
-func fftTailConv(re, im, hr, hi []float32) {
+func fftTailConv(k kernelKind, re, im, hr, hi []float32) {
 	n := len(re)
-	tailConvAVX512(re, im[:n], hr[:n], hi[:n], tailConst[:])
+	if k == kernelAVX512 {
+		tailConvAVX512(re, im[:n], hr[:n], hi[:n], tailConst[:])
+	} else {
+		tailConvAVX2(re, im[:n], hr[:n], hi[:n], tailConst2[:])
+	}
 }
 
-// tailConst is the tail kernels' constant table, six vectors of 16:
-// the signs of the two butterfly steps of the q = 4 stage (across
+// tailConst is the AVX-512 tail kernels' constant table, six vectors of
+// 16: the signs of the two butterfly steps of the q = 4 stage (across
 // 128-bit lanes), the same for the q = 1 stage (within lanes), and the
 // q = 4 stage's twiddles (real, imaginary) in lane order 1, w^2j, w^j,
 // w^3j with w = exp(-2πi/16). Written once at start-up, read only.
@@ -71,6 +143,22 @@ var tailConst = func() (c [96]float32) {
 	return c
 }()
 
+// tailConst2 is the same for the AVX2 tail, which holds a block in two
+// registers per part (points 0-7, 8-15), so the q = 4 stage's first
+// step needs no signs: seven vectors of 8, the signs of the q = 4
+// stage's second step, the q = 1 stage's two, and the twiddles' real
+// and imaginary parts for points 0-7, then for 8-15.
+var tailConst2 = func() (c [56]float32) {
+	copy(c[0:], tailConst[16:24])
+	copy(c[8:], tailConst[32:40])
+	copy(c[16:], tailConst[48:56])
+	copy(c[24:], tailConst[64:72])
+	copy(c[32:], tailConst[80:88])
+	copy(c[40:], tailConst[72:80])
+	copy(c[48:], tailConst[88:96])
+	return c
+}()
+
 func sign(plus bool) float32 {
 	if plus {
 		return 1
@@ -81,7 +169,7 @@ func sign(plus bool) float32 {
 // cmulSplit sets x[i] *= h[i] (split complex), 16 at a time on AVX-512.
 func cmulSplit(xr, xi, hr, hi []float32) {
 	n := 0
-	if haveFFTVec {
+	if fftKernel == kernelAVX512 {
 		n = len(xr) &^ 15
 		if n > 0 {
 			cmulAVX512(xr[:n], xi[:n], hr[:n], hi[:n])

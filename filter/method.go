@@ -60,7 +60,7 @@ func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 	if complex {
 		per = 1
 	}
-	vec := haveFFTVec
+	vec := fftKernel
 	lo = 4
 	for lo < maxFFTLog2 && 1<<lo-ntaps+1 < max(1, ntaps/2) {
 		lo++
