@@ -24,7 +24,7 @@ import (
 // free of shuffles, which suits both the Go compiler and the vector
 // kernels.
 type fftPlan struct {
-	n      int
+	n int
 	// kern runs the stages with q a multiple of 16, and the tail, on
 	// the AVX-512 or AVX2 kernels; kernelGeneric keeps them all in Go.
 	kern   kernelKind
