@@ -30,9 +30,9 @@ func convPairNs(log2n int, k kernelKind) float64 {
 const convCopyNs = 0.25
 
 // convNsPerPoint is BenchmarkFFTConvolve's ns/point, best of 5 on a
-// shared machine, for the AVX-512 kernels (fused tail) and the Go
-// stages; sizes past the table grow by the last step's slope (out of the
-// second-level cache).
+// shared machine, for the AVX-512 kernels, the AVX2 kernels (forced on
+// the same Zen 4 machine) and the Go stages; sizes past the tables grow
+// by a fixed step (out of the second-level cache).
 func convNsPerPoint(log2n int, k kernelKind) float64 {
 	tab, grow := convNsGo[:], 6.0
 	switch {
@@ -51,6 +51,6 @@ func convNsPerPoint(log2n int, k kernelKind) float64 {
 var (
 	// n = 2^0 … 2^17
 	convNsAVX512 = [...]float64{0, 0, 0, 0, 2.98, 2.38, 1.80, 1.38, 1.28, 1.36, 1.32, 1.51, 1.78, 1.96, 2.15, 2.45, 2.60, 2.97}
-	convNsAVX2   = [...]float64{0, 0, 0, 0, 3.9, 3.1, 2.3, 1.8, 1.7, 1.8, 1.7, 2.0, 2.3, 2.5, 2.8, 3.2, 3.4, 3.9}
+	convNsAVX2   = [...]float64{0, 0, 0, 0, 2.11, 2.28, 1.60, 1.80, 1.81, 1.90, 1.83, 1.90, 2.38, 3.03, 3.35, 3.61, 3.95, 4.11}
 	convNsGo     = [...]float64{8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.8, 12, 16.4, 19.5, 28, 33, 55, 50, 74, 79}
 )
