@@ -99,18 +99,11 @@ func (c *fastConv) filterIQ(dst, buf []float32) {
 		s := &c.sizes[pickSize(c.cost, c.segs, len(dst)/2-pos, 1)]
 		k := min(s.seg, len(dst)/2-pos)
 		src := buf[2*pos : 2*(pos+k+hist)]
-		re, im := c.re[:len(src)/2], c.im[:len(src)/2]
-		for i := range re {
-			re[i], im[i] = src[2*i], src[2*i+1]
-		}
-		clear(c.re[len(re):s.plan.n])
-		clear(c.im[len(im):s.plan.n])
+		deinterleave(c.re[:len(src)/2], c.im[:len(src)/2], src)
+		clear(c.re[len(src)/2 : s.plan.n])
+		clear(c.im[len(src)/2 : s.plan.n])
 		s.plan.convolve(c.re, c.im, s.hr, s.hi)
-		out := dst[2*pos : 2*(pos+k)]
-		re, im = c.re[hist:hist+k], c.im[hist:hist+k]
-		for i := range re {
-			out[2*i], out[2*i+1] = re[i], im[i]
-		}
+		interleave(dst[2*pos:2*(pos+k)], c.re[hist:hist+k], c.im[hist:hist+k])
 		pos += k
 	}
 }
@@ -128,5 +121,21 @@ func cmulGeneric(xr, xi, hr, hi []float32) {
 	for i, a := range xr {
 		b, c, d := xi[i], hr[i], hi[i]
 		xr[i], xi[i] = a*c-b*d, a*d+b*c
+	}
+}
+
+// deinterleaveGeneric sets re[i], im[i] = src[2i], src[2i+1].
+func deinterleaveGeneric(re, im, src []float32) {
+	im, src = im[:len(re)], src[:2*len(re)]
+	for i := range re {
+		re[i], im[i] = src[2*i], src[2*i+1]
+	}
+}
+
+// interleaveGeneric sets dst[2i], dst[2i+1] = re[i], im[i].
+func interleaveGeneric(dst, re, im []float32) {
+	im, dst = im[:len(re)], dst[:2*len(re)]
+	for i := range re {
+		dst[2*i], dst[2*i+1] = re[i], im[i]
 	}
 }

@@ -57,6 +57,32 @@ func tailInvAVX2(re, im, c []float32)
 //go:noescape
 func tailConvAVX2(re, im, hr, hi, c []float32)
 
+//go:noescape
+func deinterleaveAVX2(re, im, src []float32)
+
+//go:noescape
+func interleaveAVX2(dst, re, im []float32)
+
+// deinterleave sets re[i], im[i] = src[2i], src[2i+1] for i < len(re).
+func deinterleave(re, im, src []float32) {
+	n := 0
+	if fftKernel != kernelGeneric {
+		n = len(re) &^ 7
+		deinterleaveAVX2(re[:n], im[:n], src[:2*n])
+	}
+	deinterleaveGeneric(re[n:], im[n:len(re)], src[2*n:2*len(re)])
+}
+
+// interleave sets dst[2i], dst[2i+1] = re[i], im[i] for i < len(re).
+func interleave(dst, re, im []float32) {
+	n := 0
+	if fftKernel != kernelGeneric {
+		n = len(re) &^ 7
+		interleaveAVX2(dst[:2*n], re[:n], im[:n])
+	}
+	interleaveGeneric(dst[2*n:2*len(re)], re[n:], im[n:len(re)])
+}
+
 // dif4Vec runs dif4 on kernel k (AVX-512 or AVX2); q must be a
 // multiple of 16 and tv the stage's vector twiddles.
 func dif4Vec(k kernelKind, re, im, tv []float32, q int) {

@@ -451,3 +451,67 @@ tailconv2_loop:
 tailconv2_done:
 	VZEROUPPER
 	RET
+
+// func deinterleaveAVX2(re, im, src []float32)
+// re[i], im[i] = src[2i], src[2i+1], 8 at a time; len(re) a multiple of
+// 8, len(im) = len(re), len(src) = 2·len(re).
+TEXT ·deinterleaveAVX2(SB), NOSPLIT, $0-72
+	MOVQ re_base+0(FP), AX
+	MOVQ re_len+8(FP), CX
+	MOVQ im_base+24(FP), BX
+	MOVQ src_base+48(FP), SI
+	SHLQ $2, CX
+	ADDQ AX, CX
+	CMPQ AX, CX
+	JAE  deint_done
+
+deint_loop:
+	VMOVUPS  (SI), Y0               // r0 i0 r1 i1 r2 i2 r3 i3
+	VMOVUPS  32(SI), Y1             // r4 i4 … r7 i7
+	VSHUFPS  $0x88, Y1, Y0, Y2      // r0 r1 r4 r5 r2 r3 r6 r7
+	VSHUFPS  $0xDD, Y1, Y0, Y3      // the same for i
+	VPERMPD  $0xD8, Y2, Y2
+	VPERMPD  $0xD8, Y3, Y3
+	VMOVUPS  Y2, (AX)
+	VMOVUPS  Y3, (BX)
+	ADDQ     $32, AX
+	ADDQ     $32, BX
+	ADDQ     $64, SI
+	CMPQ     AX, CX
+	JB       deint_loop
+
+deint_done:
+	VZEROUPPER
+	RET
+
+// func interleaveAVX2(dst, re, im []float32)
+// dst[2i], dst[2i+1] = re[i], im[i], 8 at a time; len(re) a multiple of
+// 8, len(im) = len(re), len(dst) = 2·len(re).
+TEXT ·interleaveAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ re_base+24(FP), AX
+	MOVQ re_len+32(FP), CX
+	MOVQ im_base+48(FP), BX
+	SHLQ $2, CX
+	ADDQ AX, CX
+	CMPQ AX, CX
+	JAE  inter_done
+
+inter_loop:
+	VMOVUPS    (AX), Y0
+	VMOVUPS    (BX), Y1
+	VUNPCKLPS  Y1, Y0, Y2           // r0 i0 r1 i1 | r4 i4 r5 i5
+	VUNPCKHPS  Y1, Y0, Y3           // r2 i2 r3 i3 | r6 i6 r7 i7
+	VPERM2F128 $0x20, Y3, Y2, Y4
+	VPERM2F128 $0x31, Y3, Y2, Y5
+	VMOVUPS    Y4, (DI)
+	VMOVUPS    Y5, 32(DI)
+	ADDQ       $32, AX
+	ADDQ       $32, BX
+	ADDQ       $64, DI
+	CMPQ       AX, CX
+	JB         inter_loop
+
+inter_done:
+	VZEROUPPER
+	RET

@@ -8,6 +8,8 @@ const fftKernel = kernelGeneric
 const haveFFTVec = false
 
 func cmulSplit(xr, xi, hr, hi []float32) { cmulGeneric(xr, xi, hr, hi) }
+func deinterleave(re, im, src []float32) { deinterleaveGeneric(re, im, src) }
+func interleave(dst, re, im []float32)   { interleaveGeneric(dst, re, im) }
 
 // The vector kernels are never called in this build (plans use Go).
 

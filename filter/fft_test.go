@@ -148,3 +148,24 @@ func TestFFTVectorMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestInterleave(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 0))
+	for n := 0; n <= 40; n++ {
+		src := randSlice(rng, 2*n)
+		re, im := make([]float32, n), make([]float32, n)
+		deinterleave(re, im, src)
+		for i := range n {
+			if re[i] != src[2*i] || im[i] != src[2*i+1] {
+				t.Fatalf("n=%d: deinterleave point %d = (%g,%g), want (%g,%g)", n, i, re[i], im[i], src[2*i], src[2*i+1])
+			}
+		}
+		dst := make([]float32, 2*n)
+		interleave(dst, re, im)
+		for i := range dst {
+			if dst[i] != src[i] {
+				t.Fatalf("n=%d: interleave value %d = %g, want %g", n, i, dst[i], src[i])
+			}
+		}
+	}
+}
