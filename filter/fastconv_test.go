@@ -205,8 +205,8 @@ func TestChooseMethod(t *testing.T) {
 		{8193, 65536, true, MethodFFT},
 	} {
 		for _, k := range availableKernels() {
-			if k == kernelGeneric && haveFFTVec && tc.want == MethodDirect && tc.block > 1 {
-				continue // the Go direct loop loses to the AVX-512 FFT even at 16 taps
+			if k == kernelGeneric && tc.want == MethodDirect && tc.block > 1 {
+				continue // the Go direct loop is no faster than any FFT even at 16 taps
 			}
 			if got := chooseMethod(MethodAuto, k, tc.ntaps, tc.block, tc.complex); got != tc.want {
 				t.Errorf("%v: taps=%d block=%d complex=%v: auto chose %v, want %v", k, tc.ntaps, tc.block, tc.complex, got, tc.want)
