@@ -29,6 +29,15 @@ func convPairNs(log2n int, k kernelKind) float64 {
 // copying the outputs out.
 const convCopyNs = 0.25
 
+// convStreamNs is what the fft method loses per output value, beyond
+// the transforms, when the stream comes from memory rather than from
+// cache: `sigproc bench cpu` on 4 Mi samples against BenchmarkFIRMethod
+// on one cached block gave 0.5–0.9 ns more per output for fft and about
+// nothing for direct (64 taps: direct 665–740 MS/s either way, fft
+// 950 cached but 534–610 streamed). The transforms' working set shares
+// the second-level cache with the stream.
+const convStreamNs = 0.6
+
 // convNsPerPoint is BenchmarkFFTConvolve's ns/point, best of 5 on a
 // shared machine, for the AVX-512 kernels, the AVX2 kernels (forced on
 // the same Zen 4 machine) and the Go stages; sizes past the tables grow

@@ -85,7 +85,7 @@ func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 		ns += costs[i]
 		r -= min(r, per*segs[i])
 	}
-	return lo, hi, ns
+	return lo, hi, ns + float64(maxBlock*(3-per))*convStreamNs
 }
 
 // pickSize returns the index of the transform that does the next r
