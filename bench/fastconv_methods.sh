@@ -20,5 +20,5 @@ for t in 16 64 129 257 513 1025 2049 4097 8193; do
 	d=$(rate "$t" direct | cut -d' ' -f1)
 	f=$(rate "$t" fft | cut -d' ' -f1)
 	a=$(rate "$t" auto | cut -d' ' -f2)
-	printf '%6s %9s %9s %7s\n' "$t" "$d" "$f" "$a"
+	printf "%6s %9.1f %9.1f %7s\n" "$t" "$d" "$f" "$a"
 done
