@@ -21,8 +21,8 @@ import "fmt"
 type fastConv struct {
 	ntaps  int
 	sizes  []convSize // ascending
-	cost   []float64  // sizes[i].cost, for pickSize
-	segs   []int      // sizes[i].seg
+	cost   []float64  // estimated ns of one transform pair of sizes[i], for pickSize
+	segs   []int      // sizes[i].seg, for pickSize
 	re, im []float32  // work arrays, as long as the largest size
 }
 

@@ -50,7 +50,8 @@ func ParseMethod(s string) (Method, error) {
 
 // convSizes returns the transform sizes (log2, lo…hi) a filter of ntaps
 // taps on blocks of at most maxBlock samples keeps, and the estimated
-// nanoseconds to filter one full block with them. lo is the smallest
+// nanoseconds to filter one full block with them (transforms, copies and
+// the fft method's streaming overhead). lo is the smallest
 // size whose segments are at least half the filter long; hi is the one
 // with the lowest cost per output among those up to the first that
 // covers a whole block in one transform (larger ones only add work).
@@ -60,7 +61,7 @@ func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 	if complex {
 		per = 1
 	}
-	vec := fftKernel
+	kern := fftKernel
 	lo = 4
 	for lo < maxFFTLog2 && 1<<lo-ntaps+1 < max(1, ntaps/2) {
 		lo++
@@ -68,7 +69,7 @@ func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 	hi = lo
 	for k := lo; k <= maxFFTLog2; k++ {
 		seg := 1<<k - ntaps + 1
-		if convPairNs(k, vec)/float64(min(per*seg, maxBlock)) < convPairNs(hi, vec)/float64(min(per*(1<<hi-ntaps+1), maxBlock)) {
+		if convPairNs(k, kern)/float64(min(per*seg, maxBlock)) < convPairNs(hi, kern)/float64(min(per*(1<<hi-ntaps+1), maxBlock)) {
 			hi = k
 		}
 		if per*seg >= maxBlock {
@@ -78,7 +79,7 @@ func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 	costs := make([]float64, hi-lo+1)
 	segs := make([]int, hi-lo+1)
 	for i := range costs {
-		costs[i], segs[i] = convPairNs(lo+i, vec), 1<<(lo+i)-ntaps+1
+		costs[i], segs[i] = convPairNs(lo+i, kern), 1<<(lo+i)-ntaps+1
 	}
 	for r := maxBlock; r > 0; {
 		i := pickSize(costs, segs, r, per)
