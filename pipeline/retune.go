@@ -11,14 +11,15 @@ type Retuner interface {
 	// Chain returns the chain as it runs now, retunes accepted so far
 	// included.
 	Chain() stage.Chain
-	// Retune checks s as new parameters for stage i (stage.CheckRetune),
-	// prepares them off the data path and schedules them for the first
-	// block the backend has not yet started; it returns the retune with
-	// its sample indices. An error wraps stage.ErrStructure (the change
-	// is structural), stage.ErrRetuneUnsupported (this backend cannot
-	// apply it) or is a *stage.StageError (bad parameters); the run goes
-	// on unchanged either way.
-	Retune(i int, s stage.Stage) (stage.Retune, error)
+	// Retune checks each change (new parameters Stage for stage Index,
+	// stage.CheckRetune, in order), prepares them off the data path and
+	// schedules them all for the first block the backend has not yet
+	// started; it returns them with their sample indices (At, ChainAt)
+	// filled in. All or none are accepted: an error wraps
+	// stage.ErrStructure (a change is structural),
+	// stage.ErrRetuneUnsupported (this backend cannot apply it) or is a
+	// *stage.StageError (bad parameters), and the run goes on unchanged.
+	Retune(changes ...stage.Retune) ([]stage.Retune, error)
 }
 
 // Point numbers for a Watcher: the chain's input; stage i's output is

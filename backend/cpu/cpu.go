@@ -113,23 +113,28 @@ func (b *backend) Chain() stage.Chain {
 	return b.desc
 }
 
-// Retune prepares s for stage i and schedules it for the next block the
-// consumer takes (see pipeline.Retuner).
-func (b *backend) Retune(i int, s stage.Stage) (stage.Retune, error) {
+// Retune prepares the changes and schedules them together for the next
+// block the consumer takes (see pipeline.Retuner).
+func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if b.chain == nil {
-		return stage.Retune{}, errNoChain
+		return nil, errNoChain
 	}
 	for {
-		// The kernel is built outside the lock, so that the consumer is
+		// The kernels are built outside the lock, so that the consumer is
 		// never held up by it, against the chain as it will be when the
-		// retune lands (pending retunes included); if another retune came
-		// in meanwhile, it is checked again.
+		// changes land (pending retunes included); if another retune came
+		// in meanwhile, they are checked again.
 		b.mu.Lock()
 		desc, gen := b.desc, b.gen
 		b.mu.Unlock()
-		p, err := prepare(desc, b.chain.geo, b.chain.tails, i, s)
-		if err != nil {
-			return stage.Retune{}, err
+		ps := make([]*Prepared, 0, len(changes))
+		for _, c := range changes {
+			p, err := prepare(desc, b.chain.geo, b.chain.tails, c.Index, c.Stage)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
+			desc = p.desc
 		}
 		b.mu.Lock()
 		if b.gen != gen {
@@ -137,11 +142,14 @@ func (b *backend) Retune(i int, s stage.Stage) (stage.Retune, error) {
 			continue
 		}
 		b.gen++
-		b.pending = append(b.pending, p)
-		b.desc = p.desc
-		r := stage.Retune{Index: i, Stage: p.stage, ChainAt: b.seen, At: b.desc.InputAt(i, b.seen)}
+		b.pending = append(b.pending, ps...)
+		b.desc = desc
+		out := make([]stage.Retune, len(ps))
+		for k, p := range ps {
+			out[k] = stage.Retune{Index: p.index, Stage: p.stage, ChainAt: b.seen, At: desc.InputAt(p.index, b.seen)}
+		}
 		b.mu.Unlock()
-		return r, nil
+		return out, nil
 	}
 }
 

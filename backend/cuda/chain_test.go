@@ -32,10 +32,10 @@ func TestRetuneRefused(t *testing.T) {
 	b := &chainBackend{chain: c}
 	var _ pipeline.Retuner = b
 	var _ pipeline.RegionBackend = b
-	if _, err := b.Retune(0, stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}}); !errors.Is(err, ErrRetune) || !errors.Is(err, stage.ErrRetuneUnsupported) {
+	if _, err := b.Retune(stage.Retune{Index: 0, Stage: stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}}}); !errors.Is(err, ErrRetune) || !errors.Is(err, stage.ErrRetuneUnsupported) {
 		t.Errorf("retune: %v, want ErrRetune", err)
 	}
-	if _, err := b.Retune(0, stage.Stage{Kind: stage.KindShift, FrequencyHz: 1}); !errors.Is(err, stage.ErrStructure) {
+	if _, err := b.Retune(stage.Retune{Stage: stage.Stage{Kind: stage.KindShift, FrequencyHz: 1}}); !errors.Is(err, stage.ErrStructure) {
 		t.Errorf("kind change: %v, want ErrStructure", err)
 	}
 	if b.Chain().String() != c.String() {

@@ -17,12 +17,13 @@ var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda (use backe
 // plus the pipeline.Retuner face of the chain it runs. It forwards the
 // optional methods of the backend inside, so wrapping hides nothing.
 //
-// What a GPU retune must do (see package stage for the semantics): take a
-// stage.Retune{Index, Stage, At} as plain data from Retune on any
-// goroutine, report At (the first input sample of the first block not yet
-// handed to the device, counted as the consumer counts blocks), and from
-// that block on filter with the new taps over the same history
-// (tap-count changes included: keep max-taps of history) or shift with a
+// What a GPU retune must do (see package stage for the semantics, and
+// backend/cpu for the reference implementation): take []stage.Retune
+// {Index, Stage} as plain data from Retune on any goroutine, all or none;
+// report At and ChainAt (the first input sample of the first block not yet
+// handed to the device, counted as the consumer counts blocks); and from
+// that block on filter with the new taps over the same input history
+// (tap-count changes included, so keep enough history) or shift with a
 // continuous phase, without relaunching the kernel or draining the ring.
 type chainBackend struct {
 	pipeline.Backend
@@ -34,11 +35,16 @@ func (b *chainBackend) Chain() stage.Chain { return b.chain }
 
 // Retune refuses every retune with ErrRetune, after the same checks as
 // any backend (a structural change is reported as such).
-func (b *chainBackend) Retune(i int, s stage.Stage) (stage.Retune, error) {
-	if _, err := stage.CheckRetune(b.chain, i, s); err != nil {
-		return stage.Retune{}, err
+func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
+	c := b.chain
+	for _, r := range changes {
+		s, err := stage.CheckRetune(c, r.Index, r.Stage)
+		if err != nil {
+			return nil, err
+		}
+		c = c.With(r.Index, s)
 	}
-	return stage.Retune{}, ErrRetune
+	return nil, ErrRetune
 }
 
 // UseRegion forwards pipeline.RegionBackend.
