@@ -47,6 +47,10 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	return nil, ErrRetune
 }
 
+// RetuneRefusal is the standing refusal the control page shows before
+// anyone tries: ErrRetune.
+func (b *chainBackend) RetuneRefusal() error { return ErrRetune }
+
 // UseRegion forwards pipeline.RegionBackend.
 func (b *chainBackend) UseRegion(region []byte) (bool, error) {
 	if rb, ok := b.Backend.(pipeline.RegionBackend); ok {
