@@ -47,4 +47,3 @@ func TestControlSection(t *testing.T) {
 		})
 	}
 }
-

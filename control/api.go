@@ -23,18 +23,18 @@ var webFS embed.FS
 
 // Status is GET /api/status.
 type Status struct {
-	Backend         string  `json:"backend"`
-	Transport       string  `json:"transport,omitempty"`
-	UptimeS         float64 `json:"uptime_s"`
-	SamplesIn       uint64  `json:"samples_in"`
-	SamplesFiltered uint64  `json:"samples_filtered"`
-	SamplesOut      uint64  `json:"samples_out"`
-	Drops           Drops   `json:"drops"`
-	Ring            Ring    `json:"ring"`
-	Latency         Latency `json:"latency_us"`
-	InputRate       float64 `json:"input_rate"`
-	OutputRate      float64 `json:"output_rate"`
-	Complex         bool    `json:"complex"`
+	Backend         string        `json:"backend"`
+	Transport       string        `json:"transport,omitempty"`
+	UptimeS         float64       `json:"uptime_s"`
+	SamplesIn       uint64        `json:"samples_in"`
+	SamplesFiltered uint64        `json:"samples_filtered"`
+	SamplesOut      uint64        `json:"samples_out"`
+	Drops           Drops         `json:"drops"`
+	Ring            Ring          `json:"ring"`
+	Latency         Latency       `json:"latency_us"`
+	InputRate       float64       `json:"input_rate"`
+	OutputRate      float64       `json:"output_rate"`
+	Complex         bool          `json:"complex"`
 	Stages          []StageStatus `json:"stages"`
 	// Retunable says whether the backend takes retunes; RetuneNote says
 	// why not when it does not.

@@ -29,14 +29,14 @@ type Shifter struct {
 	cps     float64 // cycles per sample: f/fs
 	num     uint64  // when den > 0: f/fs = num/den exactly, num in [0, den)
 	den     uint64
-	complex bool      // input is interleaved I/Q
-	n       int64     // index of the next input sample
+	complex bool  // input is interleaved I/Q
+	n       int64 // index of the next input sample
 	// base and off continue an earlier frequency's phase (Resume): the
 	// phase at sample n is off + (n−base)·f/fs cycles. Both 0 otherwise.
 	base int64
 	off  float64
-	tab     []float32 // cos, sin of 2π·cps·i for i < tableLen, interleaved
-	kern    kernelKind
+	tab  []float32 // cos, sin of 2π·cps·i for i < tableLen, interleaved
+	kern kernelKind
 }
 
 // New returns a shifter by freqHz for a stream at rate S/s; complex says

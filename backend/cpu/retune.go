@@ -156,4 +156,3 @@ func (c *Chain) Apply(p *Prepared) stage.Retune {
 	c.desc = p.desc
 	return r
 }
-
