@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const state = { status: null, retunes: -1, lat: [], respStage: -1, formStage: -1 };
-const HISTORY = 240; // latency points kept (2 min at 500 ms)
+const HISTORY = 400; // latency points kept (2 min at 300 ms)
 
 async function getJSON(url, opts) {
   const r = await fetch(url, opts);
@@ -62,8 +62,8 @@ function plot(cv, series, o) {
 // waterfall scrolls the canvas down one row and draws the newest
 // spectrum on top, dB mapped to a blue-yellow scale.
 function waterfall(cv, db, lo, hi) {
-  const g = cv.getContext("2d"), W = cv.width, H = cv.height;
-  g.drawImage(cv, 0, 0, W, H - 1, 0, 1, W, H - 1);
+  const g = cv.getContext("2d"), W = cv.width, H = cv.height, ROW = 2;
+  g.drawImage(cv, 0, 0, W, H - ROW, 0, ROW, W, H - ROW);
   const row = g.createImageData(W, 1);
   for (let x = 0; x < W; x++) {
     const v = db[Math.min(db.length - 1, Math.floor(x * db.length / W))];
@@ -73,12 +73,12 @@ function waterfall(cv, db, lo, hi) {
     row.data[4 * x + 2] = 255 * Math.min(1, 0.35 + t) * (1 - t * 0.7);
     row.data[4 * x + 3] = 255;
   }
-  g.putImageData(row, 0, 0);
+  for (let y = 0; y < ROW; y++) g.putImageData(row, 0, y);
 }
 
 function fillSelect(sel, values, keep) {
   const cur = sel.value;
-  if ([...sel.options].map((o) => o.value).join() === values.map((v) => v[0]).join()) return;
+  if ([...sel.options].map((o) => o.value + "=" + o.text).join() === values.map((v) => v[0] + "=" + v[1]).join()) return;
   sel.innerHTML = "";
   for (const [v, t] of values) sel.add(new Option(t, v));
   sel.value = values.some((v) => v[0] === cur) ? cur : keep;
@@ -121,7 +121,7 @@ async function pollStatus() {
       { x: lt, y: state.lat.map((p) => p.p50), color: "#4fc3f7" },
       { x: lt, y: state.lat.map((p) => p.p99), color: "#ffb74d" },
       { x: lt, y: state.lat.map((p) => p.fill), color: "#81c784" },
-    ], { ymin: 0, xfmt: (v) => v.toFixed(0) + " s", yfmt: (v) => v.toFixed(v < 10 ? 1 : 0), legend: ["p50 µs", "p99 µs", "ring fill %"] });
+    ], { ymin: 0, xfmt: (v) => v.toFixed(1) + " s", yfmt: (v) => v.toFixed(v < 10 ? 1 : 0), legend: ["p50 µs", "p99 µs", "ring fill %"] });
     if (s.retunes !== state.retunes || $("resp-stage").value !== String(state.respStage)) {
       state.retunes = s.retunes;
       drawResponse();
@@ -223,6 +223,6 @@ $("resp-stage").addEventListener("change", drawResponse);
 async function tick() {
   await pollStatus();
   await Promise.all([drawSpectrum("a", "#4fc3f7"), drawSpectrum("b", "#ffb74d")]);
-  setTimeout(tick, 500);
+  setTimeout(tick, 300);
 }
 tick();
