@@ -145,6 +145,9 @@ type Config struct {
 	// Realtime pins the capture thread and locks the ring in memory; all
 	// off by default. See Realtime.
 	Realtime Realtime `yaml:"realtime"`
+	// Control serves the live control page and API; off by default. See
+	// Control.
+	Control Control `yaml:"control"`
 
 	// name is the file name used in error messages, dir the directory
 	// relative input paths were resolved against.

@@ -14,11 +14,16 @@ var ErrStages = errors.New("stages are not yet supported on cuda")
 
 // NewChainBackend returns the CUDA backend for the stage chain c. Until the
 // kernels run shift, decimation and resampling, only the plain FIR chain
-// (a filter: section) is accepted; any other fails with ErrStages.
+// (a filter: section) is accepted; any other fails with ErrStages. The
+// backend is a pipeline.Retuner that refuses retunes with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	taps, ok := c.PlainFIR()
 	if !ok {
 		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)
 	}
-	return NewBackend(taps, c.Complex, opts)
+	be, err := NewBackend(taps, c.Complex, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &chainBackend{Backend: be, chain: c}, nil
 }

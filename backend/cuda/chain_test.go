@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -21,5 +22,23 @@ func TestNewChainBackendRejectsStages(t *testing.T) {
 	// The plain FIR goes through (or fails only for lack of CUDA).
 	if _, err := NewChainBackend(stage.FIR(1e6, false, taps), Options{}); errors.Is(err, ErrStages) {
 		t.Errorf("plain fir rejected: %v", err)
+	}
+}
+
+// TestRetuneRefused: a cuda backend answers retunes with ErrRetune (and a
+// structural change as such), without a GPU.
+func TestRetuneRefused(t *testing.T) {
+	c := stage.FIR(1e6, false, []float32{0.5, 0.5})
+	b := &chainBackend{chain: c}
+	var _ pipeline.Retuner = b
+	var _ pipeline.RegionBackend = b
+	if _, err := b.Retune(stage.Retune{Index: 0, Stage: stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}}}); !errors.Is(err, ErrRetune) || !errors.Is(err, stage.ErrRetuneUnsupported) {
+		t.Errorf("retune: %v, want ErrRetune", err)
+	}
+	if _, err := b.Retune(stage.Retune{Stage: stage.Stage{Kind: stage.KindShift, FrequencyHz: 1}}); !errors.Is(err, stage.ErrStructure) {
+		t.Errorf("kind change: %v, want ErrStructure", err)
+	}
+	if b.Chain().String() != c.String() {
+		t.Errorf("Chain() = %s", b.Chain())
 	}
 }
