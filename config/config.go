@@ -352,6 +352,11 @@ type CUDA struct {
 	// WriteCombined maps the zero-copy input ring write-combined: the host
 	// only writes it, and the GPU's reads then skip the CPU cache snoop.
 	WriteCombined bool `yaml:"write_combined"`
+	// PinSource takes blocks in place from a float32 recording mapped
+	// from the page cache, pinned window by window (explicit transport),
+	// instead of copying them into the ring: fewer CPU cores busy, and on
+	// the H200 host a lower rate than the parallel copy. Default false.
+	PinSource bool `yaml:"pin_source"`
 	// PTXDir is a directory holding fir.ptx and batch.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,
 	// for a driver older than the embedded PTX. Relative to the config

@@ -344,6 +344,7 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := testOptions(TransportExplicit)
+			o.PinSource = true
 			o.MaxPinned = explicitPinned(l) + 2*pinThreads*minWindow // 16 MiB windows
 			if !inPlace {
 				o.MaxPinned = explicitPinned(l) + minWindow // too little: read into the ring
