@@ -337,7 +337,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	srcBusy, sinkBusy := st.Busy()
 	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
-		Msg("time in the source's reads and the sink's writes, as fractions of the wall time (neither near 1: the backend bounds the run)")
+		Msg("share of the wall time in the source's reads and the sink's writes (neither near 1: the backend bounds the run)")
 	fmt.Fprintln(cmd.OutOrStdout(), summary)
 	return runErr
 }
