@@ -83,6 +83,9 @@ func FuzzRaw(f *testing.F) {
 			t.Fatal(err)
 		}
 		got, err := readAll(src, int(block)%1000+1)
+		if errors.Is(err, capture.ErrFormat) && len(got) == 0 {
+			return // a WAV header or SigMF metadata: refused as raw samples
+		}
 		ch := src.Info().Channels()
 		if whole := len(data) / frame; len(got) != whole*ch {
 			t.Fatalf("%s: %d values from %d bytes, want %d", format, len(got), len(data), whole*ch)

@@ -438,7 +438,7 @@ func (d *IIO) setupScales(apply bool) error {
 		e.Offset = offset
 		if okS {
 			e.Scale = &scale
-			gain, bias := scale, offset*scale
+			gain, bias := 1.0, 0.0 // applied: the values are physical
 			if apply {
 				c.mul, c.add = scale, offset*scale
 			} else {

@@ -171,7 +171,7 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	frame := r.fbytes
 	n, stalls := 0, 0
 	for n < len(dst) {
-		if k := min((r.hi-r.lo)/frame, (len(dst)-n)/ch); k > 0 {
+		if k := min((r.hi-r.lo)/frame, (len(dst)-n)/ch); k > 0 && !r.sniff {
 			r.decode(dst[n:n+k*ch], r.buf[r.lo:r.lo+k*frame])
 			r.lo += k * frame
 			n += k * ch
@@ -189,7 +189,7 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		}
 		m, err := r.refill(r.r)
 		r.consumed += int64(m)
-		if r.sniff && (r.hi >= sniffLen || err != nil) {
+		if r.sniff && (r.hi >= sniffLen || err != nil || m == 0) {
 			r.sniff = false
 			if serr := sniffContainer(r.buf[:r.hi], r.dt.name); serr != nil {
 				r.err = fmt.Errorf("capture: %s: %w", r.name, serr)
