@@ -434,7 +434,10 @@ func TestOpenIIOErrors(t *testing.T) {
 	}{
 		{name: "missing channel", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage7"} },
 			msg: `no scan element "voltage7" (available: timestamp, voltage0, voltage1)`},
-		{name: "three channels paired", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage0", "voltage1", "timestamp"}; c.Complex = true },
+		{name: "three channels paired", cfg: func(c *capture.IIOConfig) {
+			c.Channels = []string{"voltage0", "voltage1", "timestamp"}
+			c.Complex = true
+		},
 			early: true, msg: "3 channels cannot be paired as I,Q"},
 		{name: "no channels", cfg: func(c *capture.IIOConfig) { c.Channels = nil }, early: true, msg: "0 channels given"},
 		{name: "duplicate channel", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage0", "voltage0"} }, early: true, msg: `"voltage0" given twice`},

@@ -397,8 +397,8 @@ func TestRunFlags(t *testing.T) {
 	}{
 		{[]string{"run", cfg}, "samples in 900 "},
 		{[]string{"run", cfg, "--input", b, "--num-samples", "2500"}, "samples in 2500 "},
-		{[]string{"run", cfg, "--duration", "2ms", "--input", b}, "samples in 2000 "},    // replaces num_samples
-		{[]string{"run", cfgDur, "--num-samples", "700"}, "samples in 700 "},              // replaces duration_s
+		{[]string{"run", cfg, "--duration", "2ms", "--input", b}, "samples in 2000 "}, // replaces num_samples
+		{[]string{"run", cfgDur, "--num-samples", "700"}, "samples in 700 "},          // replaces duration_s
 		{[]string{"run", "-c", cfgDur, "--duration", "0.25ms"}, "samples in 250 "},
 	} {
 		stdout, stderr, err := execute(t, nil, nil, append(tc.args, "--log-level", "warn")...)
