@@ -30,20 +30,22 @@ YAML
 conf "$DIR/x8.f32" 8 > "$DIR/c8.yaml"
 for c in 0 1 2 3 4 5 6 7; do conf "$DIR/x$c.f32" 1 > "$DIR/c$c.yaml"; done
 cat "$DIR"/*.f32 > /dev/null # page cache
-now() { date +%s.%N; }
-echo "frames $FRAMES  taps $TAPS  cpus $(nproc)  reps $REPS (best of)"
-best8=9e9; bestseq=9e9; bestpar=9e9
-for r in $(seq "$REPS"); do
-  t0=$(now); "$BIN" run "$DIR/c8.yaml" --log-level warn >/dev/null; t1=$(now)
-  best8=$(echo "$t1 - $t0" | bc -l | awk -v b="$best8" '{print ($1<b)?$1:b}')
-  t0=$(now); for c in 0 1 2 3 4 5 6 7; do "$BIN" run "$DIR/c$c.yaml" --log-level warn >/dev/null; done; t1=$(now)
-  bestseq=$(echo "$t1 - $t0" | bc -l | awk -v b="$bestseq" '{print ($1<b)?$1:b}')
-  t0=$(now)
-  for c in 0 1 2 3 4 5 6 7; do "$BIN" run "$DIR/c$c.yaml" --log-level warn >/dev/null & done; wait
-  t1=$(now)
-  bestpar=$(echo "$t1 - $t0" | bc -l | awk -v b="$bestpar" '{print ($1<b)?$1:b}')
-done
-ms=$(echo "8 * $FRAMES / 1000000" | bc -l)
-printf "one 8-channel run                 %6.3f s  %7.1f MS/s (all channels)\n" "$best8" "$(echo "$ms / $best8" | bc -l)"
-printf "8 one-channel runs, one by one    %6.3f s  %7.1f MS/s\n" "$bestseq" "$(echo "$ms / $bestseq" | bc -l)"
-printf "8 one-channel runs, all at once   %6.3f s  %7.1f MS/s\n" "$bestpar" "$(echo "$ms / $bestpar" | bc -l)"
+# wall and CPU (user + system) seconds of a command, best of REPS by wall.
+measure() { # measure NAME CMD...
+  local name=$1 best=999999 cpu=0
+  shift
+  for r in $(seq "$REPS"); do
+    /usr/bin/time -f "%e %U %S" -o "$DIR/t" "$@" >/dev/null
+    read -r e u s < "$DIR/t"
+    if (( $(echo "$e < $best" | bc -l) )); then best=$e; cpu=$(echo "$u + $s" | bc -l); fi
+  done
+  printf "%-34s wall %6.3f s  %7.1f MS/s   cpu %6.3f s  %7.1f MS per cpu-s\n" "$name" "$best" \
+    "$(echo "$MS / $best" | bc -l)" "$cpu" "$(echo "$MS / $cpu" | bc -l)"
+}
+MS=$(echo "8 * $FRAMES / 1000000" | bc -l)
+export BIN DIR
+echo "frames $FRAMES x 8 channels  taps $TAPS  cpus $(nproc)  best of $REPS  load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+measure "one 8-channel run" "$BIN" run "$DIR/c8.yaml" --log-level warn
+measure "8 one-channel runs, one by one" sh -c 'for c in 0 1 2 3 4 5 6 7; do "$BIN" run "$DIR/c$c.yaml" --log-level warn; done'
+measure "8 one-channel runs, all at once" sh -c 'for c in 0 1 2 3 4 5 6 7; do "$BIN" run "$DIR/c$c.yaml" --log-level warn & done; wait'

@@ -166,7 +166,7 @@ func BenchmarkChannels(b *testing.B) {
 }
 
 // benchTaps is BenchmarkChannels's filter length.
-const benchTaps = 129
+const benchTaps = 257
 
 // TestChannelsLargeBlocks runs blocks longer than the chunk the channels
 // are split in: the output does not depend on it.
