@@ -32,7 +32,7 @@ CUDA_ARM64_ENV  := GOOS=linux GOARCH=arm64 CGO_ENABLED=1 CC=$(ARM64_CC) \
                    CGO_LDFLAGS="-L$(CURDIR)/$(CUDA_ARM64_DIR)/usr/lib/aarch64-linux-gnu/stubs"
 PTX_ARCH  ?= compute_75
 
-.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci scipy-deps gr-deps kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
+.PHONY: help build run test test-race test-arm64 test-arm64-deps fuzz vet fmt-check ci scipy-deps gr-deps chromium-deps kernel-sim-ci cuda cuda-headers cuda-vet cuda-test-bin cuda-arm64 cuda-arm64-deps ptx kernel-sim bench clean
 
 help:
 	@echo "make build          pure-Go binary ($(BUILD)/sigproc), no cgo"
@@ -41,6 +41,7 @@ help:
 	@echo "make test-arm64     the pure-Go tests for linux/arm64 (Jetson), run under qemu-user"
 	@echo "make ci             what CI runs (.ci/run): scipy and GNU Radio for the reference and interop tests, test, arm64 tests, vet, gofmt, the cuda compile check, the kernel simulator, arm64 builds"
 	@echo "make gr-deps        install GNU Radio (Debian) for the zmq interop tests, when missing"
+	@echo "make chromium-deps  install Debian's chromium for the control page's browser test, when missing"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
 	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test to run on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
@@ -57,7 +58,7 @@ run:
 # The README's test command; .ci/run calls it.
 test:
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./pipeline/... ./probe/... ./capture/... ./sink/... ./metrics/... ./cmd/...
+	$(GO) test -count=1 -race ./pipeline/... ./probe/... ./capture/... ./sink/... ./metrics/... ./control/... ./backend/cpu/... ./cmd/...
 	CGO_ENABLED=0 $(GO) test -count=1 -tags purego ./filter/... ./mixer/...
 	$(MAKE) --no-print-directory fuzz
 
@@ -110,7 +111,7 @@ test-arm64-deps:
 # CUDA 11.8 headers (fetched from Debian non-free; CI runs as root), the
 # zero-copy kernel's compute phase in the host simulator, and the linux/arm64
 # builds a Jetson runs.
-ci: scipy-deps gr-deps test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
+ci: scipy-deps gr-deps chromium-deps test test-arm64 vet fmt-check cuda-vet cuda cuda-test-bin kernel-sim-ci cuda-arm64
 
 # In CI a test whose external reference is missing fails instead of skipping.
 ci: export CI = true
@@ -144,6 +145,18 @@ gr-deps:
 	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends gnuradio >/dev/null; }; \
 	fi
 	@$(GR_PYTHON) -c 'from gnuradio import gr; print("GNU Radio", gr.version())'
+
+# The control page's browser test drives Debian's chromium headless
+# (chromedp); CI runs as root and installs it when it is missing.
+chromium-deps:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "chromium-deps: chromium missing; run: sudo apt-get install -y --no-install-recommends chromium" >&2; exit 1; \
+	else \
+	  echo "apt-get install chromium"; \
+	  apt-get install -y -qq --no-install-recommends chromium >/dev/null || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; \
+	fi
 
 cuda-headers:
 	./scripts/fetch-cuda-headers.sh $(CUDA_DIR)

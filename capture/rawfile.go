@@ -193,9 +193,9 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	ch := r.info.Channels()
 	want := int64(n/ch) * int64(frame)
 	k := min(want, (d.end-d.off)/int64(frame)*int64(frame))
-	v := unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[d.off-d.mapStart])), k/4)
-	if k == 0 {
-		v = nil
+	var v []float32
+	if k > 0 { // at the end of a file of whole pages d.off indexes past the mapping
+		v = unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[d.off-d.mapStart])), k/4)
 	}
 	d.off += k
 	r.consumed += k

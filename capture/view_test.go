@@ -59,9 +59,14 @@ func TestRawViewMatchesRead(t *testing.T) {
 	for _, tc := range []struct {
 		format string
 		tail   int
-	}{{"cf32_le", 0}, {"cf32_le", 5}, {"rf32_le", 0}, {"rf32_le", 2}} {
+		pages  bool // the file is a whole number of pages: the mapping ends exactly at its end
+	}{{"cf32_le", 0, false}, {"cf32_le", 5, false}, {"rf32_le", 0, false}, {"rf32_le", 2, false}, {"cf32_le", 0, true}, {"rf32_le", 0, true}} {
 		path := filepath.Join(dir, tc.format)
-		if err := os.WriteFile(path, append(le32f(vals...), make([]byte, tc.tail)...), 0o644); err != nil {
+		data := append(le32f(vals...), make([]byte, tc.tail)...)
+		if tc.pages {
+			data = data[:len(data)/4096*4096]
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, block := range []int{1, 777, 1 << 16, 1 << 20} {
@@ -155,5 +160,24 @@ func TestMemoryView(t *testing.T) {
 	heap, _ := capture.NewMemory(make([]float32, 1001*2), capture.Info{SampleRate: 1, Complex: true})
 	if _, err := heap.Region(); err == nil {
 		t.Log("a heap slice happened to be page-aligned")
+	}
+}
+
+// A file of whole pages viewed in blocks that divide it: the view after
+// the last block is empty and ends the stream (it used to index one past
+// the mapping).
+func TestRawViewEndsOnAPageBoundary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.f32")
+	if err := os.WriteFile(path, le32f(make([]float32, 2048)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(path, "rf32_le", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := viewAll(t, src.(*capture.Raw), 512)
+	if err != io.EOF || len(got) != 2048 {
+		t.Fatalf("%d values, %v", len(got), err)
 	}
 }

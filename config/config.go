@@ -159,6 +159,9 @@ type Config struct {
 	// Realtime pins the capture thread and locks the ring in memory; all
 	// off by default. See Realtime.
 	Realtime Realtime `yaml:"realtime"`
+	// Control serves the live control page and API; off by default. See
+	// Control.
+	Control Control `yaml:"control"`
 
 	// name is the file name used in error messages, dir the directory
 	// relative input paths were resolved against.
@@ -372,6 +375,11 @@ type CUDA struct {
 	// WriteCombined maps the zero-copy input ring write-combined: the host
 	// only writes it, and the GPU's reads then skip the CPU cache snoop.
 	WriteCombined bool `yaml:"write_combined"`
+	// PinSource takes blocks in place from a float32 recording mapped
+	// from the page cache, pinned window by window (explicit transport),
+	// instead of copying them into the ring: fewer CPU cores busy, and on
+	// the H200 host a lower rate than the parallel copy. Default false.
+	PinSource bool `yaml:"pin_source"`
 	// PTXDir is a directory holding fir.ptx and batch.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,
 	// for a driver older than the embedded PTX. Relative to the config

@@ -392,7 +392,7 @@ func keysOf(typeName string) string {
 		reflect.TypeOf(Tone{}), reflect.TypeOf(Filter{}), reflect.TypeOf(Design{}),
 		reflect.TypeOf(CUDA{}), reflect.TypeOf(Sink{}), reflect.TypeOf(Log{}), reflect.TypeOf(Metrics{}),
 		reflect.TypeOf(Realtime{}), reflect.TypeOf(Stage{}), reflect.TypeOf(Shift{}), reflect.TypeOf(FIRStage{}),
-		reflect.TypeOf(Resample{}),
+		reflect.TypeOf(Resample{}), reflect.TypeOf(Control{}),
 	}
 	for _, t := range types {
 		if t.String() == typeName {

@@ -355,6 +355,7 @@ func (c *Config) Validate() error {
 
 	// Realtime.
 	c.validateRealtime(add)
+	c.validateControl(add)
 	return errs.err()
 }
 

@@ -12,43 +12,60 @@ import "fmt"
 // go in as the real and imaginary parts, and because the taps are real
 // the two filtered segments come back the same way. Interleaved I/Q
 // streams are complex already and take one segment per transform.
+//
+// It keeps several transform sizes: a block is covered by the size that
+// is cheapest per output (pickSize), and what is left at its end, when
+// shorter than that size's segments, by a smaller one, so a 65536-sample
+// block with 8193 taps costs one 32768-point and one 16384-point
+// transform rather than two 32768-point ones.
 type fastConv struct {
-	plan   *fftPlan
 	ntaps  int
+	sizes  []convSize // ascending
+	cost   []float64  // estimated ns of one transform pair of sizes[i], for pickSize
+	segs   []int      // sizes[i].seg, for pickSize
+	re, im []float32  // work arrays, as long as the largest size
+}
+
+// convSize is one transform size of a fastConv.
+type convSize struct {
+	plan   *fftPlan
 	seg    int       // outputs per segment: n - ntaps + 1
 	hr, hi []float32 // taps spectrum, scrambled order, scaled by 1/n
-	re, im []float32 // work arrays of n points
 }
 
 // maxFFTLog2 caps the transform at 2^21 points (16 MiB of work arrays),
 // enough for MaxTaps.
 const maxFFTLog2 = 21
 
-func newFastConv(taps []float32, n int) (*fastConv, error) {
-	if n < len(taps) {
-		return nil, fmt.Errorf("filter: fft size %d too small for %d taps", n, len(taps))
-	}
-	p, err := newFFTPlan(n)
-	if err != nil {
-		return nil, err
+// newFastConv builds the transform sizes 2^lo … 2^hi for taps.
+func newFastConv(taps []float32, lo, hi int) (*fastConv, error) {
+	if 1<<lo < len(taps) || hi < lo || hi > maxFFTLog2 {
+		return nil, fmt.Errorf("filter: fft sizes 2^%d…2^%d do not fit %d taps", lo, hi, len(taps))
 	}
 	c := &fastConv{
-		plan:  p,
 		ntaps: len(taps),
-		seg:   n - len(taps) + 1,
-		hr:    make([]float32, n),
-		hi:    make([]float32, n),
-		re:    make([]float32, n),
-		im:    make([]float32, n),
+		re:    make([]float32, 1<<hi),
+		im:    make([]float32, 1<<hi),
 	}
-	// The spectrum comes from the same float32 transform as the data so
-	// both share its scrambled order; 1/n folds in the inverse's scale.
-	copy(c.hr, taps)
-	p.forward(c.hr, c.hi)
-	scale := 1 / float32(n)
-	for i := range c.hr {
-		c.hr[i] *= scale
-		c.hi[i] *= scale
+	for k := lo; k <= hi; k++ {
+		n := 1 << k
+		p, err := newFFTPlan(n)
+		if err != nil {
+			return nil, err
+		}
+		s := convSize{plan: p, seg: n - len(taps) + 1, hr: make([]float32, n), hi: make([]float32, n)}
+		// The spectrum comes from the same float32 transform as the data so
+		// both share its scrambled order; 1/n folds in the inverse's scale.
+		copy(s.hr, taps)
+		p.forward(s.hr, s.hi)
+		scale := 1 / float32(n)
+		for i := range s.hr {
+			s.hr[i] *= scale
+			s.hi[i] *= scale
+		}
+		c.sizes = append(c.sizes, s)
+		c.cost = append(c.cost, convPairNs(k, p.kern))
+		c.segs = append(c.segs, s.seg)
 	}
 	return c, nil
 }
@@ -57,47 +74,38 @@ func newFastConv(taps []float32, n int) (*fastConv, error) {
 // with ntaps-1 of history first: len(buf) = len(dst)+ntaps-1.
 func (c *fastConv) filterReal(dst, buf []float32) {
 	hist := c.ntaps - 1
-	for pos := 0; pos < len(dst); pos += 2 * c.seg {
-		n0 := min(c.seg, len(dst)-pos)
-		n1 := min(c.seg, len(dst)-pos-n0)
-		fill(c.re, buf[pos:pos+n0+hist])
+	for pos := 0; pos < len(dst); {
+		s := &c.sizes[pickSize(c.cost, c.segs, len(dst)-pos, 2)]
+		n0 := min(s.seg, len(dst)-pos)
+		n1 := min(s.seg, len(dst)-pos-n0)
+		re, im := c.re[:s.plan.n], c.im[:s.plan.n]
+		fill(re, buf[pos:pos+n0+hist])
 		if n1 > 0 {
-			fill(c.im, buf[pos+n0:pos+n0+n1+hist])
+			fill(im, buf[pos+n0:pos+n0+n1+hist])
 		} else {
-			clear(c.im)
+			clear(im)
 		}
-		c.convolve()
-		copy(dst[pos:pos+n0], c.re[hist:])
-		copy(dst[pos+n0:pos+n0+n1], c.im[hist:])
+		s.plan.convolve(re, im, s.hr, s.hi)
+		copy(dst[pos:pos+n0], re[hist:])
+		copy(dst[pos+n0:pos+n0+n1], im[hist:])
+		pos += n0 + n1
 	}
 }
 
 // filterIQ is filterReal for interleaved I/Q: dst and buf hold pairs.
 func (c *fastConv) filterIQ(dst, buf []float32) {
 	hist := c.ntaps - 1
-	for pos := 0; pos < len(dst)/2; pos += c.seg {
-		k := min(c.seg, len(dst)/2-pos)
+	for pos := 0; pos < len(dst)/2; {
+		s := &c.sizes[pickSize(c.cost, c.segs, len(dst)/2-pos, 1)]
+		k := min(s.seg, len(dst)/2-pos)
 		src := buf[2*pos : 2*(pos+k+hist)]
-		re, im := c.re[:len(src)/2], c.im[:len(src)/2]
-		for i := range re {
-			re[i], im[i] = src[2*i], src[2*i+1]
-		}
-		clear(c.re[len(re):])
-		clear(c.im[len(im):])
-		c.convolve()
-		out := dst[2*pos : 2*(pos+k)]
-		re, im = c.re[hist:hist+k], c.im[hist:hist+k]
-		for i := range re {
-			out[2*i], out[2*i+1] = re[i], im[i]
-		}
+		deinterleave(c.re[:len(src)/2], c.im[:len(src)/2], src)
+		clear(c.re[len(src)/2 : s.plan.n])
+		clear(c.im[len(src)/2 : s.plan.n])
+		s.plan.convolve(c.re, c.im, s.hr, s.hi)
+		interleave(dst[2*pos:2*(pos+k)], c.re[hist:hist+k], c.im[hist:hist+k])
+		pos += k
 	}
-}
-
-// convolve runs forward, multiply by the spectrum, inverse on re, im.
-func (c *fastConv) convolve() {
-	c.plan.forward(c.re, c.im)
-	cmulSplit(c.re, c.im, c.hr, c.hi)
-	c.plan.inverse(c.re, c.im)
 }
 
 // fill copies src to the front of dst and zeroes the rest.
@@ -113,5 +121,21 @@ func cmulGeneric(xr, xi, hr, hi []float32) {
 	for i, a := range xr {
 		b, c, d := xi[i], hr[i], hi[i]
 		xr[i], xi[i] = a*c-b*d, a*d+b*c
+	}
+}
+
+// deinterleaveGeneric sets re[i], im[i] = src[2i], src[2i+1].
+func deinterleaveGeneric(re, im, src []float32) {
+	im, src = im[:len(re)], src[:2*len(re)]
+	for i := range re {
+		re[i], im[i] = src[2*i], src[2*i+1]
+	}
+}
+
+// interleaveGeneric sets dst[2i], dst[2i+1] = re[i], im[i].
+func interleaveGeneric(dst, re, im []float32) {
+	im, dst = im[:len(re)], dst[:2*len(re)]
+	for i := range re {
+		dst[2*i], dst[2*i+1] = re[i], im[i]
 	}
 }

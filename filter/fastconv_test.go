@@ -132,17 +132,30 @@ func TestAccuracyAllTapCounts(t *testing.T) {
 				}
 				x := randSlice(rng, 12000*ch)
 				want := Convolve(taps, x, complex)
-				// The fft method, then the direct one on every kernel.
-				for _, k := range append([]kernelKind{-1}, availableKernels()...) {
-					m := MethodDirect
-					if k < 0 {
-						m, k = MethodFFT, bestKernel
-					}
+				// The fft method on every FFT kernel, then the direct
+				// one on every FIR kernel.
+				type run struct {
+					m Method
+					k kernelKind
+				}
+				var runs []run
+				for _, k := range fftKernels() {
+					runs = append(runs, run{MethodFFT, k})
+				}
+				for _, k := range availableKernels() {
+					runs = append(runs, run{MethodDirect, k})
+				}
+				for _, r := range runs {
+					m, k := r.m, r.k
 					f, err := NewFIRMethod(taps, complex, 4096, m)
 					if err != nil {
 						t.Fatal(err)
 					}
-					f.kern = k
+					if m == MethodFFT {
+						setFFTKernel(f, k)
+					} else {
+						f.kern = k
+					}
 					got := runSplit(t, f, x, rng, "random")
 					e := MaxErrRMS(got, want)
 					if !(e <= 1e-5) {
@@ -192,8 +205,8 @@ func TestChooseMethod(t *testing.T) {
 		{8193, 65536, true, MethodFFT},
 	} {
 		for _, k := range availableKernels() {
-			if k == kernelGeneric && haveFFTVec && tc.want == MethodDirect && tc.block > 1 {
-				continue // the Go direct loop loses to the AVX-512 FFT even at 16 taps
+			if k == kernelGeneric && tc.want == MethodDirect && tc.block > 1 {
+				continue // the Go direct loop is no faster than any FFT even at 16 taps
 			}
 			if got := chooseMethod(MethodAuto, k, tc.ntaps, tc.block, tc.complex); got != tc.want {
 				t.Errorf("%v: taps=%d block=%d complex=%v: auto chose %v, want %v", k, tc.ntaps, tc.block, tc.complex, got, tc.want)
@@ -218,5 +231,33 @@ func TestFFTMethodAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(20, func() { _ = f.Process(buf, buf) }); a != 0 {
 			t.Errorf("complex=%v: %v allocs per Process, want 0", complex, a)
 		}
+	}
+}
+
+// TestPickSize pins the greedy cover: whole segments go to the size
+// cheapest per output, and a short end to a smaller size when that is
+// cheaper for what is left.
+func TestPickSize(t *testing.T) {
+	cost := []float64{100, 180, 400} // sizes with segments of 10, 30, 50 outputs
+	seg := []int{10, 30, 50}
+	for _, tc := range []struct{ r, per, want int }{
+		{1000, 1, 1}, // 6.0 per output beats 10 and 8
+		{30, 1, 1},
+		{12, 1, 0},  // 180/12 = 15 > 100/10
+		{5, 1, 0},   // the smallest covers it
+		{25, 2, 0},  // two segments of 10 = 20 outputs for 100
+		{60, 2, 1},  // 180 for 60
+		{100, 2, 1}, // 180/60 = 3 per output beats 400/100 = 4
+	} {
+		if got := pickSize(cost, seg, tc.r, tc.per); got != tc.want {
+			t.Errorf("pickSize(r=%d, per=%d) = %d, want %d", tc.r, tc.per, got, tc.want)
+		}
+	}
+}
+
+// setFFTKernel makes every transform of f's fft method run on kernel k.
+func setFFTKernel(f *FIR, k kernelKind) {
+	for i := range f.fc.sizes {
+		f.fc.sizes[i].plan.kern = k
 	}
 }

@@ -96,8 +96,8 @@ func (f *FIR) setMethod(m Method) error {
 	if f.method != MethodFFT {
 		return nil
 	}
-	log2n, _ := fftPlanFor(len(f.taps), f.max, f.complex)
-	fc, err := newFastConv(f.taps, 1<<log2n)
+	lo, hi, _ := convSizes(len(f.taps), f.max, f.complex)
+	fc, err := newFastConv(f.taps, lo, hi)
 	if err != nil {
 		return err
 	}

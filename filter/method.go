@@ -3,7 +3,6 @@ package filter
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 )
 
 // Method is how a FIR computes its convolution. Both methods give the
@@ -49,29 +48,57 @@ func ParseMethod(s string) (Method, error) {
 	return MethodAuto, fmt.Errorf("%w %q (want auto, direct or fft)", ErrMethod, s)
 }
 
-// fftPlanFor returns the transform size (log2) that minimises the
-// estimated time to filter blocks of maxBlock samples with ntaps taps,
-// and that time in nanoseconds.
-func fftPlanFor(ntaps, maxBlock int, complex bool) (log2n int, ns float64) {
+// convSizes returns the transform sizes (log2, lo…hi) a filter of ntaps
+// taps on blocks of at most maxBlock samples keeps, and the estimated
+// nanoseconds to filter one full block with them (transforms, copies and
+// the fft method's streaming overhead). lo is the smallest
+// size whose segments are at least half the filter long; hi is the one
+// with the lowest cost per output among those up to the first that
+// covers a whole block in one transform (larger ones only add work).
+// Blocks are covered greedily by pickSize.
+func convSizes(ntaps, maxBlock int, complex bool) (lo, hi int, ns float64) {
 	per := 2 // real streams put two segments in one transform
 	if complex {
 		per = 1
 	}
-	lo := max(bits.Len(uint(ntaps-1))+1, 4) // n >= 2·(ntaps-1): segments of at least ntaps outputs
-	best := -1.0
+	kern := fftKernel
+	lo = 4
+	for lo < maxFFTLog2 && 1<<lo-ntaps+1 < max(1, ntaps/2) {
+		lo++
+	}
+	hi = lo
 	for k := lo; k <= maxFFTLog2; k++ {
-		n := 1 << k
-		seg := n - ntaps + 1
-		segs := (maxBlock + seg - 1) / seg
-		t := float64((segs+per-1)/per) * fftCost(k)
-		if best < 0 || t < best {
-			best, log2n = t, k
+		seg := 1<<k - ntaps + 1
+		if convPairNs(k, kern)/float64(min(per*seg, maxBlock)) < convPairNs(hi, kern)/float64(min(per*(1<<hi-ntaps+1), maxBlock)) {
+			hi = k
 		}
-		if seg >= maxBlock {
-			break // larger transforms only add work
+		if per*seg >= maxBlock {
+			break
 		}
 	}
-	return log2n, best
+	costs := make([]float64, hi-lo+1)
+	segs := make([]int, hi-lo+1)
+	for i := range costs {
+		costs[i], segs[i] = convPairNs(lo+i, kern), 1<<(lo+i)-ntaps+1
+	}
+	for r := maxBlock; r > 0; {
+		i := pickSize(costs, segs, r, per)
+		ns += costs[i]
+		r -= min(r, per*segs[i])
+	}
+	return lo, hi, ns + float64(maxBlock*(3-per))*convStreamNs
+}
+
+// pickSize returns the index of the transform that does the next r
+// outputs cheapest per output: cost[i] for up to per·seg[i] outputs.
+func pickSize(cost []float64, seg []int, r, per int) int {
+	best := 0
+	for i := range cost {
+		if cost[i]/float64(min(r, per*seg[i])) < cost[best]/float64(min(r, per*seg[best])) {
+			best = i
+		}
+	}
+	return best
 }
 
 // chooseMethod resolves MethodAuto for a filter on kernel k.
@@ -83,8 +110,9 @@ func chooseMethod(m Method, k kernelKind, ntaps, maxBlock int, complex bool) Met
 	if complex {
 		ch = 2
 	}
-	direct := float64(maxBlock) * ch * float64(ntaps) * directCost(k)
-	if _, fft := fftPlanFor(ntaps, maxBlock, complex); fft < direct {
+	perTap, fixed := directCost(k)
+	direct := float64(maxBlock) * ch * (float64(ntaps)*perTap + fixed)
+	if _, _, fft := convSizes(ntaps, maxBlock, complex); fft < direct {
 		return MethodFFT
 	}
 	return MethodDirect

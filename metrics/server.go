@@ -38,6 +38,15 @@ type Server struct {
 // port in use is reported here, before the run starts. At most MaxConns
 // connections are served at once, each with the timeouts above.
 func Serve(addr string, h http.Handler) (*Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	return serve(addr, mux, limits{ReadHeaderTimeout, IdleTimeout, MaxConns})
+}
+
+// ServeAll is Serve for a handler that routes every path itself (the
+// control server: its page, API and /metrics on one port), with the same
+// limits.
+func ServeAll(addr string, h http.Handler) (*Server, error) {
 	return serve(addr, h, limits{ReadHeaderTimeout, IdleTimeout, MaxConns})
 }
 
@@ -52,12 +61,10 @@ func serve(addr string, h http.Handler, lim limits) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
 	s := &Server{
 		ln: ln,
 		srv: &http.Server{
-			Handler:           mux,
+			Handler:           h,
 			ReadHeaderTimeout: lim.header,
 			ReadTimeout:       ReadTimeout,
 			WriteTimeout:      WriteTimeout,

@@ -29,10 +29,14 @@ type Shifter struct {
 	cps     float64 // cycles per sample: f/fs
 	num     uint64  // when den > 0: f/fs = num/den exactly, num in [0, den)
 	den     uint64
-	complex bool      // input is interleaved I/Q
-	n       int64     // index of the next input sample
-	tab     []float32 // cos, sin of 2π·cps·i for i < tableLen, interleaved
-	kern    kernelKind
+	complex bool  // input is interleaved I/Q
+	n       int64 // index of the next input sample
+	// base and off continue an earlier frequency's phase (Resume): the
+	// phase at sample n is off + (n−base)·f/fs cycles. Both 0 otherwise.
+	base int64
+	off  float64
+	tab  []float32 // cos, sin of 2π·cps·i for i < tableLen, interleaved
+	kern kernelKind
 }
 
 // New returns a shifter by freqHz for a stream at rate S/s; complex says
@@ -81,7 +85,25 @@ func (s *Shifter) frac(n int64) float64 {
 
 // Phase returns φ[n] in radians, reduced to [0, 2π): the rotation the
 // shifter applies to input sample n.
-func (s *Shifter) Phase(n int64) float64 { return 2 * math.Pi * s.frac(n) }
+func (s *Shifter) Phase(n int64) float64 { return 2 * math.Pi * s.cycles(n) }
+
+// cycles returns φ[n]/2π in [0, 1), counted from the Resume point.
+func (s *Shifter) cycles(n int64) float64 {
+	if s.base == 0 && s.off == 0 {
+		return s.frac(n)
+	}
+	c := s.off + s.frac(n-s.base)
+	return c - math.Floor(c)
+}
+
+// Resume makes the shifter continue a stream at sample n whose phase there
+// is phase radians: the next input is sample n, and φ[m] = phase +
+// 2π·f·(m−n)/fs from then on. A frequency change with continuous phase is
+// a new Shifter resumed at the old one's Pos and Phase(Pos()).
+func (s *Shifter) Resume(n int64, phase float64) {
+	c := phase / (2 * math.Pi)
+	s.n, s.base, s.off = n, n, c-math.Floor(c)
+}
 
 // Process shifts src into dst and returns the number of float32 values
 // written: 2 per input sample. dst must hold them; for a complex input dst
@@ -102,7 +124,7 @@ func (s *Shifter) Process(dst, src []float32) (int, error) {
 	}
 	for i := 0; i < n; {
 		k := min(n-i, tableLen)
-		sn, cs := math.Sincos(2 * math.Pi * s.frac(s.n))
+		sn, cs := math.Sincos(2 * math.Pi * s.cycles(s.n))
 		c := [2]float32{float32(cs), float32(sn)}
 		if s.complex {
 			mulIQ(s.kern, dst[2*i:2*(i+k)], src[2*i:2*(i+k)], s.tab[:2*k], c)
@@ -116,7 +138,7 @@ func (s *Shifter) Process(dst, src []float32) (int, error) {
 }
 
 // Reset restarts the stream: the next sample is sample 0 again.
-func (s *Shifter) Reset() { s.n = 0 }
+func (s *Shifter) Reset() { s.n, s.base, s.off = 0, 0, 0 }
 
 // Pos returns the index of the next input sample.
 func (s *Shifter) Pos() int64 { return s.n }

@@ -218,3 +218,33 @@ func TestShiftFractionalRate(t *testing.T) {
 		t.Errorf("error %.3g of RMS at sample 1e9", e)
 	}
 }
+
+// TestResumeContinuesPhase: a shifter resumed at another's position and
+// phase continues it with its own frequency, φ[n] = φ[K] + 2π·f'·(n−K)/fs,
+// to float32 rounding, however far into the stream.
+func TestResumeContinuesPhase(t *testing.T) {
+	const rate, f0, f1 = 48000.0, 1000.0, -2345.5
+	for _, k := range []int64{0, 777, 1e9 + 3} {
+		a, _ := New(f0, rate, true)
+		b, _ := New(f1, rate, true)
+		b.Resume(k, a.Phase(k))
+		src := make([]float32, 2*3000)
+		for i := 0; i < len(src); i += 2 {
+			src[i] = 1
+		}
+		dst := make([]float32, len(src))
+		if _, err := b.Process(dst, src); err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < 3000; n++ {
+			want := 2*math.Pi*f0*float64(k)/rate + 2*math.Pi*f1*float64(n)/rate
+			s, c := math.Sincos(want)
+			if math.Abs(float64(dst[2*n])-c) > 2e-6 || math.Abs(float64(dst[2*n+1])-s) > 2e-6 {
+				t.Fatalf("K %d, n %d: (%g, %g), want (%g, %g)", k, n, dst[2*n], dst[2*n+1], c, s)
+			}
+		}
+		if b.Pos() != k+3000 {
+			t.Errorf("Pos %d", b.Pos())
+		}
+	}
+}

@@ -239,13 +239,19 @@ type Options struct {
 	Abort context.Context
 }
 
+// counters are written by the producer (the first group) and the consumer
+// (the second) on every block; the padding keeps the two groups on
+// separate cache lines, so neither side's update waits for the other's.
 type counters struct {
-	in, out, blocks, dropB, dropS, gaps atomic.Uint64
-	pubB, pubS                          atomic.Uint64 // published into the ring
-	filtB, filtS                        atomic.Uint64 // blocks and input samples output by the backend
-	prodS                               atomic.Uint64 // output samples the backend produced
-	startup                             atomic.Int64  // ns the backend took to start
-	srcBusy, sinkBusy                   atomic.Int64  // ns in the source's Read and the sink's Write
+	in, dropB, dropS  atomic.Uint64
+	pubB, pubS        atomic.Uint64 // published into the ring
+	srcBusy           atomic.Int64  // ns in the source's Read
+	startup           atomic.Int64  // ns the backend took to start
+	_                 [128]byte
+	out, blocks, gaps atomic.Uint64
+	filtB, filtS      atomic.Uint64 // blocks and input samples output by the backend
+	prodS             atomic.Uint64 // output samples the backend produced
+	sinkBusy          atomic.Int64  // ns in the sink's Write
 }
 
 func (c *counters) snapshot(start time.Time) Stats {
@@ -488,16 +494,16 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 			n, rerr = src.Read(ctx, buf)
 		}
 		ts := clock()
-		c.srcBusy.Add(ts - t0)
 		if n%l.Channels != 0 {
 			return seq, fmt.Errorf("pipeline: source returned %d values, not a multiple of %d channels", n, l.Channels)
 		}
 		if n > len(buf) {
 			return seq, fmt.Errorf("pipeline: source returned %d values for a %d-value buffer", n, len(buf))
 		}
+		// The block is published first: the counters are off the latency
+		// path, which runs from ts to the consumer.
 		count := n / l.Channels
 		if count > 0 {
-			c.in.Add(uint64(count))
 			remaining -= int64(count)
 			if dropped {
 				c.dropB.Add(1)
@@ -508,8 +514,10 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 				c.pubB.Add(1)
 				c.pubS.Add(uint64(count))
 			}
+			c.in.Add(uint64(count))
 			seq++
 		}
+		c.srcBusy.Add(ts - t0)
 		if rerr != nil {
 			if errors.Is(rerr, io.EOF) {
 				return seq, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/mixer"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -27,6 +26,13 @@ type Chain struct {
 	bufs  [][]float32 // bufs[i]: stage i's output, for all but the last stage
 	kinds []string    // for error messages
 	multi *perChannel // set for more than one channel: a Chain per channel
+
+	// Retuning (retune.go): each stage's input geometry, the recent input
+	// of every fir stage, and the chain inputs processed so far.
+	geo   []stageGeo
+	tails []*tail // nil but for fir stages
+	seen  int64
+	watch func(point int, samples []float32)
 }
 
 // NewChain validates c and builds its kernels for blocks of at most
@@ -51,32 +57,16 @@ func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 	}
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	for i, s := range c.Stages {
-		var p processor
-		var err error
-		switch s.Kind {
-		case stage.KindShift:
-			p, err = mixer.New(s.FrequencyHz, rate, cplx)
-		case stage.KindFIR:
-			if s.Decimate <= 1 {
-				var m filter.Method
-				if m, err = filter.ParseMethod(s.Method); err == nil {
-					var f *filter.FIR
-					if f, err = filter.NewFIRMethod(s.Taps, cplx, n, m); err == nil {
-						p = firProc{f}
-					}
-				}
-			} else {
-				p, err = filter.NewDecimator(s.Taps, s.Decimate, cplx, n)
-			}
-		case stage.KindResample:
-			p, err = filter.NewResampler(s.Taps, s.Up, s.Down, cplx, n)
-		}
+		g := stageGeo{rate: rate, complex: cplx, maxIn: n}
+		p, err := g.newProc(s)
 		if err != nil {
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
 		rate, cplx, n = s.Rate(rate), s.OutComplex(cplx), s.MaxOut(n)
 		ch.procs = append(ch.procs, p)
 		ch.kinds = append(ch.kinds, string(s.Kind))
+		ch.geo = append(ch.geo, g)
+		ch.tails = append(ch.tails, g.newTail(s))
 		if i < len(c.Stages)-1 {
 			ch.bufs = append(ch.bufs, make([]float32, n*channels(cplx)))
 		}
@@ -110,6 +100,9 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 		return c.multi.process(dst, src)
 	}
 	in := src
+	if c.watch != nil {
+		c.watch(-1, src)
+	}
 	for i, p := range c.procs {
 		out := dst
 		if i < len(c.bufs) {
@@ -119,8 +112,15 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("stage %d (%s): %w", i, c.kinds[i], err)
 		}
+		if t := c.tails[i]; t != nil {
+			t.push(in)
+		}
 		in = out[:n]
+		if c.watch != nil {
+			c.watch(i, in)
+		}
 	}
+	c.seen += int64(len(src) / channels(c.desc.Complex))
 	return len(in), nil
 }
 
@@ -139,6 +139,12 @@ func (c *Chain) Reset() {
 	for _, p := range c.procs {
 		p.Reset()
 	}
+	for _, t := range c.tails {
+		if t != nil {
+			t.reset()
+		}
+	}
+	c.seen = 0
 }
 
 // Close stops the goroutines of a chain of several channels; the chain

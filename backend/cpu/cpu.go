@@ -6,6 +6,8 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
@@ -17,6 +19,16 @@ type backend struct {
 	chain *Chain
 	ring  *pipeline.Ring
 	out   []float32
+
+	// mu orders retunes against blocks: the consumer takes it once per
+	// block to apply what is pending and count the block's input, so the
+	// index Retune reports is the one the retune takes effect at.
+	mu      sync.Mutex
+	pending []*Prepared
+	desc    stage.Chain // the chain with every accepted retune, under mu
+	seen    int64       // chain inputs of the blocks taken, under mu
+	gen     uint64      // retunes accepted, under mu
+	watch   atomic.Pointer[func(int, []float32)]
 }
 
 // New returns a backend that runs c on blocks of at most maxBlock
@@ -26,7 +38,7 @@ func New(c stage.Chain, maxBlock int) (pipeline.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &backend{chain: ch}, nil
+	return &backend{chain: ch, desc: ch.desc}, nil
 }
 
 // NewBackend returns a backend that filters with fir (one plain FIR stage)
@@ -36,9 +48,12 @@ func NewBackend(fir *filter.FIR) pipeline.Backend {
 	if fir == nil {
 		return &backend{}
 	}
-	c := &Chain{desc: stage.FIR(1, fir.Complex(), fir.Taps()), max: fir.MaxBlock(),
-		procs: []processor{firProc{fir}}, kinds: []string{string(stage.KindFIR)}}
-	return &backend{chain: c}
+	g := stageGeo{rate: 1, complex: fir.Complex(), maxIn: fir.MaxBlock()}
+	desc := stage.FIR(1, fir.Complex(), fir.Taps())
+	c := &Chain{desc: desc, max: fir.MaxBlock(),
+		procs: []processor{firProc{fir}}, kinds: []string{string(stage.KindFIR)},
+		geo: []stageGeo{g}, tails: []*tail{g.newTail(desc.Stages[0])}}
+	return &backend{chain: c, desc: desc}
 }
 
 func (b *backend) Name() string { return "cpu" }
@@ -70,6 +85,19 @@ func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
 		return pipeline.Output{}, err
 	}
 	in := len(blk.Samples) / pipeline.FrameValues(b.chain.desc.Channels, b.chain.desc.Complex)
+	b.mu.Lock()
+	for i, p := range b.pending {
+		b.chain.Apply(p)
+		b.pending[i] = nil
+	}
+	b.pending = b.pending[:0]
+	b.seen += int64(in)
+	b.mu.Unlock()
+	if w := b.watch.Load(); w != nil {
+		b.chain.watch = *w
+	} else {
+		b.chain.watch = nil
+	}
 	n, err := b.chain.Process(b.out, blk.Samples)
 	b.ring.Release()
 	if err != nil {
@@ -83,4 +111,64 @@ func (b *backend) Close() error {
 		b.chain.Close()
 	}
 	return nil
+}
+
+// Chain returns the chain with every retune accepted so far.
+func (b *backend) Chain() stage.Chain {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.desc
+}
+
+// Retune prepares the changes and schedules them together for the next
+// block the consumer takes (see pipeline.Retuner).
+func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
+	if b.chain == nil {
+		return nil, errNoChain
+	}
+	if n := b.chain.desc.ChannelCount(); n > 1 {
+		return nil, fmt.Errorf("%w: the stream has %d channels (retuning N channels is not implemented yet)", stage.ErrRetuneUnsupported, n)
+	}
+	for {
+		// The kernels are built outside the lock, so that the consumer is
+		// never held up by it, against the chain as it will be when the
+		// changes land (pending retunes included); if another retune came
+		// in meanwhile, they are checked again.
+		b.mu.Lock()
+		desc, gen := b.desc, b.gen
+		b.mu.Unlock()
+		ps := make([]*Prepared, 0, len(changes))
+		for _, c := range changes {
+			p, err := prepare(desc, b.chain.geo, b.chain.tails, c.Index, c.Stage)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
+			desc = p.desc
+		}
+		b.mu.Lock()
+		if b.gen != gen {
+			b.mu.Unlock()
+			continue
+		}
+		b.gen++
+		b.pending = append(b.pending, ps...)
+		b.desc = desc
+		out := make([]stage.Retune, len(ps))
+		for k, p := range ps {
+			out[k] = stage.Retune{Index: p.index, Stage: p.stage, ChainAt: b.seen, At: desc.InputAt(p.index, b.seen)}
+		}
+		b.mu.Unlock()
+		return out, nil
+	}
+}
+
+// Watch installs w, called for every block with the input and each
+// stage's output (see pipeline.Watcher).
+func (b *backend) Watch(w func(point int, samples []float32)) {
+	if w == nil {
+		b.watch.Store(nil)
+		return
+	}
+	b.watch.Store(&w)
 }

@@ -19,7 +19,8 @@ var ErrChannels = errors.New("N channels are not yet supported on cuda")
 // NewChainBackend returns the CUDA backend for the stage chain c. Until the
 // kernels run shift, decimation and resampling, only the plain FIR chain
 // (a filter: section) is accepted; any other fails with ErrStages, and a
-// stream of more than one channel with ErrChannels.
+// stream of more than one channel with ErrChannels. The backend is a
+// pipeline.Retuner that refuses retunes with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if n := c.ChannelCount(); n > 1 {
 		return nil, fmt.Errorf("%w (the stream has %d channels; use backend: cpu)", ErrChannels, n)
@@ -28,5 +29,9 @@ func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)
 	}
-	return NewBackend(taps, c.Complex, opts)
+	be, err := NewBackend(taps, c.Complex, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &chainBackend{Backend: be, chain: c}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -41,5 +42,23 @@ func TestNewChainBackendRejectsChannels(t *testing.T) {
 	c.Channels = 1
 	if _, err := NewChainBackend(c, Options{}); errors.Is(err, ErrChannels) {
 		t.Errorf("one channel rejected: %v", err)
+	}
+}
+
+// TestRetuneRefused: a cuda backend answers retunes with ErrRetune (and a
+// structural change as such), without a GPU.
+func TestRetuneRefused(t *testing.T) {
+	c := stage.FIR(1e6, false, []float32{0.5, 0.5})
+	b := &chainBackend{chain: c}
+	var _ pipeline.Retuner = b
+	var _ pipeline.RegionBackend = b
+	if _, err := b.Retune(stage.Retune{Index: 0, Stage: stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}}}); !errors.Is(err, ErrRetune) || !errors.Is(err, stage.ErrRetuneUnsupported) {
+		t.Errorf("retune: %v, want ErrRetune", err)
+	}
+	if _, err := b.Retune(stage.Retune{Stage: stage.Stage{Kind: stage.KindShift, FrequencyHz: 1}}); !errors.Is(err, stage.ErrStructure) {
+		t.Errorf("kind change: %v, want ErrStructure", err)
+	}
+	if b.Chain().String() != c.String() {
+		t.Errorf("Chain() = %s", b.Chain())
 	}
 }

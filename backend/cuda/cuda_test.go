@@ -312,8 +312,9 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 // A float32 recording mapped from the page cache goes to the device with
-// no host copy: the explicit transport pins it window by window (16 MiB
-// here, so blocks straddle windows) and copies each block from it. The
+// no host copy: the explicit transport pins it window by window, ahead of
+// the blocks and on several threads (16 MiB windows here, so blocks
+// straddle windows), and copies each block from it. The
 // output is the CPU's; so is that of the same file read into the ring
 // when there is no room to pin it.
 func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
@@ -343,7 +344,8 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := testOptions(TransportExplicit)
-			o.MaxPinned = explicitPinned(l) + 2*minWindow // room for two 16 MiB windows
+			o.PinSource = true
+			o.MaxPinned = explicitPinned(l) + 2*pinThreads*minWindow // 16 MiB windows
 			if !inPlace {
 				o.MaxPinned = explicitPinned(l) + minWindow // too little: read into the ring
 			}

@@ -52,11 +52,16 @@ type Options struct {
 	MaxPinned     int64         // bytes of pinned host memory the backend may take; 0 = 256 MiB
 	Watchdog      time.Duration // a kernel whose heartbeat stalls this long is an error; 0 = 2 s
 	WriteCombined bool          // map the input ring write-combined (host writes only)
-	PTXDir        string        // load fir.ptx and batch.ptx from this directory instead of the embedded PTX
-	StallAt       int64         // fault injection: the kernel hangs at this block (1-based); 0 = never
-	Timing        bool          // record GPU-side per-block times (zero-copy), see ComputeTimes
-	Split         int           // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
-	Log           zerolog.Logger
+	// PinSource lets the explicit transport take blocks in place from a
+	// source whose samples lie in memory (a mapped float32 recording),
+	// pinning it window by window, instead of having them copied into the
+	// ring (see UseRegion).
+	PinSource bool
+	PTXDir    string // load fir.ptx and batch.ptx from this directory instead of the embedded PTX
+	StallAt   int64  // fault injection: the kernel hangs at this block (1-based); 0 = never
+	Timing    bool   // record GPU-side per-block times (zero-copy), see ComputeTimes
+	Split     int    // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
+	Log       zerolog.Logger
 }
 
 func (o Options) maxPinned() int64 {

@@ -61,7 +61,10 @@ func draw(rs []result, path string) error {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	// Bottom left: sigproc's lines run along the top, GNU Radio's direct
+	// filter falls away to the bottom right.
+	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), vg.Points(10)
 	series := []struct {
 		name   string
 		get    func(result) float64

@@ -24,6 +24,7 @@ func gpuOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 		// A config's write_combined can only turn it on; probe's
 		// --write-combined flag does the same.
 		WriteCombined: cfg.CUDA.WriteCombined,
+		PinSource:     cfg.CUDA.PinSource,
 		Log:           log,
 	}
 }

@@ -37,6 +37,7 @@ type benchStreamOptions struct {
 	seed        uint64
 	refSize     sizeFlag
 	refReps     int
+	pinSource   bool
 }
 
 func newBenchStreamCmd() *cobra.Command {
@@ -106,6 +107,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the memory source's noise")
 	f.Var(&o.refSize, "ref-size", "bytes per copy of the pinned H2D reference measurement")
 	f.IntVar(&o.refReps, "ref-reps", 10, "copies of the pinned H2D reference measurement (0 skips it)")
+	f.BoolVar(&o.pinSource, "pin-source", false, "take blocks in place from the source's memory, pinned in windows, instead of copying them (cuda.pin_source)")
 	return cmd
 }
 
@@ -162,10 +164,14 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 	}
 	// Pinned memory: the ring and the in-flight output buffers, with room.
 	pinned := 2*int64(l.Size()) + 64<<20
+	if o.pinSource {
+		pinned += 512 << 20 // room for the source's windows
+	}
 	return gpubench.StreamConfig{
 		Device: o.device, Taps: taps, Complex: o.complex, Block: int(o.block), Slots: o.slots,
 		PTXDir: o.ptxDir, MaxPinned: pinned, Source: o.source, Input: o.input, Output: o.output,
 		Bytes: int64(o.size), Seed: o.seed, Verify: o.verify, RefBytes: int64(o.refSize), RefReps: o.refReps,
+		PinSource: o.pinSource,
 	}, nil
 }
 

@@ -282,6 +282,12 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			err = errors.Join(err, srv.Shutdown(sctx))
 		}()
 	}
+	// The control server, like metrics, is bound before any output exists.
+	rc, mx, err := startControl(ctx, cfg, o.config, be, chain, mx, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rc.close()) }()
 	policy := pipeline.PolicyBlock
 	if cfg.EffectiveOverrun() == config.OverrunDrop {
 		policy = pipeline.PolicyDrop
@@ -340,6 +346,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()) }
 	}
 
+	opts = rc.instrument(opts)
 	st, runErr := pipeline.Run(ctx, src, be, snk, pcfg, opts)
 	if bar != nil {
 		bar.stop()
@@ -358,6 +365,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		mx.Update(st)
 		mx.SetClipped(snk.Clipped())
 	}
+	rc.finish(st)
 	summary := st.String() + clipSummary(format, snk)
 	if st.Interrupted {
 		summary += "  (interrupted)"

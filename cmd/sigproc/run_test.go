@@ -378,7 +378,7 @@ func TestShippedConfigsBuild(t *testing.T) {
 			// Every input sample is filtered; the output count follows the
 			// chain's rate (2048 for a plain filter, 256 for channelize ÷8).
 			want := "samples in 2048  out 2048 "
-			if strings.Contains(p, "channelize") {
+			if strings.Contains(p, "channelize") || strings.Contains(p, "live-control") {
 				want = "samples in 2048  out 256 "
 			}
 			if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "  filtered 2048  filter drops 0 ") {

@@ -214,13 +214,23 @@ sink: {type: sigmf, path: %q}
 		}
 	})
 
-	// Issue item 4: SIGHUP stops the run cleanly (exit 129).
-	t.Run("SIGHUP", func(t *testing.T) {
+	// Issue item 4, as issue 18 changed it: SIGHUP reloads the config's
+	// stage parameters and the run goes on; SIGTERM still stops it.
+	t.Run("SIGHUP reloads", func(t *testing.T) {
 		base := filepath.Join(t.TempDir(), "rec")
 		c := startChild(t, bin, nil, "run", "-c", cfgFor(t, "{type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 1000, paced: true}", base, ""))
 		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
-		c.signal(syscall.SIGHUP)
-		if out := c.checkStopped(129, base, 4); out <= 0 {
+		if err := c.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the reload's log line", func() bool { return strings.Contains(c.stderrText(), "reload: no stage parameter changed") })
+		select {
+		case <-c.done:
+			t.Fatalf("SIGHUP stopped the run\n%s", c.stderrText())
+		default:
+		}
+		c.signal(syscall.SIGTERM)
+		if out := c.checkStopped(143, base, 4); out <= 0 {
 			t.Errorf("out %d", out)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -15,9 +16,10 @@ import (
 
 // stopSignals end a run cleanly: the source stops, the blocks already
 // captured are filtered, the sink is flushed and its metadata finalised,
-// and the summary is printed. SIGHUP (the terminal or SSH session that
-// started the run went away) stops it the same way; SIGPIPE does when
-// stdout or stderr is a pipe whose reader has gone.
+// and the summary is printed. SIGHUP stops a command the same way, unless
+// it has taken SIGHUP for itself (onHangup: sigproc run reloads its
+// config's stage parameters); SIGPIPE stops it when stdout or stderr is a
+// pipe whose reader has gone.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} // SIGPIPE last
 
 // signalCause is the cancellation cause of the command's context when a
@@ -36,6 +38,23 @@ func (c signalCause) exitStatus() int {
 
 type abortKey struct{}
 
+type hangupKey struct{}
+
+// hangup holds the handler SIGHUP calls instead of stopping, if any.
+type hangup struct{ fn atomic.Pointer[func()] }
+
+// onHangup makes SIGHUP call fn (on its own goroutine) instead of stopping
+// the command, until the returned function is called. Outside a
+// signal-watching command it does nothing.
+func onHangup(ctx context.Context, fn func()) (restore func()) {
+	h, _ := ctx.Value(hangupKey{}).(*hangup)
+	if h == nil {
+		return func() {}
+	}
+	h.fn.Store(&fn)
+	return func() { h.fn.Store(nil) }
+}
+
 // abortContext returns the context that a second signal cancels (see
 // pipeline.Options.Abort), or nil outside a signal-watching command.
 func abortContext(ctx context.Context) context.Context {
@@ -53,6 +72,8 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 	ctx, cancel := context.WithCancelCause(parent)
 	abort, abortNow := context.WithCancel(context.Background())
 	ctx = context.WithValue(ctx, abortKey{}, abort)
+	hup := &hangup{}
+	ctx = context.WithValue(ctx, hangupKey{}, hup)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
 	done := make(chan struct{})
@@ -61,6 +82,10 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 		for {
 			select {
 			case s := <-sigs:
+				if f := hup.fn.Load(); s == syscall.SIGHUP && f != nil && n == 0 {
+					go (*f)()
+					continue
+				}
 				// A SIGPIPE from a closed metrics client (or any
 				// socket) is not a reason to stop: only a dead
 				// stdout or stderr is, and it counts once, as

@@ -56,6 +56,7 @@ type StreamConfig struct {
 	Transport cuda.Transport // "" = explicit
 	PTXDir    string         // cuda.ptx_dir
 	MaxPinned int64          // bytes; 0 = what the ring needs
+	PinSource bool           // take the memory source's blocks in place (cuda.Options.PinSource)
 	Source    string         // StreamMemory, StreamSynthetic or StreamFile
 	Input     string         // StreamFile: raw little-endian float32
 	Output    string         // "" = null sink, else a raw float32 file
@@ -185,7 +186,7 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		transport = cuda.TransportExplicit
 	}
 	be, err := cuda.NewBackend(cfg.Taps, cfg.Complex, cuda.Options{Device: cfg.Device, Transport: transport,
-		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, Log: cfg.Log})
+		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, PinSource: cfg.PinSource, Log: cfg.Log})
 	if err != nil {
 		return res, fmt.Errorf("bench stream: %w", err)
 	}

@@ -1,0 +1,158 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/mixer"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// MaxRetuneTaps is the most taps a fir stage can be retuned to while
+// running, unless it started with more: each fir stage keeps that much of
+// its recent input, so that new taps see the same history as the old ones
+// (8191 samples, 64 KiB for a complex stream).
+const MaxRetuneTaps = 8192
+
+// stageGeo is what a stage's kernel is built for: its input rate,
+// complexness and most input samples per block.
+type stageGeo struct {
+	rate    float64
+	complex bool
+	maxIn   int
+}
+
+// newProc builds the CPU kernel of s.
+func (g stageGeo) newProc(s stage.Stage) (processor, error) {
+	switch s.Kind {
+	case stage.KindShift:
+		return mixer.New(s.FrequencyHz, g.rate, g.complex)
+	case stage.KindFIR:
+		if s.Decimate <= 1 {
+			m, err := filter.ParseMethod(s.Method)
+			if err != nil {
+				return nil, err
+			}
+			f, err := filter.NewFIRMethod(s.Taps, g.complex, g.maxIn, m)
+			if err != nil {
+				return nil, err
+			}
+			return firProc{f}, nil
+		}
+		return filter.NewDecimator(s.Taps, s.Decimate, g.complex, g.maxIn)
+	case stage.KindResample:
+		return filter.NewResampler(s.Taps, s.Up, s.Down, g.complex, g.maxIn)
+	}
+	return nil, fmt.Errorf("unknown stage kind %q", s.Kind)
+}
+
+// newTail returns the input history a fir stage keeps for retunes: enough
+// for MaxRetuneTaps (or the stage's own taps) plus a decimator's padding.
+func (g stageGeo) newTail(s stage.Stage) *tail {
+	if s.Kind != stage.KindFIR {
+		return nil
+	}
+	n := max(len(s.Taps), MaxRetuneTaps) - 1 + 8
+	ch := channels(g.complex)
+	return &tail{ch: ch, buf: make([]float32, n*ch), lin: make([]float32, n*ch)}
+}
+
+// tail is a circular buffer of a stream's most recent samples.
+type tail struct {
+	ch   int
+	buf  []float32 // circular, len = capacity × ch
+	lin  []float32 // linear copy for SetHistory
+	pos  int       // next write, in values
+	seen int64     // samples pushed, up to the capacity
+}
+
+func (t *tail) push(x []float32) {
+	if len(x) >= len(t.buf) {
+		copy(t.buf, x[len(x)-len(t.buf):])
+		t.pos = 0
+	} else {
+		n := copy(t.buf[t.pos:], x)
+		copy(t.buf, x[n:])
+		t.pos = (t.pos + len(x)) % len(t.buf)
+	}
+	t.seen = min(t.seen+int64(len(x)/t.ch), int64(len(t.buf)/t.ch))
+}
+
+// last returns the samples pushed so far, oldest first (at most the
+// capacity), in t.lin.
+func (t *tail) last() []float32 {
+	n := int(t.seen) * t.ch
+	out := t.lin[len(t.lin)-n:]
+	// The newest n values end at pos.
+	start := (t.pos - n + len(t.buf)) % len(t.buf)
+	k := copy(out, t.buf[start:min(start+n, len(t.buf))])
+	copy(out[k:], t.buf[:n-k])
+	return out
+}
+
+func (t *tail) reset() { t.pos, t.seen = 0, 0 }
+
+// maxTaps is the most taps the tail serves.
+func (t *tail) maxTaps() int { return len(t.buf)/t.ch - 8 + 1 }
+
+// Prepared is a retune checked and built off the data path, ready for
+// Apply between two blocks.
+type Prepared struct {
+	index int
+	stage stage.Stage
+	proc  processor
+	desc  stage.Chain // the chain once applied, built here so Apply allocates nothing
+}
+
+// Prepare checks s as new parameters for stage i (stage.CheckRetune; a
+// resample stage cannot be retuned on the CPU yet, and a fir's taps are
+// bounded by what its history holds) and builds its kernel. It allocates;
+// Apply does not. It does not touch the running chain, so it may run
+// beside Process as long as the chain's description is not being changed.
+func (c *Chain) Prepare(i int, s stage.Stage) (*Prepared, error) {
+	return prepare(c.desc, c.geo, c.tails, i, s)
+}
+
+// prepare is Prepare against desc, the chain the retune follows; geo and
+// tails never change once the chain is built.
+func prepare(desc stage.Chain, geo []stageGeo, tails []*tail, i int, s stage.Stage) (*Prepared, error) {
+	s, err := stage.CheckRetune(desc, i, s)
+	if err != nil {
+		return nil, err
+	}
+	switch s.Kind {
+	case stage.KindResample:
+		return nil, fmt.Errorf("%w: resample stages cannot be retuned on the cpu backend yet (stage %d)", stage.ErrRetuneUnsupported, i)
+	case stage.KindFIR:
+		if t := tails[i]; t == nil || len(s.Taps) > t.maxTaps() {
+			return nil, &stage.StageError{Index: i, Field: "taps", Msg: fmt.Sprintf("%d taps: a running fir stage keeps the history for at most %d", len(s.Taps), t.maxTaps())}
+		}
+	}
+	p, err := geo[i].newProc(s)
+	if err != nil {
+		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
+	}
+	s.Taps = append([]float32(nil), s.Taps...)
+	return &Prepared{index: i, stage: s, proc: p, desc: desc.With(i, s)}, nil
+}
+
+// Apply installs p between two blocks: the next block's first sample is
+// the first processed with the new parameters. It returns the retune with
+// its indices. Retunes are applied once each, in the order they were
+// prepared; Apply allocates nothing.
+func (c *Chain) Apply(p *Prepared) stage.Retune {
+	i := p.index
+	r := stage.Retune{Index: i, Stage: p.stage, ChainAt: c.seen, At: c.desc.InputAt(i, c.seen)}
+	switch np := p.proc.(type) {
+	case *mixer.Shifter:
+		old := c.procs[i].(*mixer.Shifter)
+		np.Resume(old.Pos(), old.Phase(old.Pos()))
+	case firProc:
+		np.SetHistory(c.tails[i].last())
+	case *filter.Decimator:
+		np.SetHistory(c.tails[i].last(), r.At)
+	}
+	c.procs[i] = p.proc
+	c.desc = p.desc
+	return r
+}

@@ -1,0 +1,347 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/sigproc/sigproc/control"
+)
+
+// controlRun is a `sigproc run` child with its control server.
+type controlRun struct {
+	*child
+	addr, cfg, out string
+}
+
+// controlYAML is a paced 48 kS/s tone at 3 kHz plus noise through
+// stages, into a raw float32 file; overrun: block, so nothing is dropped
+// and the output depends only on the stages.
+func controlYAML(stages, out, extra string) string {
+	return fmt.Sprintf(`source:
+  type: synthetic
+  sample_rate: 48000
+  paced: true
+  signal: sum
+  components:
+    - {signal: tone, frequency_hz: 3000, amplitude: 0.5}
+    - {signal: noise, noise_std: 0.05, seed: 7}
+block_size: 256
+overrun: block
+stages:
+%s
+sink: {type: file, path: %q, format: rf32_le}
+%s`, stages, out, extra)
+}
+
+// startControlRun starts the binary on a paced config with the control
+// server on a free loopback port and waits until it serves.
+func startControlRun(t *testing.T, bin, stages, extra string) *controlRun {
+	t.Helper()
+	dir := t.TempDir()
+	r := &controlRun{addr: freeLoopbackAddr(t), out: filepath.Join(dir, "out.f32")}
+	r.cfg = filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(r.cfg, []byte(controlYAML(stages, r.out, fmt.Sprintf("control:\n  listen: %q\n%s", r.addr, extra))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.child = startChild(t, bin, nil, "run", "-c", r.cfg)
+	waitFor(t, "the control server", func() bool {
+		select {
+		case <-r.done:
+			t.Fatalf("run ended: %v\n%s", r.err, r.stderrText())
+		default:
+		}
+		return strings.Contains(r.stderrText(), "serving the control page")
+	})
+	return r
+}
+
+// rewrite replaces the run's config with other stages (and extra).
+func (r *controlRun) rewrite(t *testing.T, stages, extra string) {
+	t.Helper()
+	body := controlYAML(stages, r.out, fmt.Sprintf("control:\n  listen: %q\n%s", r.addr, extra))
+	if err := os.WriteFile(r.cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// api does one request and decodes the JSON answer into v (if not nil).
+func api(t *testing.T, method, url, body string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %v\n%s", method, url, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (r *controlRun) status(t *testing.T) control.Status {
+	t.Helper()
+	var st control.Status
+	if code := api(t, "GET", "http://"+r.addr+"/api/status", "", &st); code != http.StatusOK {
+		t.Fatalf("status: %d", code)
+	}
+	return st
+}
+
+func readRawF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// referenceRun runs the same config unpaced, without the control server,
+// for n samples, and returns its output.
+func referenceRun(t *testing.T, bin, stages string, n int) []float32 {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ref.f32")
+	cfg := filepath.Join(dir, "ref.yaml")
+	if err := os.WriteFile(cfg, []byte(controlYAML(stages, out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(bin, "run", "-c", cfg, "--no-paced", "--num-samples", strconv.Itoa(n)).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, b)
+	}
+	return readRawF32(t, out)
+}
+
+// TestControlRetuneAtExactSample retunes a running fir through the API
+// and checks the output file: the old taps (here identity) before the
+// reported sample K, the new ones from K on over the same history, and
+// nothing lost.
+func TestControlRetuneAtExactSample(t *testing.T) {
+	bin := buildBinary(t)
+	const stages = "  - fir: {taps: [1]}"
+	r := startControlRun(t, bin, stages, "")
+	waitFor(t, "some output", func() bool { return r.status(t).SamplesOut > 10000 })
+	var res control.RetuneResult
+	if code := api(t, "POST", "http://"+r.addr+"/api/stages/0", `{"fir": {"taps": [0.5, 0, 0.5]}}`, &res); code != http.StatusOK {
+		t.Fatalf("POST: %d", code)
+	}
+	k := res.AppliedAtSample
+	if k <= 0 || k%256 != 0 || res.Stage.NumTaps != 3 {
+		t.Fatalf("retune %+v: want K at a block boundary", res)
+	}
+	st := r.status(t)
+	if got := fmt.Sprint(st.Stages[0].Taps); got != "[0.5 0 0.5]" || st.Retunes != 1 {
+		t.Fatalf("status after the retune: taps %s, retunes %d", got, st.Retunes)
+	}
+	waitFor(t, "output after K", func() bool { return r.status(t).SamplesOut > uint64(k)+5000 })
+	r.signal(syscall.SIGTERM)
+	y := readRawF32(t, r.out)
+	x := referenceRun(t, bin, stages, len(y))
+	if len(x) != len(y) || int64(len(y)) <= k {
+		t.Fatalf("output %d samples, reference %d, K %d", len(y), len(x), k)
+	}
+	for n := range y {
+		want := float64(x[n])
+		if int64(n) >= k {
+			want = 0.5*float64(x[n]) + 0.5*float64(x[n-2])
+		}
+		if math.Abs(float64(y[n])-want) > 1e-6 {
+			t.Fatalf("sample %d (K %d): %g, want %g", n, k, y[n], want)
+		}
+	}
+}
+
+// TestControlRequestsChangeNothing sends 2000 API requests, good and bad,
+// on loopback during a run: the output equals a run without them, byte
+// for byte, and the process's RSS stays flat.
+func TestControlRequestsChangeNothing(t *testing.T) {
+	bin := buildBinary(t)
+	const stages = "  - fir: {design: {type: lowpass, cutoff_hz: 6000, num_taps: 65}}"
+	r := startControlRun(t, bin, stages, "")
+	base := "http://" + r.addr
+	type req struct {
+		method, path, body string
+		code               int
+	}
+	reqs := []req{
+		{"GET", "/api/status", "", 200},
+		{"GET", "/api/spectrum?point=input", "", 200},
+		{"GET", "/api/spectrum?point=output&nfft=256", "", 200},
+		{"GET", "/api/spectrum?point=stage-0&nfft=4096", "", 200},
+		{"GET", "/api/response?stage=0", "", 200},
+		{"GET", "/metrics", "", 200},
+		{"GET", "/", "", 200},
+		{"GET", "/app.js", "", 200},
+		{"GET", "/api/spectrum?point=stage-9", "", 400},
+		{"GET", "/api/spectrum?point=output&nfft=1000", "", 400},
+		{"GET", "/api/response?stage=x", "", 400},
+		{"GET", "/api/nope", "", 404},
+		{"POST", "/api/stages/0", `{"fir": {"taps": [1], "decimate": 2}}`, 409},
+		{"POST", "/api/stages/3", `{"fir": {"taps": [1]}}`, 409},
+		{"POST", "/api/stages/0", `{"shift": {"frequency_hz": 1}}`, 409},
+		{"POST", "/api/stages/0", `{"fir": {"taps": [1, "x"]}}`, 400},
+		{"POST", "/api/stages/0", `{"fir": {"taps": []}}`, 400},
+		{"POST", "/api/stages/0", `{"fir": {"taps_file": "/etc/passwd"}}`, 400},
+		{"POST", "/api/stages/0", `{not json`, 400},
+		{"POST", "/api/stages/0", `{"fir": {"taps": [1]}}` + strings.Repeat(" ", 2<<20), 413},
+		{"POST", "/", "", 405},
+		{"DELETE", "/api/stages/0", "", 404},
+	}
+	// Warm up (first spectra, the GC's steady state), then measure.
+	do := func(i int) error {
+		q := reqs[i%len(reqs)]
+		req, _ := http.NewRequest(q.method, base+q.path, strings.NewReader(q.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != q.code && !(resp.StatusCode == 409 && strings.Contains(q.path, "spectrum")) {
+			return fmt.Errorf("%s %s: %d, want %d", q.method, q.path, resp.StatusCode, q.code)
+		}
+		return nil
+	}
+	waitFor(t, "some output", func() bool { return r.status(t).SamplesOut > 20000 })
+	for i := range 200 {
+		if err := do(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 2000 requests from 4 clients at once, RSS read after each 500.
+	rss := []int{rssKiB(t, r.cmd.Process.Pid)}
+	for chunk := range 4 {
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := chunk*500 + w; i < (chunk+1)*500; i += 4 {
+					if err := do(i); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		rss = append(rss, rssKiB(t, r.cmd.Process.Pid))
+	}
+	st := r.status(t)
+	r.signal(syscall.SIGTERM)
+	t.Logf("RSS after 200 warm-up requests, then after each 500 more: %v KiB", rss)
+	// Flat: the heap settles within the first few hundred requests (GC
+	// pacing), and the second 1000 requests add nothing that stays.
+	if rss[4]-rss[0] > 16<<10 || rss[4]-rss[2] > 4<<10 {
+		t.Errorf("RSS grew over 2000 requests: %v KiB", rss)
+	}
+	if st.Retunes != 0 || st.Drops.CaptureBlocks != 0 {
+		t.Errorf("status %+v: a refused request retuned or the run dropped", st)
+	}
+	y := readRawF32(t, r.out)
+	x := referenceRun(t, bin, stages, len(y))
+	yb, _ := os.ReadFile(r.out)
+	if len(x) != len(y) || !bytes.Equal(yb, float32Bytes(x)) {
+		t.Fatalf("output (%d samples) differs from the run without requests (%d)", len(y), len(x))
+	}
+}
+
+func float32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+var vmRSS = regexp.MustCompile(`VmRSS:\s+(\d+) kB`)
+
+// rssKiB is a process's resident set size.
+func rssKiB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	m := vmRSS.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// TestControlReload changes the config file under a run with
+// watch_config: new taps are applied, a structural change and an invalid
+// file are refused with their reason (file:line for the latter) while the
+// run goes on, and SIGHUP reloads too.
+func TestControlReload(t *testing.T) {
+	bin := buildBinary(t)
+	r := startControlRun(t, bin, "  - fir: {taps: [1]}", "  watch_config: true\n")
+	const watch = "  watch_config: true\n"
+	taps := func() string { return fmt.Sprint(r.status(t).Stages[0].Taps) }
+	r.rewrite(t, "  - fir: {taps: [0.25, 0.5, 0.25]}", watch)
+	waitFor(t, "the watched file's taps", func() bool { return taps() == "[0.25 0.5 0.25]" })
+
+	r.rewrite(t, "  - fir: {taps: [1], decimate: 2}", watch)
+	waitFor(t, "the structural change refused", func() bool {
+		return strings.Contains(r.stderrText(), "reload refused") && strings.Contains(r.stderrText(), "decimates by 1")
+	})
+	r.rewrite(t, "  - fir: {taps: [1], tapz: 3}", watch)
+	lineRE := regexp.MustCompile(regexp.QuoteMeta(r.cfg) + `:\d+: stages\[0\]\.fir\.tapz`)
+	waitFor(t, "the invalid config refused with file:line", func() bool { return lineRE.MatchString(r.stderrText()) })
+	if got := taps(); got != "[0.25 0.5 0.25]" {
+		t.Fatalf("refused reloads changed the taps to %s", got)
+	}
+
+	// SIGHUP reloads the same way (the watcher may beat it to it).
+	r.rewrite(t, "  - fir: {taps: [0.5, 0.5]}", watch)
+	if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "SIGHUP's taps", func() bool { return taps() == "[0.5 0.5]" })
+	select {
+	case <-r.done:
+		t.Fatalf("the run ended\n%s", r.stderrText())
+	default:
+	}
+	r.signal(syscall.SIGTERM)
+	if r.cmd.ProcessState.ExitCode() != 143 {
+		t.Fatalf("exit %d\n%s", r.cmd.ProcessState.ExitCode(), r.stderrText())
+	}
+}

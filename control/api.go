@@ -1,0 +1,369 @@
+package control
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/stage"
+)
+
+//go:embed web
+var webFS embed.FS
+
+// Status is GET /api/status.
+type Status struct {
+	Backend         string        `json:"backend"`
+	Transport       string        `json:"transport,omitempty"`
+	UptimeS         float64       `json:"uptime_s"`
+	SamplesIn       uint64        `json:"samples_in"`
+	SamplesFiltered uint64        `json:"samples_filtered"`
+	SamplesOut      uint64        `json:"samples_out"`
+	Drops           Drops         `json:"drops"`
+	Ring            Ring          `json:"ring"`
+	Latency         Latency       `json:"latency_us"`
+	InputRate       float64       `json:"input_rate"`
+	OutputRate      float64       `json:"output_rate"`
+	Complex         bool          `json:"complex"`
+	Stages          []StageStatus `json:"stages"`
+	// Retunable says whether the backend takes retunes; RetuneNote says
+	// why not when it does not.
+	Retunable  bool           `json:"retunable"`
+	RetuneNote string         `json:"retune_note,omitempty"`
+	Retunes    uint64         `json:"retunes"`
+	LastRetune []RetuneResult `json:"last_retune,omitempty"`
+	// Points are the spectrum points available (input, stage-N, output).
+	Points []string `json:"points"`
+}
+
+// Drops are the losses so far: blocks and samples dropped at capture
+// (ring full), at the filter (counted when the run ends), and sequence
+// gaps.
+type Drops struct {
+	CaptureBlocks  uint64 `json:"capture_blocks"`
+	CaptureSamples uint64 `json:"capture_samples"`
+	FilterBlocks   uint64 `json:"filter_blocks"`
+	FilterSamples  uint64 `json:"filter_samples"`
+	Gaps           uint64 `json:"gaps"`
+}
+
+// Ring is the ring's fill: blocks captured and not yet filtered.
+type Ring struct {
+	FillBlocks float64 `json:"fill_blocks"`
+	Slots      int     `json:"slots"`
+	Fill       float64 `json:"fill"` // FillBlocks / Slots
+}
+
+// Latency is the block latency (capture to the filtered block seen by the
+// host) over the most recent blocks, in µs.
+type Latency struct {
+	P50    float64 `json:"p50"`
+	P99    float64 `json:"p99"`
+	Blocks int     `json:"blocks"`
+}
+
+// StageStatus is one stage as it runs now, in the config's terms.
+type StageStatus struct {
+	Index       int       `json:"index"`
+	Kind        string    `json:"kind"`
+	RateIn      float64   `json:"rate_in"`
+	RateOut     float64   `json:"rate_out"`
+	FrequencyHz *float64  `json:"frequency_hz,omitempty"`
+	Taps        []float32 `json:"taps,omitempty"`
+	NumTaps     int       `json:"num_taps,omitempty"`
+	Decimate    int       `json:"decimate,omitempty"`
+	Up          int       `json:"up,omitempty"`
+	Down        int       `json:"down,omitempty"`
+	Method      string    `json:"method,omitempty"`
+}
+
+// RetuneResult is the answer to POST /api/stages/N.
+type RetuneResult struct {
+	// AppliedAtSample is K: the index, in the stage's input stream, of the
+	// first sample processed with the new parameters.
+	AppliedAtSample int64 `json:"applied_at_sample"`
+	// ChainInputSample is the same boundary in the chain's input (the
+	// samples the backend took from the ring).
+	ChainInputSample int64       `json:"chain_input_sample"`
+	Stage            StageStatus `json:"stage"`
+}
+
+func stageStatuses(c stage.Chain) []StageStatus {
+	var out []StageStatus
+	rate := c.SampleRate
+	for i, s := range c.Stages {
+		st := StageStatus{Index: i, Kind: string(s.Kind), RateIn: rate, RateOut: s.Rate(rate)}
+		switch s.Kind {
+		case stage.KindShift:
+			f := s.FrequencyHz
+			st.FrequencyHz = &f
+		case stage.KindFIR:
+			st.Taps, st.NumTaps, st.Decimate, st.Method = s.Taps, len(s.Taps), s.Decimate, methodOf(s)
+		case stage.KindResample:
+			st.Taps, st.NumTaps, st.Up, st.Down = s.Taps, len(s.Taps), s.Up, s.Down
+		}
+		out = append(out, st)
+		rate = st.RateOut
+	}
+	return out
+}
+
+// Status returns the run's status now.
+func (c *Control) Status() Status {
+	var st Status
+	if p := c.stats.Load(); p != nil {
+		s := *p
+		st.SamplesIn, st.SamplesFiltered, st.SamplesOut = s.SamplesIn, s.SamplesFiltered, s.SamplesWritten
+		st.Drops = Drops{s.DroppedBlocks, s.DroppedSamples, s.DroppedFilterBlocks, s.DroppedFilterSamples, s.Gaps}
+		if c.o.BlockSize > 0 && s.SamplesIn >= s.DroppedSamples+s.SamplesFiltered {
+			// Read but neither dropped nor filtered: in the ring (or being
+			// read or filtered).
+			fill := float64(s.SamplesIn-s.DroppedSamples-s.SamplesFiltered) / float64(c.o.BlockSize)
+			st.Ring.FillBlocks = math.Min(fill, float64(c.o.Slots))
+		}
+	}
+	st.Ring.Slots = c.o.Slots
+	if c.o.Slots > 0 {
+		st.Ring.Fill = st.Ring.FillBlocks / float64(c.o.Slots)
+	}
+	st.Backend, st.Transport = backendParts(c.o.Backend.Name())
+	st.UptimeS = time.Since(c.start).Seconds()
+	st.Latency.P50, st.Latency.P99, st.Latency.Blocks = c.lat.percentiles()
+	ch := c.Chain()
+	st.InputRate, st.OutputRate, st.Complex = ch.SampleRate, ch.OutRate(), ch.Complex
+	st.Stages = stageStatuses(ch)
+	st.Retunable = c.retuner != nil
+	if st.Retunable {
+		// Ask the backend with a no-op: a backend that refuses every
+		// retune (cuda, for now) says so here.
+		if len(ch.Stages) > 0 {
+			if _, err := stage.CheckRetune(ch, 0, ch.Stages[0]); err == nil {
+				if note := c.refusal(); note != "" {
+					st.Retunable, st.RetuneNote = false, note
+				}
+			}
+		}
+	} else {
+		st.RetuneNote = "the " + c.o.Backend.Name() + " backend cannot retune"
+	}
+	c.mu.Lock()
+	st.Retunes = c.retunes
+	for _, r := range c.last {
+		st.LastRetune = append(st.LastRetune, c.result(r))
+	}
+	c.mu.Unlock()
+	st.Points = c.points()
+	return st
+}
+
+// refusal is the backend's standing refusal of retunes, if any.
+func (c *Control) refusal() string {
+	if r, ok := c.retuner.(interface{ RetuneRefusal() error }); ok {
+		if err := r.RetuneRefusal(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+func (c *Control) result(r stage.Retune) RetuneResult {
+	ch := c.Chain()
+	st := stageStatuses(ch.With(r.Index, r.Stage))[r.Index]
+	return RetuneResult{AppliedAtSample: r.At, ChainInputSample: r.ChainAt, Stage: st}
+}
+
+// points lists the spectrum points that have a source of samples.
+func (c *Control) points() []string {
+	var p []string
+	if c.watched {
+		p = append(p, "input")
+		for i := range c.o.Chain.Stages {
+			p = append(p, "stage-"+strconv.Itoa(i))
+		}
+	}
+	return append(p, "output")
+}
+
+// Handler serves the page, the API and, when metrics is not nil, /metrics.
+func (c *Control) Handler(metrics http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	sub, _ := fs.Sub(webFS, "web")
+	files := http.FileServerFS(sub)
+	mux.Handle("/", secure(files))
+	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, c.Status()) })
+	mux.HandleFunc("GET /api/spectrum", c.spectrum)
+	mux.HandleFunc("GET /api/response", c.response)
+	mux.HandleFunc("POST /api/stages/{n}", c.postStage)
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, "no such API endpoint %s %s (see /api/status, /api/spectrum, /api/response, POST /api/stages/N)", r.Method, r.URL.Path)
+	})
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
+	return mux
+}
+
+// secure sets headers that keep the page to this server: no fetches or
+// scripts from anywhere else, no framing.
+func secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			fail(w, http.StatusMethodNotAllowed, "%s %s: the page is read-only (POST /api/stages/N retunes)", r.Method, r.URL.Path)
+			return
+		}
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// point parses input, output or stage-N into a scope index.
+func (c *Control) point(name string) (int, error) {
+	switch {
+	case name == "output" || name == "":
+		return len(c.scopes) - 1, nil
+	case name == "input":
+		return 0, nil
+	case strings.HasPrefix(name, "stage-"):
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "stage-"))
+		if err != nil || n < 0 || n >= len(c.scopes)-1 {
+			return 0, fmt.Errorf("no stage %q: the chain has stages 0..%d", strings.TrimPrefix(name, "stage-"), len(c.scopes)-2)
+		}
+		return n + 1, nil
+	}
+	return 0, fmt.Errorf("unknown point %q (want input, output or stage-N)", name)
+}
+
+func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	name := q.Get("point")
+	i, err := c.point(name)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "point: %v", err)
+		return
+	}
+	if !c.watched && i != len(c.scopes)-1 {
+		fail(w, http.StatusNotFound, "point %s: the %s backend shows only the output", name, c.o.Backend.Name())
+		return
+	}
+	nfft := 1024
+	if v := q.Get("nfft"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < minNFFT || n > 8192 || n&(n-1) != 0 {
+			fail(w, http.StatusBadRequest, "nfft: want a power of two in %d..8192, got %q", minNFFT, v)
+			return
+		}
+		nfft = n
+	}
+	sc := c.scopes[i]
+	spec, err := Welch(sc.snapshot(), sc.complex, sc.rate, nfft)
+	if errors.Is(err, errFewSamples) {
+		fail(w, http.StatusConflict, "point %s: not enough samples yet", name)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Point   string  `json:"point"`
+		RateHz  float64 `json:"rate_hz"`
+		Complex bool    `json:"complex"`
+		PeakHz  float64 `json:"peak_hz"`
+		Spectrum
+	}{name, sc.rate, sc.complex, spec.Peak(), spec})
+}
+
+// response is |H(f)| of a fir or resample stage's current taps, in dB,
+// from 0 to half that stage's input rate (the upsampled rate for a
+// resampler).
+func (c *Control) response(w http.ResponseWriter, r *http.Request) {
+	ch := c.Chain()
+	n, err := strconv.Atoi(r.URL.Query().Get("stage"))
+	if err != nil || n < 0 || n >= len(ch.Stages) {
+		fail(w, http.StatusBadRequest, "stage: want 0..%d, got %q", len(ch.Stages)-1, r.URL.Query().Get("stage"))
+		return
+	}
+	st := stageStatuses(ch)[n]
+	s := ch.Stages[n]
+	if s.Kind == stage.KindShift {
+		fail(w, http.StatusNotFound, "stage %d is a shift: it has no taps", n)
+		return
+	}
+	rate := st.RateIn
+	if s.Kind == stage.KindResample {
+		rate *= float64(s.Up)
+	}
+	const points = 512
+	mag := filter.FrequencyResponse(s.Taps, points)
+	out := Spectrum{FreqHz: make([]float64, points), DB: make([]float64, points)}
+	for k, m := range mag {
+		out.FreqHz[k] = rate / 2 * float64(k) / float64(points-1)
+		out.DB[k] = db(m * m)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Stage  int     `json:"stage"`
+		RateHz float64 `json:"rate_hz"`
+		Spectrum
+	}{n, rate, out})
+}
+
+func (c *Control) postStage(w http.ResponseWriter, r *http.Request) {
+	ch := c.Chain()
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil {
+		fail(w, http.StatusNotFound, "stage %q: want a stage number 0..%d", r.PathValue("n"), len(ch.Stages)-1)
+		return
+	}
+	if n < 0 || n >= len(ch.Stages) {
+		fail(w, http.StatusConflict, "stage %d does not exist (the chain is %s); adding stages needs a restart", n, ch)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, config.MaxStageBodySize))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		fail(w, http.StatusRequestEntityTooLarge, "body larger than %d bytes", mbe.Limit)
+		return
+	case err != nil:
+		fail(w, http.StatusBadRequest, "read body: %v", err)
+		return
+	}
+	rate := ch.SampleRate
+	for _, s := range ch.Stages[:n] {
+		rate = s.Rate(rate)
+	}
+	s, err := config.ParseStage(body, "body", rate)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	done, err := c.Retune(stage.Retune{Index: n, Stage: s})
+	if err != nil {
+		code := retuneClass(err)
+		if errors.Is(err, ErrNoRetune) {
+			code = http.StatusConflict
+		}
+		fail(w, code, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c.result(done[0]))
+}

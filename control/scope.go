@@ -1,0 +1,94 @@
+package control
+
+import (
+	"slices"
+	"sync"
+)
+
+// scopeLen is how many recent samples each point keeps: 16 Welch segments
+// of 2048 samples with half overlap fit.
+const scopeLen = 16384
+
+// scope keeps the most recent samples seen at one point of the chain,
+// written by the consumer goroutine and read by API requests.
+type scope struct {
+	mu      sync.Mutex
+	ch      int
+	buf     []float32 // circular, scopeLen samples
+	pos     int       // next write, in values
+	n       int       // values held, up to len(buf)
+	total   uint64    // samples seen
+	rate    float64
+	complex bool
+}
+
+func newScope(rate float64, complex bool) *scope {
+	ch := 1
+	if complex {
+		ch = 2
+	}
+	return &scope{ch: ch, buf: make([]float32, scopeLen*ch), rate: rate, complex: complex}
+}
+
+// write appends x; it allocates nothing.
+func (s *scope) write(x []float32) {
+	s.mu.Lock()
+	if len(x) >= len(s.buf) {
+		copy(s.buf, x[len(x)-len(s.buf):])
+		s.pos, s.n = 0, len(s.buf)
+	} else {
+		k := copy(s.buf[s.pos:], x)
+		copy(s.buf, x[k:])
+		s.pos = (s.pos + len(x)) % len(s.buf)
+		s.n = min(s.n+len(x), len(s.buf))
+	}
+	s.total += uint64(len(x) / s.ch)
+	s.mu.Unlock()
+}
+
+// snapshot returns a copy of the samples held, oldest first.
+func (s *scope) snapshot() []float32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]float32, s.n)
+	start := (s.pos - s.n + len(s.buf)) % len(s.buf)
+	k := copy(out, s.buf[start:min(start+s.n, len(s.buf))])
+	copy(out[k:], s.buf[:s.n-k])
+	return out
+}
+
+// latencyLen is how many recent block latencies the percentiles cover.
+const latencyLen = 4096
+
+// latencies keeps the most recent block latencies, in ns.
+type latencies struct {
+	mu  sync.Mutex
+	buf []int64
+	pos int
+	n   int
+}
+
+func (l *latencies) add(ns int64) {
+	l.mu.Lock()
+	if l.buf == nil {
+		l.buf = make([]int64, latencyLen)
+	}
+	l.buf[l.pos] = ns
+	l.pos = (l.pos + 1) % latencyLen
+	l.n = min(l.n+1, latencyLen)
+	l.mu.Unlock()
+}
+
+// percentiles returns the p50 and p99 of the recent latencies in µs, and
+// how many there were.
+func (l *latencies) percentiles() (p50, p99 float64, n int) {
+	l.mu.Lock()
+	v := slices.Clone(l.buf[:l.n])
+	l.mu.Unlock()
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(v)
+	at := func(q float64) float64 { return float64(v[min(len(v)-1, int(q*float64(len(v))))]) / 1e3 }
+	return at(0.5), at(0.99), len(v)
+}
