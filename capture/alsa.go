@@ -30,6 +30,9 @@ const (
 	ALSAFormatFloatLE = "float_le" // float32, passed through
 )
 
+// MaxALSAChannels bounds ALSAConfig.Channels.
+const MaxALSAChannels = 8
+
 // alsaPollMS bounds one poll of the PCM, so a cancelled context is noticed
 // within this many milliseconds without a watcher goroutine.
 const alsaPollMS = 50
@@ -45,9 +48,12 @@ type ALSAConfig struct {
 	Device string
 	// Format is s16_le, s32_le or float_le.
 	Format string
-	// Channels is 1 (a real stream) or 2 (a complex stream: left is I,
-	// right is Q).
+	// Channels is the device's channel count, 1..MaxALSAChannels: each a
+	// real channel of the stream, unless Complex pairs them.
 	Channels int
+	// Complex pairs the channels as I,Q (left I, right Q; then the next
+	// pair): an even Channels gives Channels/2 complex channels.
+	Complex bool
 	// SampleRate in frames per second; required, the device must support it
 	// exactly.
 	SampleRate int
@@ -82,8 +88,9 @@ type ALSA struct {
 	xfer      sndXferi
 	overruns  atomic.Uint64
 	onOverrun func(uint64)
-	err       error // sticky terminal error
-	closed    bool
+	firstStamp
+	err    error // sticky terminal error
+	closed bool
 }
 
 // alsaFormat is one supported PCM sample format.
@@ -155,8 +162,11 @@ func checkALSAConfig(cfg *ALSAConfig) (alsaFormat, error) {
 	if i < 0 {
 		return alsaFormat{}, fmt.Errorf("capture: alsa: format %q: want %s, %s or %s", cfg.Format, ALSAFormatS16LE, ALSAFormatS32LE, ALSAFormatFloatLE)
 	}
-	if cfg.Channels != 1 && cfg.Channels != 2 {
-		return alsaFormat{}, fmt.Errorf("capture: alsa: %d channels: want 1 (real) or 2 (complex: left I, right Q)", cfg.Channels)
+	if cfg.Channels < 1 || cfg.Channels > MaxALSAChannels {
+		return alsaFormat{}, fmt.Errorf("capture: alsa: %d channels: want 1..%d", cfg.Channels, MaxALSAChannels)
+	}
+	if cfg.Complex && cfg.Channels%2 != 0 {
+		return alsaFormat{}, fmt.Errorf("capture: alsa: %d channels cannot be paired as I,Q (complex needs an even count)", cfg.Channels)
 	}
 	if cfg.SampleRate <= 0 || int64(cfg.SampleRate) > math.MaxUint32 {
 		return alsaFormat{}, fmt.Errorf("capture: alsa: sample rate %d must be a positive frame rate", cfg.SampleRate)
@@ -333,7 +343,10 @@ func (d *ALSA) setup(cfg *ALSAConfig) error {
 	if d.period <= 0 {
 		return fmt.Errorf("capture: alsa: %s: the driver set a period of %d frames", d.name, d.period)
 	}
-	d.info = Info{SampleRate: rate, Complex: d.ch == 2}
+	d.info = Info{SampleRate: rate, Complex: cfg.Complex, NumChannels: d.ch}
+	if cfg.Complex {
+		d.info.NumChannels /= 2
+	}
 	d.buf = make([]byte, d.period*d.frameBytes())
 
 	if e := d.dev.ioctl(ioctlPrepare, nil); e != 0 {
@@ -407,6 +420,7 @@ func (d *ALSA) Read(ctx context.Context, dst []float32) (int, error) {
 			}
 			d.decode(dst[n:n+got*d.ch], d.buf[:got*fb])
 			n += got * d.ch
+			d.note(got, d.info.SampleRate)
 			continue
 		}
 		switch e {

@@ -259,7 +259,7 @@ func openFake(t *testing.T, f *fakePCM, cfg ALSAConfig) (*ALSA, error) {
 	})
 }
 
-var stereo = ALSAConfig{Device: "hw:tegrasndt19xmob,0", Format: ALSAFormatS16LE, Channels: 2, SampleRate: 48000}
+var stereo = ALSAConfig{Device: "hw:tegrasndt19xmob,0", Format: ALSAFormatS16LE, Channels: 2, Complex: true, SampleRate: 48000}
 
 func TestALSAOpen(t *testing.T) {
 	f := &fakePCM{}
@@ -267,7 +267,7 @@ func TestALSAOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Device() != "hw:1,0" || d.Info() != (Info{SampleRate: 48000, Complex: true}) || d.PeriodSize() != 64 || d.BufferSize() != 1024 {
+	if d.Device() != "hw:1,0" || d.Info() != (Info{SampleRate: 48000, Complex: true, NumChannels: 1}) || d.PeriodSize() != 64 || d.BufferSize() != 1024 {
 		t.Errorf("device %s info %+v period %d buffer %d", d.Device(), d.Info(), d.PeriodSize(), d.BufferSize())
 	}
 	if err := d.Close(); err != nil || !f.closed {
@@ -290,7 +290,8 @@ func TestALSAOpenErrors(t *testing.T) {
 		is   error
 	}{
 		{"format", func(c *ALSAConfig) { c.Format = ALSAFormatFloatLE }, fakePCM{}, "does not support format FLOAT_LE (supported: S16_LE, S32_LE)", ErrUnsupported},
-		{"channels", func(c *ALSAConfig) { c.Channels = 3 }, fakePCM{}, "want 1 (real) or 2", nil},
+		{"channels", func(c *ALSAConfig) { c.Channels = 9 }, fakePCM{}, "want 1..8", nil},
+		{"odd complex", func(c *ALSAConfig) { c.Channels = 3 }, fakePCM{}, "cannot be paired as I,Q", nil},
 		{"rate", func(c *ALSAConfig) { c.SampleRate = 96000 }, fakePCM{}, "does not support 96000 Hz (supported: 8000..48000 Hz)", ErrUnsupported},
 		{"card", func(c *ALSAConfig) { c.Device = "hw:USB,0" }, fakePCM{}, `no sound card with id "USB"`, nil},
 		{"periods", func(c *ALSAConfig) { c.PeriodSize, c.BufferSize = 256, 256 }, fakePCM{}, "at least two periods", nil},

@@ -42,7 +42,7 @@ func FuzzWAV(f *testing.F) {
 func FuzzSigMFMeta(f *testing.F) {
 	f.Add([]byte(`{"global":{"core:datatype":"cf32_le","core:sample_rate":1e6,"core:version":"1.0.0"},"captures":[{"core:sample_start":0,"core:frequency":1e9}],"annotations":[]}`))
 	f.Add([]byte(`{"global":{"core:datatype":"ri16_le","core:sample_rate":8000,"core:offset":5,"core:num_channels":1,"core:trailing_bytes":2},"captures":[{"core:sample_start":3,"core:header_bytes":10}]}`))
-	f.Add([]byte(`{"global":{"core:datatype":"cu8","core:sample_rate":1}}`))
+	f.Add([]byte(`{"global":{"core:datatype":"cu16_le","core:sample_rate":1}}`))
 	f.Add([]byte(`{"global":{"core:datatype":"ci16_le","core:dataset":"x.bin","core:sample_rate":2}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		info, err := capture.ParseSigMFMeta(data)
@@ -52,8 +52,11 @@ func FuzzSigMFMeta(f *testing.F) {
 		if !(info.SampleRate > 0) {
 			t.Fatalf("accepted sample rate %g", info.SampleRate)
 		}
+		if info.NumChannels < 1 || info.NumChannels > capture.MaxChannels {
+			t.Fatalf("accepted %d channels", info.NumChannels)
+		}
 		switch info.Datatype {
-		case "ri16_le", "rf32_le", "ci16_le", "cf32_le":
+		case "ri16_le", "rf32_le", "ci16_le", "cf32_le", "cu8", "ci8":
 		default:
 			t.Fatalf("accepted datatype %q", info.Datatype)
 		}
@@ -80,6 +83,9 @@ func FuzzRaw(f *testing.F) {
 			t.Fatal(err)
 		}
 		got, err := readAll(src, int(block)%1000+1)
+		if errors.Is(err, capture.ErrFormat) && len(got) == 0 {
+			return // a WAV header or SigMF metadata: refused as raw samples
+		}
 		ch := src.Info().Channels()
 		if whole := len(data) / frame; len(got) != whole*ch {
 			t.Fatalf("%s: %d values from %d bytes, want %d", format, len(got), len(data), whole*ch)

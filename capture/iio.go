@@ -42,9 +42,17 @@ type IIOConfig struct {
 	// device's name file ("ads1015"); a name must match exactly one device.
 	Device string
 	// Channels are scan element names without the in_ prefix and _en
-	// suffix ("voltage0"). One channel gives a real stream, two a complex
-	// stream with the first as I and the second as Q.
+	// suffix ("voltage0"), 1..MaxChannels of them: each a real channel of
+	// the stream, in this order, unless Complex pairs them.
 	Channels []string
+	// Complex pairs the channels as I,Q: the first and second are the
+	// first complex channel's I and Q, and so on (an even count).
+	Complex bool
+	// ApplyScale converts every value to the channel's physical unit,
+	// (raw + offset) × scale from the in_<name>_scale and _offset
+	// attributes (millivolts for a voltage), instead of normalising it
+	// to [-1, 1). Either way the scales are recorded in Meta.
+	ApplyScale bool
 	// SampleRate is written to the device's sampling_frequency attribute
 	// when > 0; 0 keeps the device's current rate. The rate read back
 	// (drivers round) is the stream's rate. For a device without the
@@ -67,6 +75,8 @@ type IIO struct {
 	chans   []iioChan // in IIOConfig.Channels order
 	scan    int       // bytes per scan
 	frameBuf
+	firstStamp
+	meta   Meta
 	scans  int64 // whole scans read so far
 	err    error // sticky terminal error
 	closed bool
@@ -81,7 +91,10 @@ type iioChan struct {
 	typ    ChannelType
 	index  int
 	offset int
-	scale  float64 // typ.factor(), precomputed: Normalize divides
+	// Each value is raw×mul + add: the normalisation (Normalize's
+	// arithmetic, the factor precomputed) or, with ApplyScale, the
+	// physical unit.
+	mul, add float64
 }
 
 // OpenIIO configures the device and starts capture. The order follows the
@@ -145,7 +158,13 @@ func openIIO(cfg IIOConfig, trace func(string)) (*IIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.info = Info{SampleRate: rate, Complex: len(d.chans) == 2}
+	if err := d.setupScales(cfg.ApplyScale); err != nil {
+		return nil, err
+	}
+	d.info = Info{SampleRate: rate, Complex: cfg.Complex, NumChannels: len(d.chans)}
+	if cfg.Complex {
+		d.info.NumChannels /= 2
+	}
 	// 4. Enable the buffer, then open the character device.
 	if err := d.write(filepath.Join(d.bufDir, "enable"), "1"); err != nil {
 		return nil, fmt.Errorf("capture: iio: %s: enable buffer: %w", d.name, err)
@@ -172,8 +191,11 @@ func checkIIOConfig(cfg *IIOConfig) error {
 	if strings.ContainsRune(cfg.Device, '/') {
 		return fmt.Errorf("capture: iio: device %q: give iio:deviceN or the device's name, not a path (set the sysfs root instead)", cfg.Device)
 	}
-	if n := len(cfg.Channels); n != 1 && n != 2 {
-		return fmt.Errorf("capture: iio: %d channels given; want 1 (real) or 2 (complex I,Q)", n)
+	if n := len(cfg.Channels); n < 1 || n > MaxChannels {
+		return fmt.Errorf("capture: iio: %d channels given; want 1..%d scan elements", n, MaxChannels)
+	}
+	if cfg.Complex && len(cfg.Channels)%2 != 0 {
+		return fmt.Errorf("capture: iio: %d channels cannot be paired as I,Q (complex needs an even count)", len(cfg.Channels))
 	}
 	for i, c := range cfg.Channels {
 		if !elementName.MatchString(c) {
@@ -280,7 +302,10 @@ func (d *IIO) setupChannels(scanDir string, want []string) error {
 		if c.typ, err = ParseIIOType(s); err != nil {
 			return fmt.Errorf("capture: iio: %s: %s: %w", d.name, n, err)
 		}
-		c.scale = c.typ.factor()
+		c.mul = c.typ.factor()
+		if !c.typ.Signed {
+			c.add = -1
+		}
 		if c.typ.Repeat > 1 {
 			return inputErr(ErrUnsupported, "capture: iio: %s: %s has type %s; repeated elements are not supported", d.name, n, c.typ)
 		}
@@ -370,6 +395,87 @@ func (d *IIO) rateAttrs() []string {
 // Info describes the stream.
 func (d *IIO) Info() Info { return d.info }
 
+// SignalMeta returns the device's scales (global "sigproc:iio"); the first
+// sample's capture time is FirstSampleTime.
+func (d *IIO) SignalMeta() *Meta { return &d.meta }
+
+// iioScale is one channel's entry in the "sigproc:iio" metadata: the
+// physical value of a stored value v is v×Gain + Bias (in Unit).
+type iioScale struct {
+	Name    string   `json:"name"`
+	Scale   *float64 `json:"scale,omitempty"` // in_<name>_scale as read
+	Offset  float64  `json:"offset"`          // in_<name>_offset as read, 0 if absent
+	Applied bool     `json:"applied"`         // apply_scale: values are physical already
+	Gain    *float64 `json:"gain,omitempty"`  // physical = value × gain + bias
+	Bias    *float64 `json:"bias,omitempty"`
+	Unit    string   `json:"unit,omitempty"` // the IIO ABI's unit for the channel type
+	Type    string   `json:"type"`           // the scan element type, e.g. le:s16/16>>0
+}
+
+// iioUnits are the IIO ABI's units of processed values (after scale).
+var iioUnits = map[string]string{
+	"voltage": "mV", "current": "mA", "power": "mW", "temp": "m°C",
+	"accel": "m/s^2", "anglvel": "rad/s", "pressure": "kPa", "humidityrelative": "m%",
+	"magn": "Gauss", "illuminance": "lux",
+}
+
+// setupScales reads each channel's scale and offset, sets its arithmetic
+// and records them; apply makes the values physical, which needs a scale.
+func (d *IIO) setupScales(apply bool) error {
+	var list []iioScale
+	for i := range d.chans {
+		c := &d.chans[i]
+		typ := strings.TrimRight(strings.SplitN(c.name, "-", 2)[0], "0123456789")
+		e := iioScale{Name: c.name, Applied: apply, Unit: iioUnits[typ], Type: c.typ.String()}
+		scale, okS, err := d.readNumber(c.name, typ, "scale")
+		if err != nil {
+			return err
+		}
+		offset, _, err := d.readNumber(c.name, typ, "offset")
+		if err != nil {
+			return err
+		}
+		e.Offset = offset
+		if okS {
+			e.Scale = &scale
+			gain, bias := 1.0, 0.0 // applied: the values are physical
+			if apply {
+				c.mul, c.add = scale, offset*scale
+			} else {
+				// value = raw×factor (− 1 unsigned): raw = (value − add)/factor.
+				gain = scale / c.typ.factor()
+				bias = (offset - c.add/c.typ.factor()) * scale
+			}
+			e.Gain, e.Bias = &gain, &bias
+		} else if apply {
+			return inputErr(ErrUnsupported, "capture: iio: %s: %s has no in_%s_scale or in_%s_scale attribute; apply_scale needs one", d.name, c.name, c.name, typ)
+		}
+		list = append(list, e)
+	}
+	d.meta.Global = map[string]any{"sigproc:iio": map[string]any{"device": d.name, "channels": list}}
+	return nil
+}
+
+// readNumber reads in_<name>_<attr>, else the shared in_<typ>_<attr>; ok
+// is false when neither exists.
+func (d *IIO) readNumber(name, typ, attr string) (float64, bool, error) {
+	for _, p := range []string{"in_" + name + "_" + attr, "in_" + typ + "_" + attr} {
+		s, err := readAttr(filepath.Join(d.sysDir, p))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("capture: iio: %s: %w", d.name, err)
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false, inputErr(ErrFormat, "capture: iio: %s: %s reads %q, not a number", d.name, p, s)
+		}
+		return v, true, nil
+	}
+	return 0, false, nil
+}
+
 // Device returns the device directory name, e.g. "iio:device0".
 func (d *IIO) Device() string { return d.name }
 
@@ -436,18 +542,18 @@ func (d *IIO) decode(dst []float32, k int) {
 	for s := 0; s < k; s++ {
 		scan := b[s*d.scan : (s+1)*d.scan]
 		for c := range d.chans {
-			// Normalize's arithmetic with the scale precomputed.
 			t := &d.chans[c]
 			v := t.typ.decode(scan[t.offset:])
 			if t.typ.Signed {
-				dst[s*ch+c] = float32(float64(v) * t.scale)
+				dst[s*ch+c] = float32(float64(v)*t.mul + t.add)
 			} else {
-				dst[s*ch+c] = float32(float64(uint64(v))*t.scale - 1)
+				dst[s*ch+c] = float32(float64(uint64(v))*t.mul + t.add)
 			}
 		}
 	}
 	d.lo += k * d.scan
 	d.scans += int64(k)
+	d.note(k, d.info.SampleRate)
 }
 
 // goneErr builds the error for a device that went away; cause is nil for end

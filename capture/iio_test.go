@@ -271,7 +271,7 @@ func TestOpenIIOConfiguresDevice(t *testing.T) {
 			t.Errorf("after OpenIIO: %s = %q, want %q", rel, got, want)
 		}
 	}
-	if got := d.Info(); got != (capture.Info{SampleRate: 3300}) {
+	if got := d.Info(); got != (capture.Info{SampleRate: 3300, NumChannels: 1}) {
 		t.Errorf("Info = %+v", got)
 	}
 	if d.ScanBytes() != 2 || d.Device() != "iio:device0" {
@@ -357,7 +357,9 @@ func TestIIOLayout(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIIO(t, t.TempDir(), 0, "adc", tc.elems)
 			f.data(t, unhex(t, tc.data))
-			d, err := capture.OpenIIO(f.config(tc.channels...))
+			cfg := f.config(tc.channels...)
+			cfg.Complex = len(tc.channels) == 2
+			d, err := capture.OpenIIO(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,8 +367,8 @@ func TestIIOLayout(t *testing.T) {
 			if d.ScanBytes() != tc.scan {
 				t.Errorf("ScanBytes = %d, want %d", d.ScanBytes(), tc.scan)
 			}
-			if d.Info().Complex != (len(tc.channels) == 2) {
-				t.Errorf("Complex = %t", d.Info().Complex)
+			if d.Info().Complex != (len(tc.channels) == 2) || d.Info().NumChannels != 1 {
+				t.Errorf("Info = %+v", d.Info())
 			}
 			got := make([]float32, len(tc.want)+2*len(tc.channels))
 			n, err := d.Read(context.Background(), got)
@@ -432,8 +434,11 @@ func TestOpenIIOErrors(t *testing.T) {
 	}{
 		{name: "missing channel", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage7"} },
 			msg: `no scan element "voltage7" (available: timestamp, voltage0, voltage1)`},
-		{name: "three channels", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage0", "voltage1", "timestamp"} },
-			early: true, msg: "3 channels given; want 1 (real) or 2 (complex I,Q)"},
+		{name: "three channels paired", cfg: func(c *capture.IIOConfig) {
+			c.Channels = []string{"voltage0", "voltage1", "timestamp"}
+			c.Complex = true
+		},
+			early: true, msg: "3 channels cannot be paired as I,Q"},
 		{name: "no channels", cfg: func(c *capture.IIOConfig) { c.Channels = nil }, early: true, msg: "0 channels given"},
 		{name: "duplicate channel", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"voltage0", "voltage0"} }, early: true, msg: `"voltage0" given twice`},
 		{name: "sysfs file name as channel", cfg: func(c *capture.IIOConfig) { c.Channels = []string{"in_voltage0_en"} }, early: true, msg: "without in_ and _en"},

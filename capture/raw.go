@@ -1,8 +1,8 @@
 package capture
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // rawBufSize is the size of the byte buffer each Raw allocates once.
@@ -21,8 +20,9 @@ const rawBufSize = 64 << 10
 // maxNoProgress bounds consecutive (0, nil) reads from a misbehaving reader.
 const maxNoProgress = 100
 
-// Raw decodes little-endian int16 or float32 samples from a byte stream. It
-// is also the decoder behind WAV and SigMF sources. It is not safe for
+// Raw decodes little-endian samples (float32, 8-, 16-, 24- or 32-bit
+// integers) of one or more interleaved channels from a byte stream. It is
+// also the decoder behind WAV and SigMF sources. It is not safe for
 // concurrent use.
 type Raw struct {
 	r      io.Reader
@@ -30,10 +30,13 @@ type Raw struct {
 	name   string    // path or description, for messages
 	dt     datatype
 	info   Info
+	fbytes int // bytes per frame: every channel's sample
+	meta   *Meta
 	frameBuf
 	consumed int64 // bytes read from r
 	declared int64 // byte count the header promised; -1 if unknown
 	eof      bool
+	sniff    bool  // check the first bytes for a container header (stdin)
 	err      error // sticky terminal error
 	closed   bool
 	direct   *fileReader // float32 samples in a regular file, read by position
@@ -52,9 +55,10 @@ type deadliner interface {
 }
 
 // NewRaw returns a source decoding r in format ("ri16_le", "rf32_le",
-// "ci16_le" or "cf32_le"). info.SampleRate must be positive and info.Complex
-// must agree with the format. Close does not close r; the caller owns it
-// (for example os.Stdin).
+// "ci16_le", "cf32_le", "cu8" or "cs8"). info.SampleRate must be positive,
+// info.Complex must agree with the format, and info.NumChannels (0 = 1)
+// channels are interleaved frame by frame. Close does not close r; the
+// caller owns it (for example os.Stdin).
 func NewRaw(r io.Reader, format string, info Info) (*Raw, error) {
 	if r == nil {
 		return nil, errors.New("capture: NewRaw: nil reader")
@@ -72,21 +76,52 @@ func NewRaw(r io.Reader, format string, info Info) (*Raw, error) {
 	if info.Complex != dt.complex {
 		return nil, fmt.Errorf("capture: NewRaw: format %s is %s but info.Complex is %t", format, kind(dt.complex), info.Complex)
 	}
-	return newRaw(r, nil, "input stream", dt, info.SampleRate, -1), nil
+	if err := checkChannels(info.NumChannels); err != nil {
+		return nil, fmt.Errorf("capture: NewRaw: %w", err)
+	}
+	r2 := newRaw(r, nil, "input stream", dt, info.SampleRate, -1, info.ChannelCount())
+	r2.sniff = true
+	return r2, nil
 }
 
-func newRaw(r io.Reader, closer io.Closer, name string, dt datatype, rate float64, declared int64) *Raw {
+// checkChannels checks a requested channel count (0 = 1).
+func checkChannels(n int) error {
+	if n < 0 || n > MaxChannels {
+		return fmt.Errorf("%d channels: want 1..%d", n, MaxChannels)
+	}
+	return nil
+}
+
+func newRaw(r io.Reader, closer io.Closer, name string, dt datatype, rate float64, declared int64, nch int) *Raw {
 	dl, _ := r.(deadliner)
+	info := Info{SampleRate: rate, Complex: dt.complex, NumChannels: nch}
 	return &Raw{
 		dl:       dl,
 		r:        r,
 		closer:   closer,
 		name:     name,
 		dt:       dt,
-		info:     Info{SampleRate: rate, Complex: dt.complex},
+		info:     info,
+		fbytes:   dt.frame() * info.ChannelCount(),
 		frameBuf: frameBuf{buf: make([]byte, rawBufSize)},
 		declared: declared,
 	}
+}
+
+// SignalMeta returns the metadata carried from the input (a SigMF recording's
+// global fields and annotations, a WAV file's), or nil.
+func (r *Raw) SignalMeta() *Meta { return r.meta }
+
+// Len returns the frames left to read and true when the input's length is
+// known (a regular file, a WAV header's data size); false otherwise.
+func (r *Raw) Len() (int64, bool) {
+	switch {
+	case r.direct != nil:
+		return r.direct.restBytes() / int64(r.fbytes), true
+	case r.declared >= 0:
+		return (r.declared - r.consumed + int64(r.hi-r.lo)) / int64(r.fbytes), true
+	}
+	return 0, false
 }
 
 // Info describes the stream.
@@ -133,10 +168,10 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		return r.readDirect(dst)
 	}
 	r.watch(ctx)
-	frame := r.dt.frame()
+	frame := r.fbytes
 	n, stalls := 0, 0
 	for n < len(dst) {
-		if k := min((r.hi-r.lo)/frame, (len(dst)-n)/ch); k > 0 {
+		if k := min((r.hi-r.lo)/frame, (len(dst)-n)/ch); k > 0 && !r.sniff {
 			r.decode(dst[n:n+k*ch], r.buf[r.lo:r.lo+k*frame])
 			r.lo += k * frame
 			n += k * ch
@@ -154,6 +189,13 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		}
 		m, err := r.refill(r.r)
 		r.consumed += int64(m)
+		if r.sniff && (r.hi >= sniffLen || err != nil || m == 0) {
+			r.sniff = false
+			if serr := sniffContainer(r.buf[:r.hi], r.dt.name); serr != nil {
+				r.err = fmt.Errorf("capture: %s: %w", r.name, serr)
+				return n, r.err
+			}
+		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
 			return n, ctx.Err() // woken by the watch: not sticky
@@ -258,6 +300,14 @@ func openInput(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
+// what names the sample layout in messages: "cf32_le" or "4-channel cf32_le frame".
+func (r *Raw) what() string {
+	if n := r.info.ChannelCount(); n > 1 {
+		return fmt.Sprintf("%d-channel %s frame", n, r.dt.name)
+	}
+	return r.dt.name
+}
+
 // endErr is the error at end of input: io.EOF, or ErrTruncated when bytes
 // are left over or the input is shorter than its header declared.
 func (r *Raw) endErr() error { return r.endErrLeft(r.hi - r.lo) }
@@ -268,49 +318,26 @@ func (r *Raw) endErrLeft(left int) error {
 	switch {
 	case short && left > 0:
 		return inputErr(ErrTruncated, "capture: %s: truncated input: header declares %d data bytes but input ends after %d, and the last %d byte(s) are not a whole %d-byte %s sample",
-			r.name, r.declared, r.consumed, left, r.dt.frame(), r.dt.name)
+			r.name, r.declared, r.consumed, left, r.fbytes, r.what())
 	case short:
 		return inputErr(ErrTruncated, "capture: %s: truncated input: header declares %d data bytes but input ends after %d",
 			r.name, r.declared, r.consumed)
 	case left > 0:
 		return inputErr(ErrTruncated, "capture: %s: truncated input: %d byte(s) left over at the end, not a whole %d-byte %s sample",
-			r.name, left, r.dt.frame(), r.dt.name)
+			r.name, left, r.fbytes, r.what())
 	}
 	return io.EOF
 }
 
-// nativeLE is true on little-endian hosts, where a float32's memory is its
-// little-endian encoding.
-var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
 // decode converts len(dst) little-endian values from src.
 func (r *Raw) decode(dst []float32, src []byte) { decodeLE(r.dt, dst, src) }
 
-// decodeLE converts len(dst) little-endian values of datatype dt from src.
-func decodeLE(dt datatype, dst []float32, src []byte) {
-	if dt.float && nativeLE && len(dst) > 0 {
-		// The bytes are already the in-memory float32s: one memmove.
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src[:4*len(dst)])
-		return
-	}
-	if dt.float {
-		src = src[:4*len(dst)]
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
-		return
-	}
-	src = src[:2*len(dst)]
-	for i := range dst {
-		dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:]))) * (1.0 / 32768)
-	}
-}
-
 // OpenFile opens a sample file. format is a raw datatype ("ri16_le",
-// "rf32_le", "ci16_le", "cf32_le"), "wav" or "sigmf"; "" infers it from the
-// extension (.wav; .sigmf-meta, .sigmf-data, .sigmf). Raw formats need
-// sampleRate > 0. For WAV and SigMF the rate comes from the file; a non-zero
-// sampleRate that disagrees with it is an error rather than being ignored.
+// "rf32_le", "ci16_le", "cf32_le", "cu8", "cs8"), "wav" or "sigmf"; ""
+// infers it from the extension (.wav; .sigmf-meta, .sigmf-data, .sigmf).
+// Raw formats need sampleRate > 0. For WAV and SigMF the rate comes from
+// the file; a non-zero sampleRate that disagrees with it is an error rather
+// than being ignored. See [Open] for more channels.
 func OpenFile(path, format string, sampleRate float64) (Source, error) {
 	return OpenFileContext(context.Background(), path, format, sampleRate)
 }
@@ -318,16 +345,45 @@ func OpenFile(path, format string, sampleRate float64) (Source, error) {
 // OpenFileContext is OpenFile where a cancelled ctx abandons the open of a
 // raw FIFO that no writer has opened yet.
 func OpenFileContext(ctx context.Context, path, format string, sampleRate float64) (Source, error) {
+	return Open(ctx, path, FileOptions{Format: format, SampleRate: sampleRate})
+}
+
+// FileOptions say how [Open] reads a file.
+type FileOptions struct {
+	// Format is a raw datatype, "wav" or "sigmf"; "" infers it from the
+	// extension.
+	Format string
+	// SampleRate is required for raw formats; for WAV and SigMF, when not
+	// 0, it must agree with the file.
+	SampleRate float64
+	// Channels is the number of interleaved channels in a frame. Raw
+	// formats: 0 means 1. WAV and SigMF take it from the file; a non-zero
+	// value must agree (for a complex WAV, it counts I/Q pairs).
+	Channels int
+	// Complex pairs a WAV file's channels as I,Q (left I, right Q): 2N
+	// channels in the file are N complex channels. Raw and SigMF formats
+	// say themselves whether they are complex; true there must agree.
+	Complex bool
+}
+
+// Open opens a sample file as [OpenFile] does, with the channels and
+// pairing of opts. A raw format on a file that is a WAV file or SigMF
+// metadata is refused (the header would be read as samples).
+func Open(ctx context.Context, path string, opts FileOptions) (Source, error) {
+	format := opts.Format
 	if format == "" {
 		var err error
 		if format, err = inferFormat(path); err != nil {
 			return nil, err
 		}
 	}
+	if err := checkChannels(opts.Channels); err != nil {
+		return nil, fmt.Errorf("capture: %s: %w", path, err)
+	}
 	var src Source
 	switch format {
 	case FormatWAV:
-		w, err := OpenWAV(path)
+		w, err := openWAV(path, opts.Complex)
 		if err != nil {
 			return nil, err
 		}
@@ -343,22 +399,77 @@ func OpenFileContext(ctx context.Context, path, format string, sampleRate float6
 		if err != nil {
 			return nil, fmt.Errorf("capture: %s: %w; or use wav or sigmf", path, err)
 		}
-		if err := checkRate(sampleRate); err != nil {
+		if err := checkRate(opts.SampleRate); err != nil {
 			return nil, fmt.Errorf("capture: %s: %w (raw %s files need it)", path, err, format)
+		}
+		if opts.Complex && !dt.complex {
+			return nil, fmt.Errorf("capture: %s: format %s is real; complex I,Q needs a complex format (%s, %s, %s, %s)", path, format, FormatCF32, FormatCI16, FormatCU8, FormatCS8)
 		}
 		f, err := openInput(ctx, path)
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
-		r := newRaw(f, f, path, dt, sampleRate, -1)
+		if err := sniffFile(f, format); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("capture: %s: %w", path, err)
+		}
+		r := newRaw(f, f, path, dt, opts.SampleRate, -1, max(1, opts.Channels))
 		r.direct = newFileReader(f, dt, 0, -1)
+		if r.direct == nil {
+			if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+				r.sniff = true // a FIFO: checked on the first bytes read
+			}
+		}
 		return r, nil
 	}
-	if got := src.Info().SampleRate; sampleRate != 0 && sampleRate != got {
+	info := src.Info()
+	fail := func(err error) (Source, error) {
 		src.Close()
-		return nil, fmt.Errorf("capture: %s: sample rate %g S/s was given but the file says %g S/s", path, sampleRate, got)
+		return nil, err
+	}
+	if got := info.SampleRate; opts.SampleRate != 0 && opts.SampleRate != got {
+		return fail(fmt.Errorf("capture: %s: sample rate %g S/s was given but the file says %g S/s", path, opts.SampleRate, got))
+	}
+	if opts.Channels != 0 && opts.Channels != info.ChannelCount() {
+		what := "channel(s)"
+		if info.Complex {
+			what = "complex (I,Q) channel(s)"
+		}
+		return fail(fmt.Errorf("capture: %s: %d channels were given but the file has %d %s", path, opts.Channels, info.ChannelCount(), what))
+	}
+	if format == FormatSigMF && opts.Complex && !info.Complex {
+		return fail(fmt.Errorf("capture: %s: complex was given but the recording's datatype is real", path))
 	}
 	return src, nil
+}
+
+// sniffLen is how many leading bytes sniffContainer looks at.
+const sniffLen = 512
+
+// sniffFile refuses a raw format on a file that starts like a WAV file or
+// SigMF metadata; the read is by position, so the file offset is kept.
+func sniffFile(f *os.File, format string) error {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	b := make([]byte, sniffLen)
+	n, _ := f.ReadAt(b, 0)
+	return sniffContainer(b[:n], format)
+}
+
+// sniffContainer refuses a raw format on input that starts with a
+// RIFF/WAVE header or is a SigMF metadata (JSON) document: the header
+// would otherwise be filtered as samples.
+func sniffContainer(b []byte, format string) error {
+	if len(b) >= 12 && (string(b[0:4]) == "RIFF" || string(b[0:4]) == "RF64") && string(b[8:12]) == "WAVE" {
+		return inputErr(ErrFormat, "the input is a WAV file (it starts with a RIFF/WAVE header), not raw %s samples; use format: wav (or omit format for a .wav name)", format)
+	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) > 0 && t[0] == '{' && (bytes.Contains(t, []byte(`"global"`)) || bytes.Contains(t, []byte(`"core:`))) {
+		return inputErr(ErrFormat, "the input is SigMF metadata (a JSON document), not raw %s samples; give the .sigmf-meta with format: sigmf, or the .sigmf-data", format)
+	}
+	return nil
 }
 
 // inferFormat maps a file extension to a container format.

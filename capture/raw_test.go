@@ -42,6 +42,14 @@ func le16(v ...int16) []byte {
 	return b
 }
 
+func le32i(v ...int32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
 func le32f(v ...float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -178,9 +186,9 @@ func TestNewRawErrors(t *testing.T) {
 		want   string
 	}{
 		{"nil reader", nil, "rf32_le", capture.Info{SampleRate: 1}, "nil reader"},
-		{"unknown format", r, "f32", capture.Info{SampleRate: 1}, `unknown datatype "f32" (supported: ri16_le, rf32_le, ci16_le, cf32_le)`},
+		{"unknown format", r, "f32", capture.Info{SampleRate: 1}, `unknown datatype "f32" (supported: ri16_le, rf32_le, ci16_le, cf32_le, cu8, cs8`},
 		{"big-endian", r, "cf32_be", capture.Info{SampleRate: 1, Complex: true}, `unsupported datatype "cf32_be"`},
-		{"cu8", r, "cu8", capture.Info{SampleRate: 1, Complex: true}, `unsupported datatype "cu8"`},
+		{"cu16", r, "cu16_le", capture.Info{SampleRate: 1, Complex: true}, `unsupported datatype "cu16_le"`},
 		{"container", r, "wav", capture.Info{SampleRate: 1}, "use NewWAV"},
 		{"no rate", r, "rf32_le", capture.Info{}, "sample rate 0"},
 		{"complex mismatch", r, "ci16_le", capture.Info{SampleRate: 1}, "ci16_le is complex but info.Complex is false"},

@@ -104,7 +104,7 @@ func (r *fileReader) close() error {
 // readDirect is Raw.Read for a float32 file read by position: whole
 // samples go straight into dst.
 func (r *Raw) readDirect(dst []float32) (int, error) {
-	frame := r.dt.frame()
+	frame := r.fbytes
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst))
 	m, err := r.direct.read(b)
 	r.consumed += int64(m)
@@ -189,7 +189,7 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	frame := r.dt.frame()
+	frame := r.fbytes
 	ch := r.info.Channels()
 	want := int64(n/ch) * int64(frame)
 	k := min(want, (d.end-d.off)/int64(frame)*int64(frame))

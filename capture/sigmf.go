@@ -12,6 +12,7 @@ import (
 	slashpath "path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // SigMF file name extensions.
@@ -45,6 +46,13 @@ type SigMFInfo struct {
 	// FrequencyHz is captures[0] core:frequency, 0 if absent.
 	FrequencyHz float64
 	Description string // core:description
+	// NumChannels is core:num_channels (1 if absent): the channels
+	// interleaved in each sample.
+	NumChannels int
+	// Meta holds the fields carried to an output: core:author, core:hw,
+	// core:description, captures[0] core:frequency and core:datetime, and
+	// the annotations, indices relative to captures[0] core:sample_start.
+	Meta Meta
 	// Dataset is core:dataset, the data file of a non-conforming dataset;
 	// "" means the conforming <base>.sigmf-data.
 	Dataset string
@@ -67,26 +75,31 @@ func (s *SigMF) Files() []string { return s.files }
 // sigmfJSON mirrors the metadata fields read; pointers tell absent from zero.
 type sigmfJSON struct {
 	Global *struct {
-		Datatype      *string  `json:"core:datatype"`
-		SampleRate    *float64 `json:"core:sample_rate"`
-		Version       *string  `json:"core:version"`
-		NumChannels   *int64   `json:"core:num_channels"`
-		Offset        *uint64  `json:"core:offset"`
-		TrailingBytes *uint64  `json:"core:trailing_bytes"`
-		Description   *string  `json:"core:description"`
-		Dataset       *string  `json:"core:dataset"`
-		MetadataOnly  *bool    `json:"core:metadata_only"`
+		Datatype      *string           `json:"core:datatype"`
+		SampleRate    *float64          `json:"core:sample_rate"`
+		Version       *string           `json:"core:version"`
+		NumChannels   *int64            `json:"core:num_channels"`
+		Offset        *uint64           `json:"core:offset"`
+		TrailingBytes *uint64           `json:"core:trailing_bytes"`
+		Description   *string           `json:"core:description"`
+		Dataset       *string           `json:"core:dataset"`
+		MetadataOnly  *bool             `json:"core:metadata_only"`
+		Author        *string           `json:"core:author"`
+		HW            *string           `json:"core:hw"`
+		Extensions    []json.RawMessage `json:"core:extensions"`
 	} `json:"global"`
 	Captures []struct {
 		SampleStart *uint64  `json:"core:sample_start"`
 		HeaderBytes *uint64  `json:"core:header_bytes"`
 		Frequency   *float64 `json:"core:frequency"`
+		Datetime    *string  `json:"core:datetime"`
 	} `json:"captures"`
+	Annotations []map[string]json.RawMessage `json:"annotations"`
 }
 
 // ParseSigMFMeta parses and validates the contents of a .sigmf-meta file.
-// Only single-channel recordings of ri16_le, rf32_le, ci16_le or cf32_le
-// samples are accepted.
+// Recordings of ri16_le, rf32_le, ci16_le, cf32_le, cu8 or ci8 samples with
+// up to MaxChannels channels are accepted.
 func ParseSigMFMeta(data []byte) (SigMFInfo, error) {
 	info, err := parseSigMFMeta(data)
 	if err != nil {
@@ -125,14 +138,24 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 	if !(info.SampleRate > 0) || math.IsInf(info.SampleRate, 0) {
 		return SigMFInfo{}, inputErr(ErrFormat, "core:sample_rate %g must be a positive finite number", info.SampleRate)
 	}
+	info.NumChannels = 1
 	if g.NumChannels != nil {
 		switch nc := *g.NumChannels; {
 		case nc < 1:
 			return SigMFInfo{}, inputErr(ErrFormat, "core:num_channels %d must be at least 1", nc)
-		case nc > 1:
-			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:num_channels %d (multi-channel recordings are not supported; want 1)", nc)
+		case nc > MaxChannels:
+			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:num_channels %d (supported: 1..%d)", nc, MaxChannels)
+		default:
+			info.NumChannels = int(nc)
 		}
 	}
+	if g.Author != nil {
+		info.Meta.Author = *g.Author
+	}
+	if g.HW != nil {
+		info.Meta.HW = *g.HW
+	}
+	info.Meta.Extensions = g.Extensions
 	if g.MetadataOnly != nil && *g.MetadataOnly {
 		return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:metadata_only recording: it has no samples")
 	}
@@ -144,6 +167,7 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 	}
 	if g.Description != nil {
 		info.Description = *g.Description
+		info.Meta.Description = *g.Description
 	}
 	if g.Dataset != nil {
 		info.Dataset = *g.Dataset
@@ -162,6 +186,14 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 			}
 			if c.Frequency != nil {
 				info.FrequencyHz = *c.Frequency
+				info.Meta.FrequencyHz, info.Meta.HasFrequency = *c.Frequency, true
+			}
+			if c.Datetime != nil {
+				t, err := time.Parse(time.RFC3339Nano, *c.Datetime)
+				if err != nil {
+					return SigMFInfo{}, inputErr(ErrFormat, "captures[0] core:datetime %q is not an RFC 3339 time", *c.Datetime)
+				}
+				info.Meta.Datetime = t
 			}
 			continue
 		}
@@ -169,8 +201,17 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:header_bytes in captures[%d]; only a header before the first capture is supported", i)
 		}
 	}
+	for i, a := range m.Annotations {
+		ann, keep, err := parseAnnotation(a, info.SampleStart)
+		if err != nil {
+			return SigMFInfo{}, inputErr(ErrFormat, "annotations[%d]: %v", i, err)
+		}
+		if keep {
+			info.Meta.Annotations = append(info.Meta.Annotations, ann)
+		}
+	}
 	dt, _ := lookupDatatype(info.Datatype)
-	if info.SampleStart > math.MaxInt64/uint64(dt.frame()) ||
+	if info.SampleStart > math.MaxInt64/uint64(dt.frame()*info.NumChannels) ||
 		info.HeaderBytes > math.MaxInt64/2 || info.TrailingBytes > math.MaxInt64/2 {
 		return SigMFInfo{}, inputErr(ErrFormat, "captures[0] offsets are out of range")
 	}
@@ -213,7 +254,43 @@ func checkInDir(path, dir string) error {
 
 // skipBytes is the byte position of the first sample read.
 func (i SigMFInfo) skipBytes(dt datatype) int64 {
-	return int64(i.HeaderBytes) + int64(i.SampleStart)*int64(dt.frame())
+	return int64(i.HeaderBytes) + int64(i.SampleStart)*int64(dt.frame()*max(1, i.NumChannels))
+}
+
+// parseAnnotation reads one annotation; its start is made relative to
+// first, the first sample read. One that ends before first is dropped
+// (keep false); one that starts before it is cut to begin there.
+func parseAnnotation(a map[string]json.RawMessage, first uint64) (Annotation, bool, error) {
+	var ann Annotation
+	raw, ok := a["core:sample_start"]
+	if !ok {
+		return ann, false, errors.New("no core:sample_start")
+	}
+	var start uint64
+	if err := json.Unmarshal(raw, &start); err != nil {
+		return ann, false, fmt.Errorf("core:sample_start: %v", err)
+	}
+	if raw, ok := a["core:sample_count"]; ok {
+		if err := json.Unmarshal(raw, &ann.SampleCount); err != nil {
+			return ann, false, fmt.Errorf("core:sample_count: %v", err)
+		}
+		ann.HasCount = true
+	}
+	if start < first {
+		if !ann.HasCount || start+ann.SampleCount <= first {
+			return ann, false, nil
+		}
+		ann.SampleCount -= first - start
+		start = first
+	}
+	ann.SampleStart = start - first
+	ann.Fields = make(map[string]json.RawMessage, len(a))
+	for k, v := range a {
+		if k != "core:sample_start" && k != "core:sample_count" {
+			ann.Fields[k] = v
+		}
+	}
+	return ann, true, nil
 }
 
 // OpenSigMF opens a SigMF recording given its .sigmf-meta or .sigmf-data
@@ -283,7 +360,8 @@ func OpenSigMF(path string) (*SigMF, error) {
 			return nil, fmt.Errorf("capture: sigmf %s: skipping to captures[0] core:sample_start: %w", dataPath, err)
 		}
 	}
-	raw := newRaw(r, f, dataPath, dt, info.SampleRate, declared)
+	raw := newRaw(r, f, dataPath, dt, info.SampleRate, declared, info.NumChannels)
+	raw.meta = &info.Meta
 	if declared >= 0 {
 		raw.direct = newFileReader(f, dt, skipN, skipN+declared)
 	}
@@ -368,6 +446,8 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		if _, err := io.CopyN(io.Discard, tr, info.skipBytes(dt)); err != nil {
 			return fail(err)
 		}
-		return &SigMF{Raw: newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n), meta: info, files: []string{path}}, nil
+		raw := newRaw(io.LimitReader(tr, n), f, name, dt, info.SampleRate, n, info.NumChannels)
+		raw.meta = &info.Meta
+		return &SigMF{Raw: raw, meta: info, files: []string{path}}, nil
 	}
 }

@@ -7,28 +7,39 @@ import (
 	"io"
 )
 
-// Info describes a stream.
+// Info describes a stream: frames of NumChannels channels, each real or
+// complex (I,Q), at SampleRate frames per second.
 type Info struct {
-	// SampleRate is in samples per second (complex samples for a complex stream).
+	// SampleRate is in samples (frames) per second; a complex sample counts once.
 	SampleRate float64
-	// Complex is true for interleaved I,Q streams.
+	// Complex is true when every channel is interleaved I,Q.
 	Complex bool
+	// NumChannels is the number of channels in a frame; 0 means 1.
+	NumChannels int
 }
 
-// Channels returns the number of float32 values per sample: 1 for a real
-// stream, 2 for a complex (I,Q) stream.
+// MaxChannels bounds the channels of a stream.
+const MaxChannels = 64
+
+// ChannelCount returns the number of channels in a frame (at least 1).
+func (i Info) ChannelCount() int { return max(1, i.NumChannels) }
+
+// Channels returns the number of float32 values per frame: the channel
+// count, times 2 for a complex stream. A one-channel stream has 1 value
+// per sample when real and 2 (I,Q) when complex.
 func (i Info) Channels() int {
 	if i.Complex {
-		return 2
+		return 2 * i.ChannelCount()
 	}
-	return 1
+	return i.ChannelCount()
 }
 
 // Source reads blocks of samples into a buffer the caller gives, like io.Reader.
 type Source interface {
-	// Read fills dst (float32 values; complex = interleaved I,Q) completely
-	// unless the input ends or fails. It returns the number of float32 values
-	// written, always a multiple of Info().Channels().
+	// Read fills dst (float32 values: whole frames, the channels of each
+	// frame in order, complex ones as I,Q) completely unless the input
+	// ends or fails. It returns the number of float32 values written,
+	// always a multiple of Info().Channels().
 	//
 	// At end of input it returns n < len(dst) (possibly 0) together with
 	// io.EOF. Any other error may also come with n > 0 valid values, which

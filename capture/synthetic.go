@@ -85,14 +85,15 @@ type SyntheticConfig struct {
 // sample index (and the noise seed), so reading in blocks of any size gives
 // the same values as one large read. It is not safe for concurrent use.
 type Synthetic struct {
-	info   Info
-	gen    generator
-	limit  int64 // 0 = unbounded
-	n      int64 // samples delivered so far
-	paced  bool
-	start  time.Time // wall-clock time of sample 0, set by the first Read
-	timer  *time.Timer
-	closed bool
+	firstStamp // paced only
+	info       Info
+	gen        generator
+	limit      int64 // 0 = unbounded
+	n          int64 // samples delivered so far
+	paced      bool
+	start      time.Time // wall-clock time of sample 0, set by the first Read
+	timer      *time.Timer
+	closed     bool
 }
 
 // generator adds the next len(dst)/ch samples of a signal to dst and
@@ -161,6 +162,7 @@ func (s *Synthetic) Read(ctx context.Context, dst []float32) (int, error) {
 	}
 	if s.paced && s.start.IsZero() {
 		s.start = time.Now()
+		s.firstStamp.t = s.start // a paced source's samples are due from now
 	}
 	out := dst[:want*int64(ch)]
 	clear(out)

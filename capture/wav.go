@@ -9,12 +9,14 @@ import (
 	"os"
 )
 
-// WAV support: RIFF/WAVE with PCM 16-bit (format 1) or IEEE float 32-bit
-// (format 3) samples, directly or as WAVE_FORMAT_EXTENSIBLE (0xFFFE)
-// subformats. One channel is a real stream; two channels are taken as a
-// complex stream with the left channel as I and the right as Q, the layout
-// SDR tools (SDR#, HDSDR, SDRuno) use for baseband recordings. Unknown chunks
-// (LIST, fact, ...) are skipped; reading stops at the end of the data chunk.
+// WAV support: RIFF/WAVE with PCM samples of 8 (unsigned), 16, 24 or 32
+// bits (format 1) or IEEE float 32-bit (format 3), directly or as
+// WAVE_FORMAT_EXTENSIBLE (0xFFFE) subformats, any number of channels up to
+// MaxChannels. Integers are scaled by 1/2^(bits−1); 8-bit unsigned becomes
+// (v−128)/128. Each channel is a real channel of the stream, unless the
+// channels are paired as I,Q (left I, right Q: the layout SDR tools such as
+// SDR#, HDSDR and SDRuno use for baseband recordings). Unknown chunks (LIST,
+// fact, ...) are skipped; reading stops at the end of the data chunk.
 
 // ksGUIDTail is the fixed part (bytes 2..15) of the KSDATAFORMAT_SUBTYPE
 // GUIDs; the first two bytes carry the format code.
@@ -29,13 +31,21 @@ const (
 	wavUnknownSize = 0xFFFFFFFF
 )
 
+// wavSupported is listed in error messages.
+const wavSupported = "PCM 8-bit unsigned, 16-, 24- and 32-bit; IEEE float 32-bit"
+
 // OpenWAV opens a WAV file; see the package notes on supported encodings.
-func OpenWAV(path string) (*Raw, error) {
+// Each of the file's channels is a real channel of the stream; see [Open]
+// for I,Q pairs.
+func OpenWAV(path string) (*Raw, error) { return openWAV(path, false) }
+
+// openWAV opens a WAV file, pairing its channels as I,Q when complex.
+func openWAV(path string, complex bool) (*Raw, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	r, err := newWAV(f, f, path)
+	r, err := newWAV(f, f, path, complex)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -43,43 +53,52 @@ func OpenWAV(path string) (*Raw, error) {
 	return r, nil
 }
 
-// NewWAV reads a WAV stream from r (for example stdin). Close does not close r.
+// NewWAV reads a WAV stream from r (for example stdin), each channel a real
+// channel of the stream. Close does not close r.
 func NewWAV(r io.Reader) (*Raw, error) {
 	if r == nil {
 		return nil, errors.New("capture: NewWAV: nil reader")
 	}
-	return newWAV(r, nil, "stream")
+	return newWAV(r, nil, "stream", false)
 }
 
-func newWAV(r io.Reader, closer io.Closer, name string) (*Raw, error) {
-	dt, rate, size, err := parseWAVHeader(r)
+func newWAV(r io.Reader, closer io.Closer, name string, complex bool) (*Raw, error) {
+	dt, chans, rate, size, err := parseWAVHeader(r)
 	if err != nil {
 		return nil, fmt.Errorf("capture: wav %s: %w", name, err)
 	}
-	if size == wavUnknownSize {
-		return newRaw(r, closer, name, dt, rate, -1), nil
+	if complex {
+		if chans%2 != 0 {
+			return nil, fmt.Errorf("capture: wav %s: %w", name, inputErr(ErrFormat, "%d channels cannot be paired as I,Q (complex needs an even count)", chans))
+		}
+		chans /= 2
+		dt.complex = true
 	}
-	return newRaw(io.LimitReader(r, size), closer, name, dt, rate, size), nil
+	if size == wavUnknownSize {
+		return newRaw(r, closer, name, dt, rate, -1, chans), nil
+	}
+	return newRaw(io.LimitReader(r, size), closer, name, dt, rate, size, chans), nil
 }
 
 // parseWAVHeader reads up to the start of the data chunk and returns the
-// sample layout, rate and declared data size (wavUnknownSize if unknown).
-func parseWAVHeader(r io.Reader) (dt datatype, rate float64, size int64, err error) {
+// sample layout of one channel, the channel count, the rate and the
+// declared data size (wavUnknownSize if unknown).
+func parseWAVHeader(r io.Reader) (dt datatype, chans int, rate float64, size int64, err error) {
 	var hdr [12]byte
 	if n, err := io.ReadFull(r, hdr[:]); err != nil {
-		return dt, 0, 0, shortErr(err, fmt.Sprintf("input is %d bytes, too short for a RIFF header", n))
+		return dt, 0, 0, 0, shortErr(err, fmt.Sprintf("input is %d bytes, too short for a RIFF header", n))
 	}
 	switch string(hdr[0:4]) {
 	case "RIFF":
 	case "RF64", "BW64":
-		return dt, 0, 0, inputErr(ErrUnsupported, "unsupported %s (64-bit RIFF) file", hdr[0:4])
+		return dt, 0, 0, 0, inputErr(ErrUnsupported, "unsupported %s (64-bit RIFF) file", hdr[0:4])
 	case "RIFX":
-		return dt, 0, 0, inputErr(ErrUnsupported, "unsupported big-endian RIFX file")
+		return dt, 0, 0, 0, inputErr(ErrUnsupported, "unsupported big-endian RIFX file")
 	default:
-		return dt, 0, 0, inputErr(ErrFormat, "not a RIFF file (starts with %q)", hdr[0:4])
+		return dt, 0, 0, 0, inputErr(ErrFormat, "not a RIFF file (starts with %q)", hdr[0:4])
 	}
 	if string(hdr[8:12]) != "WAVE" {
-		return dt, 0, 0, inputErr(ErrFormat, "RIFF form type is %q, want \"WAVE\"", hdr[8:12])
+		return dt, 0, 0, 0, inputErr(ErrFormat, "RIFF form type is %q, want \"WAVE\"", hdr[8:12])
 	}
 	haveFmt := false
 	for {
@@ -87,49 +106,50 @@ func parseWAVHeader(r io.Reader) (dt datatype, rate float64, size int64, err err
 		if _, err := io.ReadFull(r, ck[:]); err != nil {
 			if err == io.EOF {
 				if !haveFmt {
-					return dt, 0, 0, inputErr(ErrFormat, "no fmt chunk")
+					return dt, 0, 0, 0, inputErr(ErrFormat, "no fmt chunk")
 				}
-				return dt, 0, 0, inputErr(ErrFormat, "no data chunk")
+				return dt, 0, 0, 0, inputErr(ErrFormat, "no data chunk")
 			}
-			return dt, 0, 0, shortErr(err, "chunk header cut short")
+			return dt, 0, 0, 0, shortErr(err, "chunk header cut short")
 		}
 		id := string(ck[0:4])
 		csize := int64(binary.LittleEndian.Uint32(ck[4:]))
 		switch id {
 		case "fmt ":
 			if haveFmt {
-				return dt, 0, 0, inputErr(ErrFormat, "more than one fmt chunk")
+				return dt, 0, 0, 0, inputErr(ErrFormat, "more than one fmt chunk")
 			}
 			if csize < 16 {
-				return dt, 0, 0, inputErr(ErrFormat, "fmt chunk is %d bytes, want at least 16", csize)
+				return dt, 0, 0, 0, inputErr(ErrFormat, "fmt chunk is %d bytes, want at least 16", csize)
 			}
 			var f [40]byte
 			n := min(csize, int64(len(f)))
 			if _, err := io.ReadFull(r, f[:n]); err != nil {
-				return dt, 0, 0, shortErr(err, "fmt chunk cut short")
+				return dt, 0, 0, 0, shortErr(err, "fmt chunk cut short")
 			}
-			if dt, rate, err = parseWAVFmt(f[:n]); err != nil {
-				return dt, 0, 0, err
+			if dt, chans, rate, err = parseWAVFmt(f[:n]); err != nil {
+				return dt, 0, 0, 0, err
 			}
 			if err := skip(r, csize-n+csize&1, "fmt "); err != nil {
-				return dt, 0, 0, err
+				return dt, 0, 0, 0, err
 			}
 			haveFmt = true
 		case "data":
 			if !haveFmt {
-				return dt, 0, 0, inputErr(ErrFormat, "data chunk before fmt chunk")
+				return dt, 0, 0, 0, inputErr(ErrFormat, "data chunk before fmt chunk")
 			}
-			return dt, rate, csize, nil
+			return dt, chans, rate, csize, nil
 		default:
 			if err := skip(r, csize+csize&1, id); err != nil {
-				return dt, 0, 0, err
+				return dt, 0, 0, 0, err
 			}
 		}
 	}
 }
 
-// parseWAVFmt decodes a fmt chunk body (16 to 40 bytes).
-func parseWAVFmt(f []byte) (datatype, float64, error) {
+// parseWAVFmt decodes a fmt chunk body (16 to 40 bytes): one channel's
+// sample layout (real), the channel count and the rate.
+func parseWAVFmt(f []byte) (datatype, int, float64, error) {
 	le := binary.LittleEndian
 	tag := le.Uint16(f[0:])
 	chans := int(le.Uint16(f[2:]))
@@ -138,44 +158,45 @@ func parseWAVFmt(f []byte) (datatype, float64, error) {
 	bits := int(le.Uint16(f[14:]))
 	if tag == wavExtensible {
 		if len(f) < 40 {
-			return datatype{}, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE fmt chunk is %d bytes, want 40", len(f))
+			return datatype{}, 0, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE fmt chunk is %d bytes, want 40", len(f))
 		}
 		if cb := le.Uint16(f[16:]); cb < 22 {
-			return datatype{}, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE extension is %d bytes, want 22", cb)
+			return datatype{}, 0, 0, inputErr(ErrFormat, "WAVE_FORMAT_EXTENSIBLE extension is %d bytes, want 22", cb)
 		}
 		if valid := int(le.Uint16(f[18:])); valid > bits {
-			return datatype{}, 0, inputErr(ErrFormat, "%d valid bits in %d-bit samples", valid, bits)
+			return datatype{}, 0, 0, inputErr(ErrFormat, "%d valid bits in %d-bit samples", valid, bits)
 		}
 		guid := f[24:40]
 		if !bytes.Equal(guid[2:], ksGUIDTail[:]) {
-			return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAVE_FORMAT_EXTENSIBLE subformat GUID %x (supported: PCM 16-bit, IEEE float 32-bit)", guid)
+			return datatype{}, 0, 0, inputErr(ErrUnsupported, "unsupported WAVE_FORMAT_EXTENSIBLE subformat GUID %x (supported: %s)", guid, wavSupported)
 		}
 		tag = le.Uint16(guid[0:])
 	}
 	var dt datatype
 	switch {
+	case tag == wavPCM && bits == 8:
+		dt = datatype{name: "ru8 (WAV)", size: 1, enc: encU8Half}
 	case tag == wavPCM && bits == 16:
-		dt = datatype{name: "ri16_le", size: 2}
+		dt = datatype{name: FormatRI16, size: 2, enc: encI16}
+	case tag == wavPCM && bits == 24:
+		dt = datatype{name: "ri24_le", size: 3, enc: encI24}
+	case tag == wavPCM && bits == 32:
+		dt = datatype{name: "ri32_le", size: 4, enc: encI32}
 	case tag == wavFloat && bits == 32:
-		dt = datatype{name: "rf32_le", size: 4, float: true}
+		dt = datatype{name: FormatRF32, size: 4, enc: encF32, float: true}
 	default:
-		return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAV encoding %s (supported: PCM 16-bit, IEEE float 32-bit)", wavEncoding(tag, bits))
+		return datatype{}, 0, 0, inputErr(ErrUnsupported, "unsupported WAV encoding %s (supported: %s)", wavEncoding(tag, bits), wavSupported)
 	}
-	switch chans {
-	case 1:
-	case 2:
-		dt.complex = true
-		dt.name = "c" + dt.name[1:]
-	default:
-		return datatype{}, 0, inputErr(ErrUnsupported, "unsupported WAV channel count %d (supported: 1 = real, 2 = complex I/Q)", chans)
+	if chans < 1 || chans > MaxChannels {
+		return datatype{}, 0, 0, inputErr(ErrUnsupported, "unsupported WAV channel count %d (supported: 1..%d)", chans, MaxChannels)
 	}
-	if align != dt.frame() {
-		return datatype{}, 0, inputErr(ErrFormat, "block align %d, want %d for %d channel(s) of %d bits", align, dt.frame(), chans, bits)
+	if align != dt.size*chans {
+		return datatype{}, 0, 0, inputErr(ErrFormat, "block align %d, want %d for %d channel(s) of %d bits", align, dt.size*chans, chans, bits)
 	}
 	if rate == 0 {
-		return datatype{}, 0, inputErr(ErrFormat, "sample rate is 0")
+		return datatype{}, 0, 0, inputErr(ErrFormat, "sample rate is 0")
 	}
-	return dt, float64(rate), nil
+	return dt, chans, float64(rate), nil
 }
 
 // wavEncoding names a WAV format tag for error messages.

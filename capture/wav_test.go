@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -112,33 +113,65 @@ func TestWAVDecode(t *testing.T) {
 	pcmWant := []float32{0.5, -0.5, 32767.0 / 32768, -1}
 	flt := le32f(0.25, -0.125, 1.5, -2)
 	fltWant := []float32{0.25, -0.125, 1.5, -2}
+	u8 := []byte{128, 0, 255, 192}
+	u8Want := []float32{0, -1, 127.0 / 128, 0.5}
+	// 24-bit: 0x400000 = 0.5, 0xC00000 = -0.5, 0x7FFFFF, 0x800000 = -1.
+	i24 := []byte{0, 0, 0x40, 0, 0, 0xC0, 0xFF, 0xFF, 0x7F, 0, 0, 0x80}
+	i24Want := []float32{0.5, -0.5, float32(8388607.0 / 8388608), -1}
+	i32 := le32i(1<<30, -(1 << 30), 1<<31-1, -(1 << 31))
+	i32Want := []float32{0.5, -0.5, float32(2147483647.0 / 2147483648), -1}
 	tests := []struct {
 		name    string
 		spec    wavSpec
+		pair    bool // complex: the channels paired as I,Q
 		complex bool
+		nch     int
 		want    []float32
 	}{
-		{"pcm16 mono", wavSpec{tag: 1, chans: 1, bits: 16, rate: 48000, data: pcm}, false, pcmWant},
-		{"pcm16 stereo as IQ", wavSpec{tag: 1, chans: 2, bits: 16, rate: 2400000, data: pcm}, true, pcmWant},
-		{"float32 mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 8000, data: flt}, false, fltWant},
-		{"float32 stereo as IQ", wavSpec{tag: 3, chans: 2, bits: 32, rate: 8000, data: flt}, true, fltWant},
-		{"extensible pcm16 stereo", wavSpec{tag: 1, chans: 2, bits: 16, rate: 96000, extensible: true, data: pcm}, true, pcmWant},
-		{"extensible float mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 96000, extensible: true, data: flt}, false, fltWant},
-		{"extra chunks skipped", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050, data: pcm, list: true}, false, pcmWant},
-		{"empty data", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050}, false, nil},
+		{"pcm16 mono", wavSpec{tag: 1, chans: 1, bits: 16, rate: 48000, data: pcm}, false, false, 1, pcmWant},
+		{"pcm16 stereo as two channels", wavSpec{tag: 1, chans: 2, bits: 16, rate: 48000, data: pcm}, false, false, 2, pcmWant},
+		{"pcm16 stereo as IQ", wavSpec{tag: 1, chans: 2, bits: 16, rate: 2400000, data: pcm}, true, true, 1, pcmWant},
+		{"float32 mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 8000, data: flt}, false, false, 1, fltWant},
+		{"float32 stereo as IQ", wavSpec{tag: 3, chans: 2, bits: 32, rate: 8000, data: flt}, true, true, 1, fltWant},
+		{"float32 four channels", wavSpec{tag: 3, chans: 4, bits: 32, rate: 8000, extensible: true, data: flt}, false, false, 4, fltWant},
+		{"float32 four channels as two IQ", wavSpec{tag: 3, chans: 4, bits: 32, rate: 8000, extensible: true, data: flt}, true, true, 2, fltWant},
+		{"extensible pcm16 stereo", wavSpec{tag: 1, chans: 2, bits: 16, rate: 96000, extensible: true, data: pcm}, true, true, 1, pcmWant},
+		{"extensible float mono", wavSpec{tag: 3, chans: 1, bits: 32, rate: 96000, extensible: true, data: flt}, false, false, 1, fltWant},
+		{"u8 mono", wavSpec{tag: 1, chans: 1, bits: 8, rate: 8000, data: u8}, false, false, 1, u8Want},
+		{"pcm24 mono", wavSpec{tag: 1, chans: 1, bits: 24, rate: 44100, data: i24}, false, false, 1, i24Want},
+		{"pcm24 extensible stereo", wavSpec{tag: 1, chans: 2, bits: 24, rate: 44100, extensible: true, data: i24}, false, false, 2, i24Want},
+		{"pcm32 mono", wavSpec{tag: 1, chans: 1, bits: 32, rate: 44100, data: i32}, false, false, 1, i32Want},
+		{"pcm32 extensible stereo as IQ", wavSpec{tag: 1, chans: 2, bits: 32, rate: 44100, extensible: true, data: i32}, true, true, 1, i32Want},
+		{"extra chunks skipped", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050, data: pcm, list: true}, false, false, 1, pcmWant},
+		{"empty data", wavSpec{tag: 1, chans: 1, bits: 16, rate: 22050}, false, false, 1, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := capture.NewWAV(bytes.NewReader(buildWAV(tc.spec)))
+			path := filepath.Join(t.TempDir(), "x.wav")
+			if err := os.WriteFile(path, buildWAV(tc.spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := capture.Open(context.Background(), path, capture.FileOptions{Complex: tc.pair})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info := src.Info(); info.SampleRate != float64(tc.spec.rate) || info.Complex != tc.complex {
-				t.Fatalf("Info %+v, want rate %d complex %v", info, tc.spec.rate, tc.complex)
+			defer src.Close()
+			if info := src.Info(); info.SampleRate != float64(tc.spec.rate) || info.Complex != tc.complex || info.ChannelCount() != tc.nch {
+				t.Fatalf("Info %+v, want rate %d complex %v channels %d", info, tc.spec.rate, tc.complex, tc.nch)
 			}
-			got, err := readAll(src, 1)
+			got, err := readAll(src, src.Info().Channels())
 			if err != io.EOF || !equal(got, tc.want) {
 				t.Fatalf("got %v, %v; want %v, EOF", got, err, tc.want)
+			}
+			if !tc.pair {
+				// The stream reader agrees.
+				src2, err := capture.NewWAV(bytes.NewReader(buildWAV(tc.spec)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := readAll(src2, src2.Info().Channels()); err != io.EOF || !equal(got, tc.want) {
+					t.Fatalf("NewWAV: got %v, %v", got, err)
+				}
 			}
 		})
 	}
@@ -154,9 +187,15 @@ func TestOpenWAVFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	got, err := readAll(src, 7)
-	if err != io.EOF || !equal(got, []float32{1, 2, 3, 4}) || !src.Info().Complex {
+	got, err := readAll(src, 8)
+	if err != io.EOF || !equal(got, []float32{1, 2, 3, 4}) || src.Info().Complex || src.Info().ChannelCount() != 2 {
 		t.Fatalf("got %v %v %+v", got, err, src.Info())
+	}
+	if _, err := capture.Open(context.Background(), path, capture.FileOptions{Channels: 3}); err == nil || !strings.Contains(err.Error(), "3 channels were given but the file has 2") {
+		t.Fatalf("channel mismatch: %v", err)
+	}
+	if _, err := capture.Open(context.Background(), path, capture.FileOptions{Channels: 2, Complex: true}); err == nil || !strings.Contains(err.Error(), "file has 1 complex") {
+		t.Fatalf("complex channel mismatch: %v", err)
 	}
 }
 
@@ -173,12 +212,11 @@ func TestWAVErrors(t *testing.T) {
 		{"not RIFF", []byte("OggS\x00\x00\x00\x00WAVEfmt "), `not a RIFF file (starts with "OggS")`, capture.ErrFormat},
 		{"not WAVE", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 1, wave: "AVI "}), `RIFF form type is "AVI "`, capture.ErrFormat},
 		{"RF64", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 1, riff: "RF64"}), "RF64", capture.ErrUnsupported},
-		{"8-bit", buildWAV(wavSpec{tag: 1, chans: 1, bits: 8, rate: 8000, data: pcm}), "unsupported WAV encoding PCM 8-bit", capture.ErrUnsupported},
-		{"24-bit", buildWAV(wavSpec{tag: 1, chans: 1, bits: 24, rate: 8000, data: pcm}), "PCM 24-bit", capture.ErrUnsupported},
-		{"24-bit extensible", buildWAV(wavSpec{tag: 1, chans: 2, bits: 24, rate: 8000, extensible: true, data: pcm}), "PCM 24-bit", capture.ErrUnsupported},
+		{"12-bit", buildWAV(wavSpec{tag: 1, chans: 1, bits: 12, rate: 8000, align: 2, data: pcm}), "unsupported WAV encoding PCM 12-bit", capture.ErrUnsupported},
+		{"64-bit extensible", buildWAV(wavSpec{tag: 1, chans: 2, bits: 64, rate: 8000, extensible: true, data: pcm}), "PCM 64-bit", capture.ErrUnsupported},
 		{"float64", buildWAV(wavSpec{tag: 3, chans: 1, bits: 64, rate: 8000, data: pcm}), "IEEE float 64-bit", capture.ErrUnsupported},
 		{"A-law", buildWAV(wavSpec{tag: 6, chans: 1, bits: 8, rate: 8000, data: pcm}), "A-law 8-bit", capture.ErrUnsupported},
-		{"3 channels", buildWAV(wavSpec{tag: 1, chans: 3, bits: 16, rate: 8000, data: le16(1, 2, 3)}), "unsupported WAV channel count 3", capture.ErrUnsupported},
+		{"65 channels", buildWAV(wavSpec{tag: 1, chans: 65, bits: 16, rate: 8000, data: le16(1, 2, 3)}), "unsupported WAV channel count 65", capture.ErrUnsupported},
 		{"0 channels", buildWAV(wavSpec{tag: 1, chans: 0, bits: 16, rate: 8000, align: 2}), "channel count 0", capture.ErrUnsupported},
 		{"bad GUID", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, extensible: true, badGUID: true}), "subformat GUID", capture.ErrUnsupported},
 		{"block align", buildWAV(wavSpec{tag: 1, chans: 2, bits: 16, rate: 8000, align: 3}), "block align 3, want 4", capture.ErrFormat},

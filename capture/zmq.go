@@ -66,6 +66,7 @@ type ZMQStats struct {
 // duration_s, or stop it with Ctrl-C. Read, Close and Stats are for one
 // goroutine; TakeTags may be called from another.
 type ZMQ struct {
+	firstStamp
 	r        *zmq.Receiver
 	dt       datatype
 	info     Info
@@ -179,6 +180,7 @@ func (z *ZMQ) Read(ctx context.Context, dst []float32) (int, error) {
 		z.st.Messages++
 		z.accept(msg)
 	}
+	z.note(filled/ch, z.info.SampleRate)
 	return filled, nil
 }
 

@@ -11,6 +11,7 @@ const alsaBase = `source:
   device: hw:1,0
   format: s16_le
   channel_count: 2
+  complex: true
   sample_rate: 48000
 filter:
   taps: [0.5, 0.5]
@@ -38,6 +39,10 @@ func TestALSAParse(t *testing.T) {
 			t.Errorf("%s: %v", dev, err)
 		}
 	}
+	eight := strings.Replace(strings.Replace(alsaBase, "channel_count: 2", "channels: 8", 1), "complex: true", "complex: false", 1)
+	if c, err := Parse([]byte(eight), "a.yaml"); err != nil || c.Source.knownChannels() != 8 {
+		t.Errorf("8 real channels: %v", err)
+	}
 	ok := strings.Replace(alsaBase, "  sample_rate: 48000\n", "  sample_rate: 48000\n  period_size: 256\n  buffer_size: 1024\n  num_samples: 10\n", 1)
 	if c, err := Parse([]byte(ok), "a.yaml"); err != nil || c.Source.PeriodSize != 256 || c.Source.BufferSize != 1024 {
 		t.Errorf("period/buffer: %v", err)
@@ -52,9 +57,12 @@ func TestALSAParseBad(t *testing.T) {
 		{"no format", "  format: s16_le\n", "", "source.format: required for alsa sources"},
 		{"raw format", "s16_le", "ri16_le", `"ri16_le" is not an alsa format (allowed: s16_le, s32_le, float_le)`},
 		{"upper format", "s16_le", "S16_LE", "not an alsa format"},
-		{"no channels", "  channel_count: 2\n", "", "source.channel_count: must be 1 (real) or 2"},
-		{"3 channels", "channel_count: 2", "channel_count: 3", "got 3"},
-		{"iio channels", "channel_count: 2", "channels: [voltage0]", "source.channels: not used by source type alsa"},
+		{"no channels", "  channel_count: 2\n", "", "source.channels: must be in 1..8 channels, got 0"},
+		{"3 channels paired", "channel_count: 2", "channel_count: 3", "needs an even channel count, got 3"},
+		{"9 channels", "channel_count: 2", "channels: 9", "source.channels: must be in 1..8 channels, got 9"},
+		{"both spellings", "channel_count: 2", "channel_count: 2\n  channels: 2", "give channels or channel_count, not both"},
+		{"old two channels unsaid", "  complex: true\n", "", "source.channel_count: 2 channels: add complex: true for I,Q"},
+		{"iio channels", "channel_count: 2", "channels: [voltage0]", "source.channels: a list of names is for iio scan elements"},
 		{"no rate", "  sample_rate: 48000\n", "", "source.sample_rate: required for alsa sources"},
 		{"fractional rate", "48000", "44100.5", "whole number of frames"},
 		{"zero period", "  sample_rate: 48000\n", "  sample_rate: 48000\n  period_size: 0\n", "source.period_size: must be > 0"},

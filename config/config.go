@@ -32,6 +32,8 @@ const (
 	FormatRI16  = capture.FormatRI16
 	FormatCF32  = capture.FormatCF32
 	FormatCI16  = capture.FormatCI16
+	FormatCU8   = capture.FormatCU8   // rtl_sdr: unsigned 8-bit I/Q, (v − 127.5)/127.5; source only
+	FormatCS8   = capture.FormatCS8   // HackRF: signed 8-bit I/Q, v/128; also a sink format (SigMF ci8)
 	FormatWAV   = capture.FormatWAV   // source only; rate and channels come from the header
 	FormatSigMF = capture.FormatSigMF // source only; rate and datatype come from the .sigmf-meta
 )
@@ -73,9 +75,21 @@ const (
 const (
 	SinkFile  = "file"  // raw samples in sink.format
 	SinkSigMF = "sigmf" // <path>.sigmf-data + <path>.sigmf-meta
+	SinkWAV   = "wav"   // a WAV file in sink.format pcm16, pcm24 or float32
 	SinkNull  = "null"  // discard (benchmarking)
 	SinkZMQ   = "zmq"   // a ZeroMQ push or pub socket (gr-zeromq pull_source / sub_source)
 )
+
+// WAV sink formats (sink.format for sink type wav).
+const (
+	WAVPCM16   = "pcm16"
+	WAVPCM24   = "pcm24"
+	WAVFloat32 = "float32" // the default: no clipping
+)
+
+// StdoutPath as source.path (--input) reads standard input; as sink.path
+// (file and wav sinks) it writes standard output.
+const StdoutPath = "-"
 
 // Log formats (log.format).
 const (
@@ -162,10 +176,10 @@ type Config struct {
 // Source describes the sample source. Which keys are allowed depends on Type:
 //
 //	synthetic: sample_rate, complex, paced, duration_s, num_samples + Waveform keys
-//	file:      path, format, sample_rate, duration_s, num_samples
-//	stdin:     format, sample_rate, duration_s, num_samples
-//	iio:       device, channels, sample_rate, buffer_length, sysfs_root, dev_root, duration_s, num_samples
-//	alsa:      device, format, channel_count, sample_rate, period_size, buffer_size, duration_s, num_samples
+//	file:      path, format, sample_rate, channels, complex, duration_s, num_samples
+//	stdin:     format, sample_rate, channels, duration_s, num_samples
+//	iio:       device, channels, complex, apply_scale, sample_rate, buffer_length, sysfs_root, dev_root, duration_s, num_samples
+//	alsa:      device, format, channels (or channel_count), complex, sample_rate, period_size, buffer_size, duration_s, num_samples
 //	zmq:       endpoint, pattern, format, sample_rate, pass_tags, duration_s, num_samples
 type Source struct {
 	// Type is synthetic, file, stdin, iio, alsa or zmq. Required.
@@ -187,10 +201,17 @@ type Source struct {
 	// Device is the IIO device (iio only, required): its directory name
 	// (iio:device0) or the content of its name file (ads1015).
 	Device string `yaml:"device"`
-	// Channels are the IIO scan elements to capture (iio only, required),
-	// named without in_ and _en: [voltage0] for a real stream,
-	// [voltage0, voltage1] for a complex one (I first, then Q).
-	Channels []string `yaml:"channels"`
+	// Channels is the number of channels in a frame (file, stdin, alsa:
+	// channels: 4; default 1, a wav or sigmf file says itself) or, for
+	// iio (required), the scan elements to capture, named without in_ and
+	// _en: [voltage0], or [voltage0, voltage1] for two real channels (or
+	// one complex channel with complex: true, I first, then Q).
+	Channels Channels `yaml:"channels"`
+	// ApplyScale converts IIO values to the channel's physical unit,
+	// (raw + offset) × scale from sysfs (iio only), instead of
+	// normalising them to [-1, 1); either way the scales are recorded in
+	// a SigMF output (sigproc:iio).
+	ApplyScale bool `yaml:"apply_scale"`
 	// SysfsRoot is the IIO sysfs directory (iio only). Default
 	// /sys/bus/iio/devices; must be absolute.
 	SysfsRoot string `yaml:"sysfs_root"`
@@ -201,11 +222,11 @@ type Source struct {
 	// buffer/length (iio only). Omitted keeps the device's.
 	BufferLength int `yaml:"buffer_length"`
 
-	// ChannelCount is the ALSA channel count (alsa only, required): 1 for
-	// a real stream, 2 for a complex one (left is I, right is Q). It is not
-	// named channels because that key is the IIO list of scan elements.
-	// For alsa, Device is hw:CARD,DEV and Format is s16_le, s32_le or
-	// float_le; SampleRate is required and must be an integer.
+	// ChannelCount is the ALSA channel count (alsa only), the older
+	// spelling of channels: N (1..8); each channel is real unless complex:
+	// true pairs them (left I, right Q). For alsa, Device is hw:CARD,DEV
+	// and Format is s16_le, s32_le or float_le; SampleRate is required and
+	// must be an integer.
 	ChannelCount int `yaml:"channel_count"`
 	// PeriodSize and BufferSize are the ALSA period and kernel buffer in
 	// frames (alsa only). Omitted lets the driver choose.
@@ -227,8 +248,10 @@ type Source struct {
 	// Waveform is the synthetic signal (synthetic only).
 	Waveform `yaml:",inline"`
 
-	// Complex makes a synthetic source produce complex (I,Q) samples.
-	// File and stdin take complexness from the format.
+	// Complex makes a synthetic source produce complex (I,Q) samples, and
+	// pairs the channels of a wav file, an iio device or an alsa device as
+	// I,Q (the first of each pair I, the second Q). Raw formats and sigmf
+	// say themselves whether they are complex.
 	Complex bool `yaml:"complex"`
 	// Paced delivers synthetic samples at SampleRate in real time; false
 	// (the default) generates as fast as the pipeline consumes.
@@ -371,16 +394,18 @@ type CUDA struct {
 //	null:        (none)
 //	zmq:         endpoint, pattern, format, pass_tags
 type Sink struct {
-	// Type is file, sigmf, null or zmq. Required.
+	// Type is file, sigmf, wav, null or zmq. Required.
 	Type string `yaml:"type"`
-	// Path is the output file (file) or base name (sigmf: writes
+	// Path is the output file (file, wav; "-" is standard output, and the
+	// summary and logs then go to stderr) or base name (sigmf: writes
 	// <path>.sigmf-data and <path>.sigmf-meta; a trailing .sigmf-data or
 	// .sigmf-meta is accepted). Required for file and sigmf,
 	// not allowed for null. A relative path is relative to the current
 	// working directory, not to the config file.
 	Path string `yaml:"path"`
-	// Format is rf32_le, cf32_le, ri16_le or ci16_le. Empty means rf32_le
-	// for real sources and cf32_le for complex ones; use FormatFor.
+	// Format is rf32_le, cf32_le, ri16_le, ci16_le or cs8 (file, sigmf,
+	// zmq); empty means rf32_le for real sources and cf32_le for complex
+	// ones. For wav: pcm16, pcm24 or float32 (the default). Use FormatFor.
 	Format string `yaml:"format"`
 	// Overwrite lets the run replace existing output files. Without it an
 	// existing output is refused before anything starts. An output that is

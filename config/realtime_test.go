@@ -87,7 +87,7 @@ func TestRealtimeParseErrors(t *testing.T) {
 // TestRealtimeValidateBuiltInGo covers a Config built in Go (no positions).
 func TestRealtimeValidateBuiltInGo(t *testing.T) {
 	c := &Config{
-		Source:   Source{Type: SourceIIO, Device: "adc", Channels: []string{"voltage0"}},
+		Source:   Source{Type: SourceIIO, Device: "adc", Channels: Channels{Names: []string{"voltage0"}}},
 		Filter:   Filter{Taps: []float32{1}},
 		Sink:     Sink{Type: SinkNull},
 		Realtime: Realtime{CPUs: []int{-1, 5, 5}},

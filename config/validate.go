@@ -19,14 +19,15 @@ import (
 // Allowed enum values, in the order error messages list them.
 var (
 	sourceTypes  = []string{SourceSynthetic, SourceFile, SourceStdin, SourceIIO, SourceALSA, SourceZMQ}
-	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatWAV, FormatSigMF}
-	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16}
+	fileFormats  = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatCU8, FormatCS8, FormatWAV, FormatSigMF}
+	rawFormats   = []string{FormatRF32, FormatRI16, FormatCF32, FormatCI16, FormatCU8, FormatCS8}
 	signals      = []string{SignalTone, SignalMultitone, SignalChirp, SignalNoise, SignalImpulse, SignalSum}
 	overruns     = []string{OverrunBlock, OverrunDrop}
 	backends     = []string{BackendCPU, BackendCUDA, BackendAuto}
 	transports   = []string{TransportAuto, TransportZeroCopy, TransportExplicit, TransportExplicitPageable}
-	sinkTypes    = []string{SinkFile, SinkSigMF, SinkNull, SinkZMQ}
-	sinkFormats  = []string{FormatRF32, FormatCF32, FormatRI16, FormatCI16}
+	sinkTypes    = []string{SinkFile, SinkSigMF, SinkWAV, SinkNull, SinkZMQ}
+	sinkFormats  = []string{FormatRF32, FormatCF32, FormatRI16, FormatCI16, FormatCS8}
+	wavFormats   = []string{WAVPCM16, WAVPCM24, WAVFloat32}
 	logLevels    = []string{"trace", "debug", "info", "warn", "error"}
 	logFormats   = []string{LogConsole, LogJSON}
 	designTypes  = []string{filter.Lowpass, filter.Highpass, filter.Bandpass, filter.Bandstop}
@@ -38,15 +39,16 @@ var (
 var (
 	sourceKeys = map[string][]string{
 		SourceSynthetic: {"type", "sample_rate", "complex", "paced", "duration_s", "num_samples"},
-		SourceFile:      {"type", "path", "format", "sample_rate", "duration_s", "num_samples"},
-		SourceStdin:     {"type", "format", "sample_rate", "duration_s", "num_samples"},
-		SourceIIO:       {"type", "device", "channels", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
-		SourceALSA:      {"type", "device", "format", "channel_count", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
+		SourceFile:      {"type", "path", "format", "sample_rate", "channels", "complex", "duration_s", "num_samples"},
+		SourceStdin:     {"type", "format", "sample_rate", "channels", "duration_s", "num_samples"},
+		SourceIIO:       {"type", "device", "channels", "complex", "apply_scale", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
+		SourceALSA:      {"type", "device", "format", "channels", "channel_count", "complex", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
 		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "pass_tags", "duration_s", "num_samples"},
 	}
 	sinkKeys = map[string][]string{
 		SinkFile:  {"type", "path", "format", "overwrite"},
 		SinkSigMF: {"type", "path", "format", "overwrite"},
+		SinkWAV:   {"type", "path", "format", "overwrite"},
 		SinkNull:  {"type"},
 		SinkZMQ:   {"type", "endpoint", "pattern", "format", "pass_tags"},
 	}
@@ -236,9 +238,7 @@ func (c *Config) Validate() error {
 			if s.Paced {
 				add("source.paced", "only synthetic sources can be paced")
 			}
-			if s.Complex {
-				add("source.complex", "only for synthetic sources; file and stdin take it from the format")
-			}
+			c.validateFileChannels(s, format, add)
 		case SourceIIO:
 			c.validateIIO(s, add)
 			rate = s.SampleRate
@@ -250,10 +250,10 @@ func (c *Config) Validate() error {
 			rate = s.SampleRate
 		}
 	}
-	if s.DurationS != 0 || c.idx.has("source.duration_s") {
+	if s.DurationS != 0 || c.written("source.duration_s") {
 		positive("source.duration_s", s.DurationS)
 	}
-	if s.NumSamples < 0 || (s.NumSamples == 0 && c.idx.has("source.num_samples")) {
+	if s.NumSamples < 0 || (s.NumSamples == 0 && c.written("source.num_samples")) {
 		add("source.num_samples", "must be > 0, got %d (omit it for an unbounded run)", s.NumSamples)
 	}
 	if s.DurationS != 0 && s.NumSamples != 0 {
@@ -274,6 +274,11 @@ func (c *Config) Validate() error {
 		per := int64(4)
 		if cplx, known := s.complexKnown(); cplx || !known {
 			per = 8
+		}
+		if n := s.Channels.N(); n > 1 && s.Type != SourceIIO {
+			per *= int64(n)
+		} else if s.Type == SourceIIO && n > 1 {
+			per = 4 * int64(n)
 		}
 		if bytes := int64(c.BlockSize) * int64(c.RingSlots) * per; bytes > MaxRingBytes {
 			p := "ring_slots"
@@ -306,15 +311,22 @@ func (c *Config) Validate() error {
 		add("sink", "required (a mapping with at least type)")
 	} else if enum("sink.type", c.Sink.Type, sinkTypes, true) {
 		switch c.Sink.Type {
-		case SinkFile, SinkSigMF:
+		case SinkFile, SinkSigMF, SinkWAV:
 			if c.Sink.Path == "" {
 				add("sink.path", "required for sink type %s", c.Sink.Type)
+			} else if c.Sink.Path == StdoutPath && c.Sink.Type == SinkSigMF {
+				add("sink.path", "\"-\" (standard output) needs sink type file or wav: sigmf writes two files")
 			}
 		case SinkZMQ:
 			c.validateZMQSink(&c.Sink, add)
+			if n := s.knownChannels(); n > 1 {
+				add("sink.type", "zmq carries one channel; the source has %d (use file, wav or sigmf)", n)
+			}
 		}
 	}
-	if enum("sink.format", c.Sink.Format, sinkFormats, false) {
+	if c.Sink.Type == SinkWAV {
+		enum("sink.format", c.Sink.Format, wavFormats, false)
+	} else if enum("sink.format", c.Sink.Format, sinkFormats, false) {
 		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {
 			out := c.OutComplex(cplx)
 			what := realOrComplex(cplx) + " source"
@@ -359,20 +371,22 @@ func (c *Config) validateIIO(s *Source, add addFunc) {
 	} else if strings.ContainsRune(s.Device, '/') {
 		add("source.device", "%q: give iio:deviceN or the device's name, not a path (use sysfs_root and dev_root for the directories)", s.Device)
 	}
-	switch n := len(s.Channels); {
+	switch n := len(s.Channels.Names); {
+	case s.Channels.Count > 0:
+		add("source.channels", "iio needs the scan elements by name ([voltage0, voltage1]), not a count")
 	case n == 0:
-		add("source.channels", "required for iio sources: one scan element for a real stream ([voltage0]) or two for complex I,Q ([voltage0, voltage1])")
-	case n > 2:
-		add("source.channels", "%d channels given; want 1 (real) or 2 (complex I,Q)", n)
+		add("source.channels", "required for iio sources: the scan elements, one per channel ([voltage0], or [voltage0, voltage1] with complex: true for I,Q)")
+	case n > capture.MaxChannels:
+		add("source.channels", "%d channels given; at most %d", n, capture.MaxChannels)
 	}
-	for i, ch := range s.Channels {
+	for i, ch := range s.Channels.Names {
 		p := fmt.Sprintf("source.channels[%d]", i)
 		switch {
 		case strings.HasPrefix(ch, "in_") || strings.HasSuffix(ch, "_en"):
 			add(p, "%q: give the scan element name without in_ and _en (voltage0 for in_voltage0_en)", ch)
 		case !iioElement.MatchString(ch):
 			add(p, "%q is not a scan element name such as voltage0", ch)
-		case slices.Contains(s.Channels[:i], ch):
+		case slices.Contains(s.Channels.Names[:i], ch):
 			add(p, "%q is given twice", ch)
 		}
 	}
@@ -395,9 +409,66 @@ func (c *Config) validateIIO(s *Source, add addFunc) {
 	if s.Paced {
 		add("source.paced", "only synthetic sources can be paced; an iio device runs at its own sample rate")
 	}
-	if s.Complex {
-		add("source.complex", "only for synthetic sources; iio is complex when two channels are given")
+	if s.Complex && len(s.Channels.Names)%2 != 0 {
+		add("source.complex", "pairs the channels as I,Q, so it needs an even number of them, got %d", len(s.Channels.Names))
 	}
+}
+
+// validateFileChannels checks channels and complex of a file or stdin
+// source in format (raw, wav or sigmf).
+func (c *Config) validateFileChannels(s *Source, format string, add addFunc) {
+	raw := slices.Contains(rawFormats, format)
+	if len(s.Channels.Names) > 0 {
+		add("source.channels", "a list of names is for iio scan elements; give a number of channels (channels: 4)")
+	} else if n := s.Channels.Count; n > capture.MaxChannels || (n == 0 && c.idx.has("source.channels")) {
+		add("source.channels", "must be in 1..%d, got %d", capture.MaxChannels, n)
+	}
+	if !c.idx.has("source.complex") && !s.Complex {
+		return
+	}
+	switch {
+	case raw && s.Complex != isComplexFormat(format):
+		add("source.complex", "format %s is %s: raw formats say themselves whether they are complex (omit complex)", format, realOrComplex(isComplexFormat(format)))
+	case format == FormatSigMF:
+		add("source.complex", "a sigmf recording says whether it is complex (core:datatype); omit complex")
+	case format == FormatWAV && s.Complex && s.Channels.Count > 0:
+		// channels counts I/Q pairs: the file holds twice as many.
+	}
+}
+
+// knownChannels is the number of channels in a frame when it is known
+// before the source is opened (0 for wav and sigmf files: they say).
+func (s *Source) knownChannels() int {
+	switch s.Type {
+	case SourceSynthetic, SourceZMQ:
+		return 1
+	case SourceIIO:
+		if s.Complex {
+			return len(s.Channels.Names) / 2
+		}
+		return len(s.Channels.Names)
+	case SourceALSA:
+		n := s.alsaChannels()
+		if s.Complex {
+			return n / 2
+		}
+		return n
+	case SourceFile, SourceStdin:
+		if f := s.EffectiveFormat(); f == FormatWAV || f == FormatSigMF {
+			return s.Channels.Count
+		}
+		return max(1, s.Channels.Count)
+	}
+	return 0
+}
+
+// alsaChannels is the ALSA device's channel count: channels: N or the
+// older channel_count.
+func (s *Source) alsaChannels() int {
+	if s.Channels.Count > 0 {
+		return s.Channels.Count
+	}
+	return s.ChannelCount
 }
 
 // alsaFormats are the ALSA sample formats (source.format for alsa).
@@ -424,8 +495,26 @@ func (c *Config) validateALSA(s *Source, add addFunc) {
 	case !slices.Contains(alsaFormats, s.Format):
 		add("source.format", "%q is not an alsa format (allowed: %s)", s.Format, strings.Join(alsaFormats, ", "))
 	}
-	if n := s.ChannelCount; n != 1 && n != 2 {
-		add("source.channel_count", "must be 1 (real) or 2 (complex: left I, right Q), got %d", n)
+	switch {
+	case len(s.Channels.Names) > 0:
+		add("source.channels", "a list of names is for iio scan elements; give the device's channel count (channels: 2)")
+	case c.idx.has("source.channels") && c.idx.has("source.channel_count"):
+		add("source.channel_count", "give channels or channel_count, not both (channel_count is the older spelling)")
+	default:
+		key := "source.channels"
+		if !c.idx.has(key) && (s.ChannelCount != 0 || c.idx.has("source.channel_count")) {
+			key = "source.channel_count"
+		}
+		n := s.alsaChannels()
+		switch {
+		case n < 1 || n > capture.MaxALSAChannels:
+			add(key, "must be in 1..%d channels, got %d", capture.MaxALSAChannels, n)
+		case s.Complex && n%2 != 0:
+			add("source.complex", "pairs the channels as I,Q (left I, right Q), so it needs an even channel count, got %d", n)
+		case key == "source.channel_count" && n == 2 && !c.idx.has("source.complex"):
+			// channel_count: 2 once meant one complex channel: say which.
+			add(key, "2 channels: add complex: true for I,Q (left I, right Q, as before) or complex: false for two real channels")
+		}
 	}
 	if !(s.SampleRate > 0) || s.SampleRate > math.MaxUint32 || s.SampleRate != math.Trunc(s.SampleRate) {
 		add("source.sample_rate", "required for alsa sources: a whole number of frames per second the card supports, got %s", num(s.SampleRate))
@@ -444,9 +533,6 @@ func (c *Config) validateALSA(s *Source, add addFunc) {
 	}
 	if s.Paced {
 		add("source.paced", "only synthetic sources can be paced; a sound card runs at its own sample rate")
-	}
-	if s.Complex {
-		add("source.complex", "only for synthetic sources; alsa is complex when channel_count is 2")
 	}
 }
 
@@ -645,15 +731,11 @@ func (s *Source) complexKnown() (complex, known bool) {
 	case SourceFile, SourceStdin:
 		if f := s.EffectiveFormat(); slices.Contains(rawFormats, f) {
 			return isComplexFormat(f), true
+		} else if f == FormatWAV {
+			return s.Complex, true
 		}
-	case SourceIIO:
-		if n := len(s.Channels); n == 1 || n == 2 {
-			return n == 2, true
-		}
-	case SourceALSA:
-		if n := s.ChannelCount; n == 1 || n == 2 {
-			return n == 2, true
-		}
+	case SourceIIO, SourceALSA:
+		return s.Complex, true
 	case SourceZMQ:
 		if slices.Contains(rawFormats, s.Format) {
 			return isComplexFormat(s.Format), true
@@ -663,10 +745,13 @@ func (s *Source) complexKnown() (complex, known bool) {
 }
 
 // FormatFor returns the sink format, defaulting to rf32_le for a real stream
-// and cf32_le for a complex one.
+// and cf32_le for a complex one (float32 for a wav sink).
 func (s Sink) FormatFor(complex bool) string {
 	if s.Format != "" {
 		return s.Format
+	}
+	if s.Type == SinkWAV {
+		return WAVFloat32
 	}
 	if complex {
 		return FormatCF32
@@ -710,6 +795,9 @@ func (c *Config) MaxSamples(sampleRate float64) (int64, error) {
 // known (after opening the source), rejecting a format that does not match.
 func (c *Config) SinkFormat(complex bool) (string, error) {
 	f := c.Sink.FormatFor(complex)
+	if c.Sink.Type == SinkWAV {
+		return f, nil // a complex channel is two WAV channels
+	}
 	if isComplexFormat(f) != complex {
 		return "", &Error{File: c.name, Line: c.idx.lineOf("sink.format"), Field: "sink.format", Flag: c.origin["sink.format"],
 			Msg: fmt.Sprintf("%s does not match the %s source (use %s)", f, realOrComplex(complex), Sink{}.FormatFor(complex))}
@@ -720,7 +808,17 @@ func (c *Config) SinkFormat(complex bool) (string, error) {
 // IsComplexFormat reports whether a raw format holds complex (I,Q) samples.
 func IsComplexFormat(f string) bool { return isComplexFormat(f) }
 
-func isComplexFormat(f string) bool { return f == FormatCF32 || f == FormatCI16 }
+func isComplexFormat(f string) bool {
+	return f == FormatCF32 || f == FormatCI16 || f == FormatCU8 || f == FormatCS8
+}
+
+// written reports whether path was written in the file and not since set
+// by a flag (--duration replaces num_samples, and --num-samples
+// duration_s).
+func (c *Config) written(path string) bool {
+	_, flag := c.origin[path]
+	return c.idx.has(path) && !flag
+}
 
 func realOrComplex(cplx bool) string {
 	if cplx {

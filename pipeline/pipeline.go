@@ -114,8 +114,12 @@ func (p Policy) String() string {
 
 // Config is the geometry and policy of a run.
 type Config struct {
-	BlockSize int  // samples per block (complex: I/Q pairs)
-	Complex   bool // interleaved I/Q input
+	BlockSize int  // samples (frames) per block
+	Complex   bool // every channel is interleaved I/Q
+	// Channels is the number of channels in a frame, 0 = 1; each is run
+	// through the stages independently, and the backend's output keeps
+	// the frames interleaved as they came.
+	Channels int
 	// OutComplex says the backend's output is complex although the input
 	// is real (a frequency shift). A complex input always gives a complex
 	// output.
@@ -291,10 +295,7 @@ func (c *counters) lostAtFilter() (blocks, samples uint64) {
 func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts Options) (Stats, error) {
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
-	l := Layout{BlockSize: cfg.BlockSize, Channels: 1, Slots: cfg.Slots}
-	if cfg.Complex {
-		l.Channels = 2
-	}
+	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
 	if l.Slots == 0 {
 		l.Slots = 64
 	}
@@ -392,10 +393,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, viewer, ring, cfg, l, &c, clock)
 	}()
 
-	outCh := l.Channels
-	if cfg.OutComplex {
-		outCh = 2
-	}
+	outCh := FrameValues(cfg.Channels, cfg.Complex || cfg.OutComplex)
 	want, cerr := consume(cctx, opts.Abort, be, snk, l, outCh, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal

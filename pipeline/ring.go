@@ -46,12 +46,27 @@ var ErrFull = errors.New("pipeline: ring full")
 // ErrClosed is returned by Ring.Acquire after Close.
 var ErrClosed = errors.New("pipeline: ring closed")
 
-// Layout is the geometry of a ring: Slots blocks of BlockSize samples of
-// Channels float32 values each (1 real, 2 complex I/Q).
+// Layout is the geometry of a ring: Slots blocks of BlockSize frames of
+// Channels float32 values each. A frame is one sample of every channel of
+// the stream, each real (1 value) or complex I/Q (2): Channels is 1 for
+// one real channel, 2 for one complex channel, N or 2N for N channels.
 type Layout struct {
 	BlockSize int
-	Channels  int
+	Channels  int // float32 values per frame
 	Slots     int
+}
+
+// MaxFrameValues bounds Layout.Channels: 64 complex channels.
+const MaxFrameValues = 128
+
+// FrameValues returns the float32 values of a frame of n channels (0 = 1),
+// each complex or real.
+func FrameValues(n int, complex bool) int {
+	n = max(n, 1)
+	if complex {
+		return 2 * n
+	}
+	return n
 }
 
 // Validate reports whether the layout is usable.
@@ -59,8 +74,8 @@ func (l Layout) Validate() error {
 	switch {
 	case l.BlockSize <= 0:
 		return fmt.Errorf("pipeline: block size must be > 0, got %d", l.BlockSize)
-	case l.Channels != 1 && l.Channels != 2:
-		return fmt.Errorf("pipeline: channels must be 1 or 2, got %d", l.Channels)
+	case l.Channels < 1 || l.Channels > MaxFrameValues:
+		return fmt.Errorf("pipeline: values per frame must be in 1..%d, got %d", MaxFrameValues, l.Channels)
 	case l.Slots < 2:
 		return fmt.Errorf("pipeline: ring needs at least 2 slots, got %d", l.Slots)
 	case l.Slots&(l.Slots-1) != 0:

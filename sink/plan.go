@@ -3,12 +3,15 @@ package sink
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sigproc/sigproc/capture"
 )
 
 // Sink types of a Spec.
@@ -16,13 +19,33 @@ const (
 	TypeNull  = "null"
 	TypeFile  = "file"
 	TypeSigMF = "sigmf"
+	TypeWAV   = "wav"
 )
+
+// Stdout is the path that names standard output (Spec.Stdout) for the
+// file and wav types.
+const Stdout = "-"
 
 // Spec describes an output before anything is created.
 type Spec struct {
-	Type   string // TypeNull, TypeFile or TypeSigMF
-	Path   string // file: the file; sigmf: the base name (see CreateSigMF)
-	Format string // rf32_le, cf32_le, ri16_le or ci16_le
+	Type string // TypeNull, TypeFile, TypeSigMF or TypeWAV
+	// Path is the file (file, wav: "-" is Stdout) or the base name (sigmf:
+	// see CreateSigMF).
+	Path string
+	// Format is rf32_le, cf32_le, ri16_le, ci16_le or cs8 (file, sigmf),
+	// or pcm16, pcm24 or float32 (wav).
+	Format string
+	// Channels is the stream's channels per frame (0 = 1), written
+	// interleaved as they come.
+	Channels int
+	// Complex says each channel is I,Q (wav; the raw formats say it
+	// themselves).
+	Complex bool
+	// SampleRate is the wav header's rate, a whole number.
+	SampleRate float64
+	// Stdout receives the samples when Path is "-" (file, wav); the sink
+	// never closes it. Nil refuses "-".
+	Stdout io.Writer
 	// Overwrite allows replacing existing output files; without it an
 	// existing regular file is refused with ErrExists. Devices and FIFOs
 	// are written to, never truncated, either way.
@@ -75,24 +98,53 @@ func Prepare(s Spec) (*Plan, error) {
 	if s.Type == TypeNull || s.Open != nil {
 		return p, nil
 	}
-	f, err := lookupFormat(s.Format)
+	if s.Channels < 0 || s.Channels > capture.MaxChannels {
+		return nil, fmt.Errorf("sink: %d channels: want 1..%d", s.Channels, capture.MaxChannels)
+	}
+	var f format
+	var err error
+	if s.Type == TypeWAV {
+		f, err = lookupWAVFormat(s.Format, s.Complex, s.Channels)
+	} else {
+		f, err = lookupFormat(s.Format)
+		f.channels = max(1, s.Channels)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sink: %s: %w", s.Path, err)
 	}
 	p.f = f
+	if s.Path == Stdout && s.Type != TypeSigMF {
+		if s.Stdout == nil {
+			return nil, fmt.Errorf("sink: %s: standard output is not available", s.Type)
+		}
+		if of, ok := s.Stdout.(*os.File); ok {
+			if fi, err := of.Stat(); err == nil {
+				if in := sameAsInput("", fi, s.Inputs); in != "" {
+					return nil, fmt.Errorf("%w: standard output is the input %s; refusing to write over an input", ErrIsInput, in)
+				}
+			}
+		}
+		return p, nil
+	}
 	var paths []string
 	switch s.Type {
-	case TypeFile:
+	case TypeFile, TypeWAV:
 		if s.Path == "" || strings.HasSuffix(s.Path, "/") {
 			return nil, fmt.Errorf("sink: file path %q names a directory, not a file", s.Path)
 		}
 		paths = []string{s.Path}
 	case TypeSigMF:
+		if s.Path == Stdout {
+			return nil, fmt.Errorf("sink: sigmf writes two files (.sigmf-data and .sigmf-meta), not standard output; use type file or wav for \"-\"")
+		}
 		base, err := sigmfBase(s.Path)
 		if err != nil {
 			return nil, err
 		}
 		m := s.Meta
+		if m.Channels == 0 {
+			m.Channels = s.Channels
+		}
 		if m.Datatype == "" {
 			m.Datatype = s.Format
 		}
@@ -105,7 +157,7 @@ func Prepare(s Spec) (*Plan, error) {
 		p.sigmf.MetaEvery = s.MetaEvery
 		paths = []string{base + ".sigmf-data", base + ".sigmf-meta"}
 	default:
-		return nil, fmt.Errorf("sink: unknown type %q (want %s, %s or %s)", s.Type, TypeFile, TypeSigMF, TypeNull)
+		return nil, fmt.Errorf("sink: unknown type %q (want %s, %s, %s or %s)", s.Type, TypeFile, TypeSigMF, TypeWAV, TypeNull)
 	}
 	for _, path := range paths { // inputs first: that error matters most
 		if in := sameAsInput(path, nil, s.Inputs); in != "" {
@@ -211,6 +263,24 @@ func (p *Plan) Create() (s Sink, err error) {
 	if p.spec.Type == TypeNull {
 		return NewNull(), nil
 	}
+	if p.outputs == nil { // standard output
+		raw := newRaw(p.spec.Stdout, nil, "standard output", p.f)
+		if p.spec.OnClip != nil {
+			raw.SetClipHandler(p.spec.OnClip)
+		}
+		if p.spec.Type == TypeWAV {
+			var seek io.WriteSeeker
+			if f, ok := p.spec.Stdout.(*os.File); ok {
+				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+					if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+						seek = f // redirected to a file: the sizes can be patched
+					}
+				}
+			}
+			return newWAV(raw, p.spec.SampleRate, seek)
+		}
+		return raw, nil
+	}
 	var undo []func()
 	defer func() {
 		if err != nil {
@@ -238,6 +308,9 @@ func (p *Plan) Create() (s Sink, err error) {
 	raw := newFileRaw(file, o.path, p.f)
 	if p.spec.OnClip != nil {
 		raw.SetClipHandler(p.spec.OnClip)
+	}
+	if p.spec.Type == TypeWAV {
+		return newWAV(raw, p.spec.SampleRate, file)
 	}
 	if p.sigmf == nil {
 		return raw, nil
@@ -351,12 +424,22 @@ func (d *Deferred) Open() error {
 		d.raw.Store(s)
 	case *SigMF:
 		d.raw.Store(s.Raw)
+	case *WAV:
+		d.raw.Store(s.Raw)
 	}
 	return nil
 }
 
-// Clipped returns the values clipped to the int16 range so far; it is safe
-// to call from any goroutine.
+// SetDatetime sets a SigMF recording's first-sample time (SigMF.SetDatetime);
+// other sinks ignore it.
+func (d *Deferred) SetDatetime(t time.Time) {
+	if s, ok := d.s.(*SigMF); ok {
+		s.SetDatetime(t)
+	}
+}
+
+// Clipped returns the values clipped to the integer range so far; it is
+// safe to call from any goroutine.
 func (d *Deferred) Clipped() uint64 {
 	if r := d.raw.Load(); r != nil {
 		return r.Clipped()

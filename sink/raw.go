@@ -27,6 +27,7 @@ type Raw struct {
 	n       int    // bytes buffered
 	values  uint64 // values accepted by Write, buffered ones included
 	written int64  // bytes that reached the writer
+	base    int64  // bytes before the samples in the file (a WAV header)
 	clipped atomic.Uint64
 	onClip  func(total uint64) // called once, on the first clipped value
 	err     error              // sticky write error
@@ -34,8 +35,8 @@ type Raw struct {
 }
 
 // NewRaw returns a sink encoding to w in format ("rf32_le", "cf32_le",
-// "ri16_le" or "ci16_le"). Output is buffered: call Flush to push it out
-// early, Close at the end. Close does not close w.
+// "ri16_le", "ci16_le" or "cs8"), one channel. Output is buffered: call
+// Flush to push it out early, Close at the end. Close does not close w.
 func NewRaw(w io.Writer, format string) (*Raw, error) {
 	if w == nil {
 		return nil, errors.New("sink: NewRaw: nil writer")
@@ -73,13 +74,14 @@ func newFileRaw(file *os.File, name string, f format) *Raw {
 }
 
 // SetClipHandler sets a function called once, from Write, as soon as the
-// first value is clipped to the int16 range, with the count so far; so that
-// overload can be reported when it starts, not only at the end.
+// first value is clipped to the integer range (int16, int24 or int8), with
+// the count so far; so that overload can be reported when it starts, not
+// only at the end.
 func (s *Raw) SetClipHandler(f func(total uint64)) { s.onClip = f }
 
-// Write encodes samples. For complex formats len(samples) must be even.
-// A write error is returned (wrapped with the path) and repeated by every
-// later call.
+// Write encodes samples: whole frames (every channel's sample, I and Q
+// for complex formats). A write error is returned (wrapped with the path)
+// and repeated by every later call.
 func (s *Raw) Write(samples []float32) error {
 	if s.closed {
 		return ErrClosed
@@ -87,8 +89,11 @@ func (s *Raw) Write(samples []float32) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.f.complex && len(samples)%2 != 0 {
-		return fmt.Errorf("%w: %s got %d values", ErrOddLength, s.f.name, len(samples))
+	if fv := s.f.frameValues(); len(samples)%fv != 0 {
+		if s.f.channels == 1 {
+			return fmt.Errorf("%w: %s got %d values", ErrOddLength, s.f.name, len(samples))
+		}
+		return fmt.Errorf("%w: %d values are not whole %d-value frames of %d %s channels", ErrOddLength, len(samples), fv, s.f.channels, s.f.name)
 	}
 	size := s.f.size()
 	for len(samples) > 0 {
@@ -122,25 +127,78 @@ func (s *Raw) encode(dst []byte, src []float32) {
 var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // encodeLE writes len(src) values into dst in format f and returns how
-// many were clipped to the int16 range.
+// many were clipped to the integer range.
 func encodeLE(f format, dst []byte, src []float32) (clipped uint64) {
-	if f.float && nativeLE && len(src) > 0 {
-		// A float32's memory is its little-endian encoding: one memmove.
-		copy(dst[:4*len(src)], unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
-		return 0
-	}
-	if f.float {
+	switch f.enc {
+	case encF32:
+		if nativeLE && len(src) > 0 {
+			// A float32's memory is its little-endian encoding: one memmove.
+			copy(dst[:4*len(src)], unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
+			return 0
+		}
 		dst = dst[:4*len(src)]
 		for i, v := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
 		}
-		return 0
-	}
-	dst = dst[:2*len(src)]
-	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
+	case encI16:
+		dst = dst[:2*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], uint16(toInt16(v, &clipped)))
+		}
+	case encI24:
+		dst = dst[:3*len(src)]
+		for i, v := range src {
+			x := toInt24(v, &clipped)
+			d := dst[3*i : 3*i+3]
+			d[0], d[1], d[2] = byte(x), byte(x>>8), byte(x>>16)
+		}
+	case encI8:
+		dst = dst[:len(src)]
+		for i, v := range src {
+			dst[i] = byte(toInt8(v, &clipped))
+		}
 	}
 	return clipped
+}
+
+// toInt24 scales v by 2^23 and rounds half away from zero, clipping to
+// [-2^23, 2^23−1] and counting clipped values (NaN becomes 0). It works in
+// float64, where every step is exact.
+func toInt24(v float32, clipped *uint64) int32 {
+	x := float64(v) * (1 << 23)
+	switch {
+	case x >= 1<<23-0.5:
+		*clipped++
+		return 1<<23 - 1
+	case x <= -(1<<23)-0.5:
+		*clipped++
+		return -(1 << 23)
+	case x != x:
+		*clipped++
+		return 0
+	}
+	return int32(math.Round(x))
+}
+
+// toInt8 scales v by 128 and rounds half away from zero, clipping to
+// [-128, 127] and counting clipped values (NaN becomes 0).
+func toInt8(v float32, clipped *uint64) int8 {
+	x := v * 128
+	switch {
+	case x >= 127.5:
+		*clipped++
+		return math.MaxInt8
+	case x <= -128.5:
+		*clipped++
+		return math.MinInt8
+	case x != x:
+		*clipped++
+		return 0
+	case x >= 0:
+		return int8(x + 0.5)
+	default:
+		return int8(x - 0.5)
+	}
 }
 
 // toInt16 scales v by 32768 and rounds half away from zero (like
@@ -192,7 +250,7 @@ func (s *Raw) flush() error {
 		if cut := m % frame; cut != 0 {
 			m -= cut
 			if s.file != nil {
-				_ = s.file.Truncate(s.written + int64(m))
+				_ = s.file.Truncate(s.base + s.written + int64(m))
 			}
 		}
 	}
@@ -223,29 +281,21 @@ func (s *Raw) Close() error {
 	return err
 }
 
-// Samples returns the number of samples written (complex samples for
-// complex formats), including any still buffered.
-func (s *Raw) Samples() uint64 {
-	if s.f.complex {
-		return s.values / 2
-	}
-	return s.values
-}
+// Samples returns the number of samples (frames: one sample of every
+// channel, complex ones counting once) written, including any still
+// buffered.
+func (s *Raw) Samples() uint64 { return s.values / uint64(s.f.frameValues()) }
 
 // Written returns the number of samples that reached the underlying writer
 // (the file): Samples less those still buffered or lost to a failed write.
 func (s *Raw) Written() uint64 { return uint64(s.written / int64(s.frame())) }
 
-// frame is the size in bytes of one sample (an I,Q pair when complex).
-func (s *Raw) frame() int {
-	if s.f.complex {
-		return 2 * s.f.size()
-	}
-	return s.f.size()
-}
+// frame is the size in bytes of one frame (every channel's sample, I and
+// Q when complex).
+func (s *Raw) frame() int { return s.f.frameValues() * s.f.size() }
 
-// Clipped returns how many values were clipped to the int16 range (always
-// 0 for float formats). It is safe to call from another goroutine.
+// Clipped returns how many values were clipped to the integer range
+// (always 0 for float formats). It is safe to call from another goroutine.
 func (s *Raw) Clipped() uint64 { return s.clipped.Load() }
 
 // Format returns the SigMF datatype written.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sigproc/sigproc/internal/sigmftest"
 	"github.com/sigproc/sigproc/sink"
 )
 
@@ -327,4 +328,21 @@ func TestSigMFGapsAtInputRate(t *testing.T) {
 	if s.Dropped() != 80 {
 		t.Fatalf("dropped %d, want 80 input samples", s.Dropped())
 	}
+}
+
+// TestSigMFOutputsValidate runs the SigMF outputs of the other tests'
+// shapes (gaps, an end gap, input-rate gaps) past the SigMF schema.
+func TestSigMFOutputsValidate(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "g")
+	s, err := sink.CreateSigMF(base, sink.SigMFMeta{Datatype: "ri16_le", SampleRate: 1000, InputRate: 4000, FrequencyHz: 1e6, Datetime: time.Unix(1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WriteIndexed(0, 8, make([]float32, 2))
+	s.WriteIndexed(16, 8, make([]float32, 2))
+	s.EndInput(40)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sigmftest.ValidateFile(t, base+".sigmf-meta")
 }

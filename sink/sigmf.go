@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,21 +10,28 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sigproc/sigproc/capture"
 )
 
 // SigMFMeta is the metadata of a SigMF recording.
 type SigMFMeta struct {
-	Datatype    string  // rf32_le, cf32_le, ri16_le or ci16_le
-	SampleRate  float64 // samples per second, > 0
-	Description string  // core:description, omitted if empty
-	Author      string  // core:author, omitted if empty
-	HW          string  // core:hw, omitted if empty
+	Datatype   string  // rf32_le, cf32_le, ri16_le, ci16_le or cs8 (written as SigMF ci8)
+	SampleRate float64 // samples per second, > 0
+	// Channels is core:num_channels, the channels interleaved in each
+	// sample; 0 or 1 omits it.
+	Channels    int
+	Description string // core:description, omitted if empty
+	Author      string // core:author, omitted if empty
+	HW          string // core:hw, omitted if empty
 	// FrequencyHz is the capture's centre frequency (core:frequency of
-	// every capture segment); 0 omits it.
-	FrequencyHz float64
+	// every capture segment); 0 omits it unless HasFrequency is set.
+	FrequencyHz  float64
+	HasFrequency bool
 	// Datetime is the time of the first sample (captures[0] core:datetime,
 	// RFC 3339 UTC); the zero time omits it. Later capture segments, which
 	// start after a gap, get Datetime plus their input index over InputRate.
@@ -35,6 +43,16 @@ type SigMFMeta struct {
 	// Extra holds further global fields. Keys must be namespaced
 	// ("ns:key") and must not repeat a field set from the other members.
 	Extra map[string]any
+	// Extensions are further core:extensions entries (an input
+	// recording's), declared beside sigproc's own.
+	Extensions []json.RawMessage
+	// Annotations are carried from the input, their indices input
+	// samples counted from the first one read; OutputIndex maps them to
+	// the recording's (nil: the same), so that a decimation or resampling
+	// moves them with the samples. Those the recording does not reach are
+	// left out when it is closed, and counts are cut at its end.
+	Annotations []capture.Annotation
+	OutputIndex func(in uint64) uint64
 }
 
 // DroppedKey is the annotation field giving the number of samples dropped
@@ -63,8 +81,9 @@ type SigMF struct {
 	// 0 means DefaultMetaEvery.
 	MetaEvery time.Duration
 
-	global   []byte // the encoded global object
-	freq     []byte // the encoded core:frequency, nil to omit it
+	global   []byte    // the encoded global object
+	freq     []byte    // the encoded core:frequency, nil to omit it
+	carried  []carried // the input's annotations, at output indices
 	t0       time.Time
 	rate     float64 // input rate: input indices over it give a capture's time
 	gaps     []gap   // in output order
@@ -88,7 +107,7 @@ type gap struct {
 func sigmfReserved(k string) bool {
 	switch k {
 	case "core:version", "core:datatype", "core:sample_rate", "core:recorder",
-		"core:description", "core:author", "core:hw", "core:extensions":
+		"core:description", "core:author", "core:hw", "core:extensions", "core:num_channels":
 		return true
 	}
 	return false
@@ -140,10 +159,77 @@ func newSigMF(m SigMFMeta) (*SigMF, error) {
 	if s.global, err = json.MarshalIndent(global, "  ", "  "); err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	if m.FrequencyHz != 0 {
+	if m.FrequencyHz != 0 || m.HasFrequency {
 		s.freq, _ = json.Marshal(m.FrequencyHz) // finite: checked above
 	}
+	if s.carried, err = carryAnnotations(m.Annotations, m.OutputIndex); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// carried is one of the input's annotations at the output's indices, with
+// its other fields encoded.
+type carried struct {
+	start, count uint64
+	hasCount     bool
+	fields       []byte // ",\n      \"key\": value" for each other field, sorted
+}
+
+// carryAnnotations maps the input's annotations to output indices and
+// encodes their fields, sorted by start as SigMF requires.
+func carryAnnotations(in []capture.Annotation, index func(uint64) uint64) ([]carried, error) {
+	if index == nil {
+		index = func(i uint64) uint64 { return i }
+	}
+	out := make([]carried, 0, len(in))
+	for i, a := range in {
+		c := carried{start: index(a.SampleStart), hasCount: a.HasCount}
+		if a.HasCount {
+			c.count = index(a.SampleStart+a.SampleCount) - c.start
+		}
+		keys := make([]string, 0, len(a.Fields))
+		for k := range a.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "core:sample_start" || k == "core:sample_count" {
+				continue
+			}
+			v := a.Fields[k]
+			if !json.Valid(v) {
+				return nil, fmt.Errorf("annotation %d: field %q is not valid JSON", i, k)
+			}
+			kb, _ := json.Marshal(k)
+			c.fields = append(c.fields, ",\n      "...)
+			c.fields = append(c.fields, kb...)
+			c.fields = append(c.fields, ": "...)
+			c.fields = append(c.fields, compactJSON(v)...)
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out, nil
+}
+
+// compactJSON returns v on one line.
+func compactJSON(v []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+// SetDatetime sets the time of the first sample (captures[0]
+// core:datetime), for a live source whose first sample's capture time is
+// known only once it has been read; the metadata is rewritten on Close.
+func (s *SigMF) SetDatetime(t time.Time) {
+	if s.closed || t.IsZero() {
+		return
+	}
+	s.t0, s.dirty = t, true
 }
 
 func sigmfGlobal(m SigMFMeta) (map[string]any, error) {
@@ -153,14 +239,29 @@ func sigmfGlobal(m SigMFMeta) (map[string]any, error) {
 	if math.IsNaN(m.FrequencyHz) || math.IsInf(m.FrequencyHz, 0) {
 		return nil, fmt.Errorf("frequency %g is not finite", m.FrequencyHz)
 	}
+	exts := []any{map[string]any{"name": "sigproc", "version": "1.0.0", "optional": true}}
+	for _, e := range m.Extensions {
+		var ext struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(e, &ext) != nil || ext.Name == "" {
+			return nil, fmt.Errorf("core:extensions entry %s has no name", e)
+		}
+		if ext.Name != "sigproc" {
+			exts = append(exts, json.RawMessage(compactJSON(e)))
+		}
+	}
 	global := map[string]any{
 		"core:version":     "1.0.0",
-		"core:datatype":    m.Datatype,
+		"core:datatype":    SigMFDatatype(m.Datatype),
 		"core:sample_rate": m.SampleRate,
 		"core:recorder":    "sigproc",
 		// Declared up front: a gap may add sigproc:dropped_samples
 		// annotations at any moment of the run.
-		"core:extensions": []map[string]any{{"name": "sigproc", "version": "1.0.0", "optional": true}},
+		"core:extensions": exts,
+	}
+	if m.Channels > 1 {
+		global["core:num_channels"] = m.Channels
 	}
 	for k, v := range map[string]string{"core:description": m.Description, "core:author": m.Author, "core:hw": m.HW} {
 		if v != "" {
@@ -198,11 +299,22 @@ func (s *SigMF) encode(w io.Writer) error {
 		}
 	}
 	bw.WriteString("\n  ],\n  \"annotations\": [")
-	for i, g := range s.gaps {
-		b = b[:0]
-		if i > 0 {
-			b = append(b, ',')
+	// Gaps and carried annotations, merged in order of their start.
+	written, ci := 0, 0
+	sep := func() {
+		if written > 0 {
+			bw.WriteByte(',')
 		}
+		written++
+	}
+	for _, g := range s.gaps {
+		for ; ci < len(s.carried) && s.carried[ci].start <= g.out; ci++ {
+			sep()
+			b = s.appendCarried(b[:0], &s.carried[ci])
+			bw.Write(b)
+		}
+		sep()
+		b = b[:0]
 		b = append(b, "\n    {\n      \"core:sample_start\": "...)
 		b = strconv.AppendUint(b, g.out, 10)
 		b = append(b, ",\n      \"core:comment\": \""...)
@@ -217,12 +329,29 @@ func (s *SigMF) encode(w io.Writer) error {
 		b = append(b, "\n    }"...)
 		bw.Write(b)
 	}
-	if len(s.gaps) > 0 {
+	for ; ci < len(s.carried); ci++ {
+		sep()
+		b = s.appendCarried(b[:0], &s.carried[ci])
+		bw.Write(b)
+	}
+	if written > 0 {
 		bw.WriteString("\n  ")
 	}
 	bw.WriteString("]\n}\n")
 	s.scratch = b
 	return bw.Flush() // bufio keeps the first error
+}
+
+// appendCarried appends one carried annotation.
+func (s *SigMF) appendCarried(b []byte, c *carried) []byte {
+	b = append(b, "\n    {\n      \"core:sample_start\": "...)
+	b = strconv.AppendUint(b, c.start, 10)
+	if c.hasCount {
+		b = append(b, ",\n      \"core:sample_count\": "...)
+		b = strconv.AppendUint(b, c.count, 10)
+	}
+	b = append(b, c.fields...)
+	return append(b, "\n    }"...)
 }
 
 // appendCapture appends the capture segment starting at output index out,
@@ -281,7 +410,7 @@ func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 // Write writes samples that follow the previous ones without a gap, at
 // the input rate (one input sample per sample written).
 func (s *SigMF) Write(samples []float32) error {
-	return s.WriteIndexed(s.next, uint64(len(samples)/s.f.channels()), samples)
+	return s.WriteIndexed(s.next, uint64(len(samples)/s.f.frameValues()), samples)
 }
 
 // EndInput tells the sink that the source delivered total samples in all.
@@ -375,6 +504,19 @@ func (s *SigMF) Close() error {
 		s.dropped -= s.gaps[len(s.gaps)-1].n
 		s.gaps = s.gaps[:len(s.gaps)-1]
 	}
+	// Carried annotations the recording does not reach are left out,
+	// and counts cut at its end.
+	keep := s.carried[:0]
+	for _, c := range s.carried {
+		if c.start >= n {
+			continue
+		}
+		if c.hasCount && c.start+c.count > n {
+			c.count = n - c.start
+		}
+		keep = append(keep, c)
+	}
+	s.carried = keep
 	if werr := s.writeMeta(); werr != nil {
 		return errors.Join(err, werr)
 	}

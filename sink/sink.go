@@ -66,41 +66,109 @@ func (s *Null) Close() error {
 // Samples returns the number of float32 values written.
 func (s *Null) Samples() uint64 { return s.n }
 
-// format is an output sample layout.
+// Raw output formats (Spec.Format): SigMF datatypes, cs8 as HackRF calls
+// it (SigMF ci8).
+const (
+	FormatRF32 = "rf32_le"
+	FormatCF32 = "cf32_le"
+	FormatRI16 = "ri16_le"
+	FormatCI16 = "ci16_le"
+	FormatCS8  = "cs8" // complex int8 I,Q (HackRF): scaled by 128, clipped
+)
+
+// WAV sample formats (Spec.Format for TypeWAV).
+const (
+	WAVPCM16   = "pcm16"
+	WAVPCM24   = "pcm24"
+	WAVFloat32 = "float32"
+)
+
+// encoding is how one value is stored.
+type encoding uint8
+
+const (
+	encF32 encoding = iota
+	encI16
+	encI24
+	encI8
+)
+
+// format is an output sample layout: frames of channels channels, each
+// real or complex.
 type format struct {
-	name    string
-	complex bool
-	float   bool // float32, else int16
+	name     string
+	complex  bool
+	float    bool // float32: no clipping
+	enc      encoding
+	channels int // stream channels per frame, >= 1
 }
 
-// channels is the number of float32 values per sample.
-func (f format) channels() int {
+// channels is the number of float32 values per frame.
+func (f format) frameValues() int {
 	if f.complex {
-		return 2
+		return 2 * f.channels
 	}
-	return 1
+	return f.channels
 }
 
+// size is the bytes of one value.
 func (f format) size() int {
-	if f.float {
-		return 4
+	switch f.enc {
+	case encI16:
+		return 2
+	case encI24:
+		return 3
+	case encI8:
+		return 1
 	}
-	return 2
+	return 4
 }
+
+// bits names the integer range for clipping messages.
+func (f format) bits() int { return 8 * f.size() }
 
 // supportedFormats is listed in error messages.
-const supportedFormats = "rf32_le, cf32_le, ri16_le, ci16_le"
+const supportedFormats = "rf32_le, cf32_le, ri16_le, ci16_le, cs8"
 
+// lookupFormat resolves a raw format name for one channel.
 func lookupFormat(name string) (format, error) {
 	switch name {
-	case "rf32_le":
-		return format{name: name, float: true}, nil
-	case "cf32_le":
-		return format{name: name, complex: true, float: true}, nil
-	case "ri16_le":
-		return format{name: name}, nil
-	case "ci16_le":
-		return format{name: name, complex: true}, nil
+	case FormatRF32:
+		return format{name: name, float: true, enc: encF32, channels: 1}, nil
+	case FormatCF32:
+		return format{name: name, complex: true, float: true, enc: encF32, channels: 1}, nil
+	case FormatRI16:
+		return format{name: name, enc: encI16, channels: 1}, nil
+	case FormatCI16:
+		return format{name: name, complex: true, enc: encI16, channels: 1}, nil
+	case FormatCS8:
+		return format{name: name, complex: true, enc: encI8, channels: 1}, nil
 	}
 	return format{}, fmt.Errorf("%w %q (supported: %s)", ErrFormat, name, supportedFormats)
+}
+
+// lookupWAVFormat resolves a WAV format for a stream of channels channels,
+// complex or not: each complex channel is two WAV channels (I, Q).
+func lookupWAVFormat(name string, complex bool, channels int) (format, error) {
+	f := format{name: name, complex: complex, channels: max(1, channels)}
+	switch name {
+	case WAVPCM16:
+		f.enc = encI16
+	case WAVPCM24:
+		f.enc = encI24
+	case WAVFloat32:
+		f.enc, f.float = encF32, true
+	default:
+		return format{}, fmt.Errorf("%w %q for wav (supported: %s, %s, %s)", ErrFormat, name, WAVPCM16, WAVPCM24, WAVFloat32)
+	}
+	return f, nil
+}
+
+// SigMFDatatype returns the SigMF core:datatype of a raw format: cs8 is
+// SigMF's ci8; the others are spelt the same.
+func SigMFDatatype(format string) string {
+	if format == FormatCS8 {
+		return "ci8"
+	}
+	return format
 }

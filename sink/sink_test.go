@@ -110,7 +110,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk on fire") }
 
 func TestRawErrors(t *testing.T) {
-	if _, err := sink.NewRaw(&bytes.Buffer{}, "cu8"); !errors.Is(err, sink.ErrFormat) || !strings.Contains(err.Error(), `"cu8" (supported: rf32_le, cf32_le, ri16_le, ci16_le)`) {
+	if _, err := sink.NewRaw(&bytes.Buffer{}, "cu8"); !errors.Is(err, sink.ErrFormat) || !strings.Contains(err.Error(), `"cu8" (supported: rf32_le, cf32_le, ri16_le, ci16_le, cs8)`) {
 		t.Errorf("bad format: %v", err)
 	}
 	if _, err := sink.NewRaw(nil, "cf32_le"); err == nil {

@@ -146,10 +146,7 @@ func (z *ZMQ) Write(samples []float32) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	ch := uint64(1)
-	if z.f.complex {
-		ch = 2
-	}
+	ch := uint64(z.f.frameValues())
 	offset := z.values / ch
 	n := uint64(len(samples)) / ch
 	b := z.buf[:zmq.HeadRoom]

@@ -65,8 +65,19 @@ type Stage struct {
 type Chain struct {
 	SampleRate float64 // input rate, S/s
 	Complex    bool    // the input is interleaved I/Q
-	Stages     []Stage
+	// Channels is the number of channels in a frame (0 means 1): each
+	// channel runs through the same stages independently, with its own
+	// state, and the outputs stay interleaved frame by frame. Counts,
+	// rates and MaxOut are per channel.
+	Channels int
+	Stages   []Stage
 }
+
+// MaxChannels bounds Chain.Channels.
+const MaxChannels = 64
+
+// ChannelCount returns the channels of a frame, at least 1.
+func (c Chain) ChannelCount() int { return max(1, c.Channels) }
 
 // ErrChain is wrapped by every error Validate returns.
 var ErrChain = errors.New("stage: invalid chain")
@@ -105,6 +116,9 @@ func (c Chain) Validate() error {
 	}
 	if len(c.Stages) == 0 {
 		return fmt.Errorf("%w: no stages", ErrChain)
+	}
+	if c.Channels < 0 || c.Channels > MaxChannels {
+		return fmt.Errorf("%w: %d channels: want 1..%d", ErrChain, c.Channels, MaxChannels)
 	}
 	rate := c.SampleRate
 	for i, s := range c.Stages {

@@ -25,6 +25,7 @@ type Chain struct {
 	procs []processor
 	bufs  [][]float32 // bufs[i]: stage i's output, for all but the last stage
 	kinds []string    // for error messages
+	multi *perChannel // set for more than one channel: a Chain per channel
 
 	// Retuning (retune.go): each stage's input geometry, the recent input
 	// of every fir stage, and the chain inputs processed so far.
@@ -35,7 +36,9 @@ type Chain struct {
 }
 
 // NewChain validates c and builds its kernels for blocks of at most
-// maxBlock input samples (IQ pairs when c.Complex).
+// maxBlock input samples (IQ pairs when c.Complex; frames of every channel
+// when c.Channels > 1, each channel run by a chain of its own). Close
+// releases the goroutines a chain of several channels runs them on.
 func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -44,6 +47,14 @@ func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 		return nil, fmt.Errorf("cpu: max block %d must be > 0", maxBlock)
 	}
 	ch := &Chain{desc: c, max: maxBlock}
+	if c.ChannelCount() > 1 {
+		m, err := newChannels(c, maxBlock)
+		if err != nil {
+			return nil, err
+		}
+		ch.multi = m
+		return ch, nil
+	}
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	for i, s := range c.Stages {
 		g := stageGeo{rate: rate, complex: cplx, maxIn: n}
@@ -80,11 +91,14 @@ func channels(complex bool) int {
 	return 1
 }
 
-// Process runs src (at most the max block of input samples) through every
-// stage and writes the chain's output to dst, which must hold
-// MaxOut(samples) output samples; it returns the number of float32 values
-// written. dst must not overlap src.
+// Process runs src (at most the max block of input samples, or frames)
+// through every stage and writes the chain's output to dst, which must
+// hold MaxOut(samples) output samples of every channel; it returns the
+// number of float32 values written. dst must not overlap src.
 func (c *Chain) Process(dst, src []float32) (int, error) {
+	if c.multi != nil {
+		return c.multi.process(dst, src)
+	}
 	in := src
 	if c.watch != nil {
 		c.watch(-1, src)
@@ -110,8 +124,8 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 	return len(in), nil
 }
 
-// MaxOut returns the most output samples one call produces for n input
-// samples.
+// MaxOut returns the most output samples (of each channel: frames) one
+// call produces for n input samples.
 func (c *Chain) MaxOut(n int) int { return c.desc.MaxOut(n) }
 
 // MaxBlock returns the most input samples one call accepts.
@@ -119,6 +133,9 @@ func (c *Chain) MaxBlock() int { return c.max }
 
 // Reset restarts every stage, as if no input had been seen.
 func (c *Chain) Reset() {
+	if c.multi != nil {
+		c.multi.reset()
+	}
 	for _, p := range c.procs {
 		p.Reset()
 	}
@@ -128,6 +145,14 @@ func (c *Chain) Reset() {
 		}
 	}
 	c.seen = 0
+}
+
+// Close stops the goroutines of a chain of several channels; the chain
+// must not be used afterwards.
+func (c *Chain) Close() {
+	if c.multi != nil {
+		c.multi.close()
+	}
 }
 
 // Desc returns the chain's description.

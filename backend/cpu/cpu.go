@@ -62,8 +62,10 @@ func (b *backend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ring, e
 	if b.chain == nil {
 		return nil, errNoChain
 	}
-	if in := b.chain.desc.Complex; in != (l.Channels == 2) {
-		return nil, fmt.Errorf("cpu: chain input complex=%v but stream has %d channels", in, l.Channels)
+	d := b.chain.desc
+	if want := pipeline.FrameValues(d.Channels, d.Complex); l.Channels != want {
+		return nil, fmt.Errorf("cpu: chain input is %d %s channel(s) (%d values per frame) but the stream has %d values per frame",
+			d.ChannelCount(), map[bool]string{false: "real", true: "complex"}[d.Complex], want, l.Channels)
 	}
 	if l.BlockSize > b.chain.max {
 		return nil, fmt.Errorf("cpu: block size %d exceeds the chain's maximum %d", l.BlockSize, b.chain.max)
@@ -73,7 +75,7 @@ func (b *backend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ring, e
 		return nil, err
 	}
 	b.ring = r
-	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*channels(b.chain.desc.OutComplex()))
+	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*pipeline.FrameValues(d.Channels, d.OutComplex()))
 	return r, nil
 }
 
@@ -82,7 +84,7 @@ func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
 	if err != nil {
 		return pipeline.Output{}, err
 	}
-	in := len(blk.Samples) / channels(b.chain.desc.Complex)
+	in := len(blk.Samples) / pipeline.FrameValues(b.chain.desc.Channels, b.chain.desc.Complex)
 	b.mu.Lock()
 	for i, p := range b.pending {
 		b.chain.Apply(p)
@@ -104,7 +106,12 @@ func (b *backend) Next(ctx context.Context) (pipeline.Output, error) {
 	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: b.out[:n], In: in}, nil
 }
 
-func (b *backend) Close() error { return nil }
+func (b *backend) Close() error {
+	if b.chain != nil {
+		b.chain.Close()
+	}
+	return nil
+}
 
 // Chain returns the chain with every retune accepted so far.
 func (b *backend) Chain() stage.Chain {
@@ -118,6 +125,9 @@ func (b *backend) Chain() stage.Chain {
 func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if b.chain == nil {
 		return nil, errNoChain
+	}
+	if n := b.chain.desc.ChannelCount(); n > 1 {
+		return nil, fmt.Errorf("%w: the stream has %d channels (retuning N channels is not implemented yet)", stage.ErrRetuneUnsupported, n)
 	}
 	for {
 		// The kernels are built outside the lock, so that the consumer is

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/sigproc/sigproc/pipeline"
@@ -22,6 +23,25 @@ func TestNewChainBackendRejectsStages(t *testing.T) {
 	// The plain FIR goes through (or fails only for lack of CUDA).
 	if _, err := NewChainBackend(stage.FIR(1e6, false, taps), Options{}); errors.Is(err, ErrStages) {
 		t.Errorf("plain fir rejected: %v", err)
+	}
+}
+
+func TestNewChainBackendRejectsChannels(t *testing.T) {
+	for _, n := range []int{2, 8} {
+		for _, cplx := range []bool{false, true} {
+			c := stage.FIR(1e6, cplx, []float32{0.5, 0.5})
+			c.Channels = n
+			_, err := NewChainBackend(c, Options{})
+			if !errors.Is(err, ErrChannels) || err.Error() != fmt.Sprintf("N channels are not yet supported on cuda (the stream has %d channels; use backend: cpu)", n) {
+				t.Errorf("%d channels, complex %v: err %v, want ErrChannels", n, cplx, err)
+			}
+		}
+	}
+	// One channel goes through (or fails only for lack of CUDA).
+	c := stage.FIR(1e6, false, []float32{1})
+	c.Channels = 1
+	if _, err := NewChainBackend(c, Options{}); errors.Is(err, ErrChannels) {
+		t.Errorf("one channel rejected: %v", err)
 	}
 }
 

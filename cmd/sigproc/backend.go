@@ -53,6 +53,9 @@ func newBackend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipe
 		if _, plain := chain.PlainFIR(); reason == "" && !plain {
 			reason = cuda.ErrStages.Error()
 		}
+		if reason == "" && chain.ChannelCount() > 1 {
+			reason = cuda.ErrChannels.Error()
+		}
 		if reason != "" {
 			log.Info().Str("reason", reason).Msg("backend auto: using cpu")
 			return cpu.New(chain, cfg.BlockSize)

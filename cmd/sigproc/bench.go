@@ -23,7 +23,20 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure throughput and latency",
-		Args:  cobra.NoArgs,
+		Long: `Benchmarks, each a subcommand: cpu and chain time the CPU kernels; fir,
+bandwidth and stream the GPU (a binary built with make cuda). Every figure
+in docs/BENCHMARKS.md names the command behind it.`,
+		Example: `  # The CPU FIR kernel, 129 taps, best of 5
+  sigproc bench cpu --taps 129
+
+  # The CPU stage chain: shift + lowpass ÷8 on complex samples
+  sigproc bench chain
+
+  # GPU builds only: batch FIR sweep, copies, streaming
+  build/sigproc-cuda bench fir --png fir.png
+  build/sigproc-cuda bench bandwidth --json bw.json
+  build/sigproc-cuda bench stream --complex --size 2GiB`,
+		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newBenchCPUCmd(), newBenchChainCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd())
 	return cmd
@@ -72,6 +85,14 @@ length unless --taps-file names a taps file. --input replaces the random
 input with a raw little-endian float32 file (its length sets the sample
 count) and --output writes the filtered result in the same format, so
 other tools can check it.`,
+		Example: `  # 129 taps on 16 Mi real samples in 64 Ki blocks
+  sigproc bench cpu --taps 129
+
+  # complex samples, a long filter by FFT, JSON for scripts
+  sigproc bench cpu --taps 4097 --complex --method fft --json
+
+  # filter a raw float32 file and keep the result, to check against scipy
+  sigproc bench cpu --input x.f32 --output y.f32 --taps-file taps.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := runBenchCPU(o)

@@ -52,6 +52,7 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 		var ch stage.Chain
 		if err == nil {
 			ch, err = next.Chain(chain.SampleRate, chain.Complex)
+			ch.Channels = chain.Channels
 		}
 		if err != nil {
 			log.Error().Err(err).Str("trigger", why).Msg("reload refused: the config does not validate; the run goes on unchanged")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/spf13/cobra"
 	"math"
 	"os"
 	"path/filepath"
@@ -187,8 +188,19 @@ func TestVersion(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range []string{"run", "design", "version"} {
-		stdout, _, err := execute(t, nil, nil, cmd, "--help")
+	// Every command, bench and its subcommands included, has examples.
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Example == "" && c.Name() != "help" && c.Name() != "completion" {
+			t.Errorf("%s has no examples", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+	for _, cmd := range []string{"run", "design", "version", "bench", "bench cpu"} {
+		stdout, _, err := execute(t, nil, nil, append(strings.Fields(cmd), "--help")...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +209,12 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 	}
 	stdout, _, _ := execute(t, nil, nil, "--help")
-	if !strings.Contains(stdout, "go run ./cmd/sigproc run -c configs/synthetic-cpu.yaml") {
-		t.Errorf("root help lacks the quick start")
+	for _, want := range []string{"go run ./cmd/sigproc run configs/synthetic-cpu.yaml", "sigproc bench cpu", "--sink-path -", "cu8", "WAV"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("root help lacks %q", want)
+		}
+	}
+	if strings.Contains(stdout, "CUDA later") {
+		t.Error("root help still says CUDA later")
 	}
 }

@@ -81,6 +81,7 @@ source:
   type: iio
   device: ads1015
   channels: [voltage0, voltage1]
+  complex: true
   sample_rate: 3300
   buffer_length: 1024
   sysfs_root: %s
@@ -119,6 +120,18 @@ sink: {type: sigmf, path: %s}
 	}
 	if m.Global["core:datatype"] != "cf32_le" || m.Global["core:sample_rate"] != 3300.0 {
 		t.Errorf("meta global = %v", m.Global)
+	}
+	// The device's scales are recorded, and the first sample's time.
+	iio, _ := m.Global["sigproc:iio"].(map[string]any)
+	if iio == nil || iio["device"] != "iio:device0" || len(iio["channels"].([]any)) != 2 {
+		t.Errorf("sigproc:iio = %v", m.Global["sigproc:iio"])
+	}
+	var caps struct {
+		Captures []map[string]any `json:"captures"`
+	}
+	json.Unmarshal(meta, &caps)
+	if dt, _ := caps.Captures[0]["core:datetime"].(string); !strings.Contains(dt, "T") {
+		t.Errorf("captures[0] = %v, want a core:datetime", caps.Captures[0])
 	}
 	for rel, want := range map[string]string{
 		"buffer/enable":                 "0", // disabled again when the run ended

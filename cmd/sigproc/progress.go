@@ -19,6 +19,7 @@ type progress struct {
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
 	stopped bool
+	endless bool // no known length: a spinner with the rates
 }
 
 // newProgress starts a bar towards total samples (a spinner if total <= 0)
@@ -36,21 +37,31 @@ func newProgress(w io.Writer, total int64, desc string, rate bool) *progress {
 	if rate {
 		opts = append(opts, progressbar.OptionShowIts())
 	}
-	if total <= 0 {
+	endless := total <= 0
+	if endless {
 		total = -1 // unknown length: spinner
 		opts = append(opts, progressbar.OptionSpinnerType(14))
 	} else {
 		opts = append(opts, progressbar.OptionSetPredictTime(true))
 	}
-	return &progress{bar: progressbar.NewOptions64(total, opts...)}
+	return &progress{bar: progressbar.NewOptions64(total, opts...), endless: endless}
 }
 
 // set moves the bar to n samples.
 func (p *progress) set(n int64) { p.setDescribed(n, "") }
 
-// update shows a pipeline's samples in and its rate.
+// update shows a pipeline's samples in and its rates: the output rate on
+// a bar (which shows the percentage and time left), the input and output
+// rates and any drops on an endless run's spinner.
 func (p *progress) update(st pipeline.Stats) {
-	p.setDescribed(int64(min(st.SamplesIn, math.MaxInt64)), fmt.Sprintf("%6.2f MS/s", st.MSps()))
+	desc := fmt.Sprintf("%6.2f MS/s", st.MSps())
+	if p != nil && p.endless {
+		desc = fmt.Sprintf("in %.3g MS/s  out %.3g MS/s", st.InMSps(), st.MSps())
+		if st.DroppedSamples > 0 {
+			desc += fmt.Sprintf("  drops %d", st.DroppedSamples)
+		}
+	}
+	p.setDescribed(int64(min(st.SamplesIn, math.MaxInt64)), desc)
 }
 
 func (p *progress) setDescribed(n int64, desc string) {

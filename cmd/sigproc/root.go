@@ -13,10 +13,18 @@ import (
 )
 
 const rootLong = `sigproc is a real-time signal-processing pipeline for radio, sensing and
-instrumentation work. A capture source (a synthetic signal generator, a raw,
-WAV or SigMF recording, or raw samples on stdin) fills a ring of fixed-size
-blocks; a FIR filter backend (CPU now, CUDA later) filters them; a sink writes
-raw samples or a SigMF recording, or discards them for benchmarking.
+instrumentation work. A capture source fills a ring of fixed-size blocks; a
+chain of stages (frequency shift, FIR filter with decimation, rational
+resampler) runs on them on the CPU or, built with CUDA, on the GPU; a sink
+writes the result.
+
+  sources: synthetic signals; raw files and pipes (rf32_le, ri16_le, cf32_le,
+           ci16_le, cu8 from rtl_sdr, cs8 from HackRF); WAV (8-bit to 32-bit
+           PCM, float); SigMF recordings; live ADCs through Linux IIO and ALSA;
+           ZeroMQ (GNU Radio)
+  sinks:   raw files or stdout ("-"), WAV, SigMF (metadata carried through),
+           ZeroMQ, null
+  streams: N channels per frame, each real or complex I/Q, filtered apart
 
 A run is described by one strict YAML config (see configs/ and README.md).
 Any mistake in it - an unknown key, a wrong type, a value out of range - is
@@ -26,32 +34,47 @@ reported with its file and line:
 
 Quick start (from the repository root):
 
-  go run ./cmd/sigproc run -c configs/synthetic-cpu.yaml
+  go run ./cmd/sigproc run configs/synthetic-cpu.yaml
   make test
 
-Samples are float32: one value per real sample, interleaved I,Q for complex
-samples; int16 inputs are scaled by 1/32768.`
+Samples are float32 inside: one value per real sample, interleaved I,Q for
+complex ones, the channels of a frame side by side; integer inputs are
+scaled by 1/2^(bits-1). Whenever stdout carries samples, the summary and the
+logs go to stderr.`
 
 const rootExample = `  # Filter 4 Mi synthetic samples on the CPU, write out/synthetic.sigmf-*
-  sigproc run -c configs/synthetic-cpu.yaml
+  sigproc run configs/synthetic-cpu.yaml
 
   # Same, as a pure throughput test with bigger blocks
-  sigproc run -c configs/synthetic-cpu.yaml --sink-type null --block-size 65536
+  sigproc run configs/synthetic-cpu.yaml --sink-type null --block-size 65536
 
-  # Filter the recording the first command wrote
-  sigproc run -c configs/file-sigmf.yaml
+  # Filter the recording the first command wrote, or any other
+  sigproc run configs/file-sigmf.yaml --input rec.sigmf-meta --sink-path out/rec
+
+  # In a pipe: an SDR's bytes in on stdin, filtered samples out on stdout
+  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run rtl.yaml --sink-path - > y.cf32
+
+  # Filter 16-bit audio from a sound card, play it back
+  arecord -q -f S16_LE -r 48000 -t raw | sigproc run configs/stdin-ri16.yaml --sink-path - | aplay -q -f FLOAT_LE -r 48000
 
   # Design a filter and check its response
   sigproc design --type lowpass --rate 1e6 --cutoff 1e5 --taps 129 > taps.txt
 
-  # Filter 16-bit audio from a pipe
-  arecord -q -f S16_LE -r 48000 -t raw | sigproc run -c configs/stdin-ri16.yaml`
+  # Benchmarks: the CPU kernel and chain; GPU builds add fir, bandwidth, stream
+  sigproc bench cpu --taps 129
+  sigproc bench chain
+
+  # GPU builds: end-to-end block latency of each backend path
+  build/sigproc-cuda probe -c configs/probe.yaml
+
+  # Version, platform and CUDA support
+  sigproc version`
 
 // newRootCmd builds the command tree.
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "sigproc",
-		Short:         "Real-time FIR filtering pipeline: capture -> ring -> CPU/CUDA filter -> sink",
+		Short:         "Real-time signal pipeline: capture -> ring -> stages on CPU/CUDA -> sink",
 		Long:          rootLong,
 		Example:       rootExample,
 		SilenceErrors: true, // main prints the error once

@@ -35,10 +35,21 @@ type runOptions struct {
 	overrun    string
 	progress   bool
 	overwrite  bool
+	input      string
+	metrics    string
 }
 
 const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass, SigMF output
-  sigproc run -c configs/synthetic-cpu.yaml
+  sigproc run configs/synthetic-cpu.yaml
+
+  # The same config on another recording (a file source's path replaced)
+  sigproc run configs/file-sigmf.yaml --input other.sigmf-meta --sink-path out/other
+
+  # In a pipe: raw samples in on stdin, out on stdout; the summary and logs go to stderr
+  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run rtl.yaml --sink-path - | nc host 5000
+
+  # Serve Prometheus metrics while it runs
+  sigproc run configs/paced-live.yaml --metrics-listen 127.0.0.1:9100
 
   # Benchmark: discard the output, larger blocks, 1e8 samples
   sigproc run -c configs/synthetic-cpu.yaml --sink-type null --block-size 65536 --num-samples 1e8
@@ -52,7 +63,7 @@ const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass
 func newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run -c CONFIG",
+		Use:   "run CONFIG | -c CONFIG",
 		Short: "Run a filtering pipeline described by a YAML config",
 		Long: `Run builds the source, the FIR filter (from filter.taps, filter.taps_file or
 filter.design), the backend and the sink that CONFIG describes, then streams
@@ -63,9 +74,11 @@ Flags override the config; an invalid override is reported with the flag's
 name. On Ctrl-C the blocks already captured are still filtered, the sink is
 flushed and closed, and the summary is printed.
 
-Progress goes to stderr (a bar for bounded runs, a spinner otherwise) when
-stderr is a terminal or --progress is given; logs go to stderr; the one-line
-summary goes to stdout:
+Progress goes to stderr when stderr is a terminal or --progress is given: a
+bar with the percentage and time left when the length is known (a file, or
+a bound), the rates in and out otherwise. Logs go to stderr; the one-line
+summary goes to stdout, or to stderr when stdout carries the samples
+(sink.path "-"):
 
   samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s  filtered 4194304  filter drops 0 (0 samples)
 
@@ -80,13 +93,18 @@ rate ("in 54.15 MS/s").
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := configArg(cmd, &o, args); err != nil {
+				return err
+			}
 			return runPipeline(cmd, &o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.config, "config", "c", "", "YAML config file (required)")
+	f.StringVarP(&o.config, "config", "c", "", "YAML config file (or give it as the argument: sigproc run CONFIG)")
+	f.StringVar(&o.input, "input", "", `input file, relative to the current directory (overrides source.path of a file source; "-" reads stdin)`)
+	f.StringVar(&o.metrics, "metrics-listen", "", "serve metrics on host:port, e.g. 127.0.0.1:9100 (overrides metrics.listen)")
 	f.IntVar(&o.blockSize, "block-size", 0, "samples per block (overrides block_size)")
 	f.StringVar(&o.backend, "backend", "", "cpu, cuda or auto (overrides backend)")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
@@ -98,7 +116,6 @@ buffers); "wall" and the rate count from then on.`,
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace existing output files (overrides sink.overwrite)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
-	_ = cmd.MarkFlagRequired("config")
 	cmd.MarkFlagsMutuallyExclusive("paced", "no-paced")
 	cmd.MarkFlagsMutuallyExclusive("duration", "num-samples")
 	return cmd
@@ -115,15 +132,27 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 		cfg.Backend = o.backend
 		cfg.MarkOverride("backend", "--backend")
 	}
+	// Each bound replaces the other, whichever the file gave.
 	if changed("duration") {
 		cfg.Source.DurationS = o.duration.Seconds()
 		cfg.Source.NumSamples = 0
 		cfg.MarkOverride("source.duration_s", "--duration")
+		cfg.MarkOverride("source.num_samples", "--duration")
 	}
 	if changed("num-samples") {
 		cfg.Source.NumSamples = int64(o.numSamples)
 		cfg.Source.DurationS = 0
 		cfg.MarkOverride("source.num_samples", "--num-samples")
+		cfg.MarkOverride("source.duration_s", "--num-samples")
+	}
+	if changed("input") {
+		if err := overrideInput(cfg, o.input); err != nil {
+			return err
+		}
+	}
+	if changed("metrics-listen") {
+		cfg.Metrics.Listen = o.metrics
+		cfg.MarkOverride("metrics.listen", "--metrics-listen")
 	}
 	if changed("sink-type") {
 		cfg.Sink.Type = o.sinkType
@@ -185,6 +214,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// Whenever stdout carries samples, nothing else may go there.
+	summaryOut := cmd.OutOrStdout()
+	if cfg.Sink.Path == config.StdoutPath {
+		summaryOut = stderr
+	}
 	defer watchZMQSource(src, log)()
 	if a, ok := src.(*capture.ALSA); ok {
 		// Overruns lose samples: warn at each and in the end, never hide them.
@@ -211,12 +245,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	chain.Channels = info.ChannelCount()
 	format, err := cfg.SinkFormat(chain.OutComplex())
 	if err != nil {
 		return err
 	}
 	// Checked now, created only once the backend and ring have started.
-	snk, err := planSink(ctx, cfg, format, chain, runInputs(cfg, o.config, src), log)
+	snk, err := planSink(ctx, cfg, format, chain, runInputs(cfg, o.config, src), log, sinkSource{src, cmd.OutOrStdout()})
 	if err != nil {
 		return err
 	}
@@ -260,6 +295,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	pcfg := pipeline.Config{
 		BlockSize:  cfg.BlockSize,
 		Complex:    info.Complex,
+		Channels:   info.ChannelCount(),
 		OutComplex: chain.OutComplex(),
 		Slots:      cfg.RingSlots,
 		Policy:     policy,
@@ -271,6 +307,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Str("source", describeSource(cfg)).
 		Float64("sample_rate", info.SampleRate).
 		Bool("complex", info.Complex).
+		Int("channels", info.ChannelCount()).
 		Str("chain", chain.String()).
 		Float64("out_rate", chain.OutRate()).
 		Int("block_size", cfg.BlockSize).
@@ -298,7 +335,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	var bar *progress
 	if show {
-		bar = newProgress(stderr, maxSamples, "filtering", false)
+		bar = newProgress(stderr, progressTotal(src, maxSamples), "filtering", false)
 		opts.Progress = bar.update
 		opts.ProgressEvery = 100 * time.Millisecond
 	}
@@ -318,6 +355,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	// flushes buffered samples and writes the SigMF metadata.
 	// A failed write makes the sink's error sticky, so Close repeats it;
 	// report it once.
+	if ts, ok := src.(capture.Timestamped); ok {
+		snk.SetDatetime(ts.FirstSampleTime()) // a live source's first sample
+	}
 	if cerr := finishSink(snk, &st); cerr != nil && !errors.Is(runErr, cerr) {
 		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", describeSink(cfg, format), cerr))
 	}
@@ -338,7 +378,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	srcBusy, sinkBusy := st.Busy()
 	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
 		Msg("share of the wall time in the source's reads and the sink's writes (neither near 1: the backend bounds the run)")
-	fmt.Fprintln(cmd.OutOrStdout(), summary)
+	fmt.Fprintln(summaryOut, summary)
 	return runErr
 }
 
@@ -362,13 +402,13 @@ func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (captu
 		}
 		return src, nil
 	case config.SourceFile:
-		src, err := capture.OpenFileContext(ctx, s.Path, s.Format, s.SampleRate)
+		src, err := capture.Open(ctx, s.Path, capture.FileOptions{Format: s.Format, SampleRate: s.SampleRate, Channels: s.Channels.Count, Complex: s.Complex})
 		if err != nil {
 			return nil, cfg.Wrap("source.path", err)
 		}
 		return src, nil
 	case config.SourceStdin:
-		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format)})
+		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format), NumChannels: s.Channels.Count})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
 		}
@@ -378,7 +418,9 @@ func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (captu
 			SysfsRoot:    s.SysfsRoot,
 			DevRoot:      s.DevRoot,
 			Device:       s.Device,
-			Channels:     s.Channels,
+			Channels:     s.Channels.Names,
+			Complex:      s.Complex,
+			ApplyScale:   s.ApplyScale,
 			SampleRate:   s.SampleRate,
 			BufferLength: s.BufferLength,
 		})
@@ -390,7 +432,8 @@ func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (captu
 		src, err := capture.OpenALSA(capture.ALSAConfig{
 			Device:     s.Device,
 			Format:     s.Format,
-			Channels:   s.ChannelCount,
+			Channels:   max(s.Channels.Count, s.ChannelCount),
+			Complex:    s.Complex,
 			SampleRate: int(s.SampleRate), // validated as a whole number
 			PeriodSize: s.PeriodSize,
 			BufferSize: s.BufferSize,
@@ -440,9 +483,9 @@ func describeSource(cfg *config.Config) string {
 	case config.SourceFile:
 		return "file " + s.Path
 	case config.SourceIIO:
-		return "iio " + s.Device + " " + strings.Join(s.Channels, ",")
+		return "iio " + s.Device + " " + strings.Join(s.Channels.Names, ",")
 	case config.SourceALSA:
-		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, s.ChannelCount)
+		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, max(s.Channels.Count, s.ChannelCount))
 	case config.SourceZMQ:
 		return "zmq " + s.Pattern + " " + s.Endpoint + " " + s.Format
 	}
@@ -455,6 +498,9 @@ func describeSink(cfg *config.Config, format string) string {
 		return "null"
 	case config.SinkZMQ:
 		return "zmq " + cfg.Sink.Pattern + " " + cfg.Sink.Endpoint + " (" + format + ")"
+	}
+	if cfg.Sink.Path == config.StdoutPath {
+		return cfg.Sink.Type + " stdout (" + format + ")"
 	}
 	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
 }

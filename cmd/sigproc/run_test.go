@@ -237,7 +237,7 @@ sink: {type: null}
 		want string
 	}{
 		{"bad config line", []string{"run", "-c", bad}, bad + ":3: source.sample_rate: must be > 0, got -5"},
-		{"no config", []string{"run"}, `required flag(s) "config" not set`},
+		{"no config", []string{"run"}, "no config: sigproc run CONFIG (or -c CONFIG)"},
 		{"missing config", []string{"run", "-c", bad + ".nope"}, "no such file"},
 		{"bad block override", []string{"run", "-c", good, "--block-size", "-1"}, "--block-size: block_size: must be in 1..16777216, got -1"},
 		{"bad backend override", []string{"run", "-c", good, "--backend", "tpu"}, `--backend: backend: unknown value "tpu" (allowed: cpu, cuda, auto)`},
@@ -247,7 +247,8 @@ sink: {type: null}
 		{"duration and num-samples", []string{"run", "-c", good, "--duration", "1s", "--num-samples", "5"}, "none of the others can be"},
 		{"bad num-samples", []string{"run", "-c", good, "--num-samples", "2.5"}, "want a positive whole number"},
 		{"input file missing", []string{"run", "-c", missing}, missing + ":1: source.path: "},
-		{"stray argument", []string{"run", "-c", good, "extra"}, "unknown command"},
+		{"config twice", []string{"run", "-c", good, "extra"}, "give the config once"},
+		{"two arguments", []string{"run", good, "extra"}, "accepts at most 1 arg(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

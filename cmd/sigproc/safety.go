@@ -40,9 +40,12 @@ func runInputs(cfg *config.Config, configPath string, src capture.Source) []stri
 // that it is none of the inputs, and that it does not exist unless
 // sink.overwrite (--overwrite) allows it. The files are created by the
 // returned sink's Open, once everything else has started.
-func planSink(ctx context.Context, cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger) (*sink.Deferred, error) {
+func planSink(ctx context.Context, cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger, ss sinkSource) (*sink.Deferred, error) {
 	s := &cfg.Sink
 	if s.Type == config.SinkZMQ {
+		if n := chain.ChannelCount(); n > 1 {
+			return nil, cfg.Wrap("sink.type", fmt.Errorf("zmq carries one channel; the source has %d (use file, wav or sigmf)", n))
+		}
 		// Bound once the run has started, like a file is created then.
 		p, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
 			return createZMQSink(ctx, cfg, format, chain.OutRate())
@@ -54,25 +57,28 @@ func planSink(ctx context.Context, cfg *config.Config, format string, chain stag
 	}
 	spec := sink.Spec{
 		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: inputs,
-		StampStart: true, MakeDirs: true,
+		Channels: chain.ChannelCount(), Complex: chain.OutComplex(), SampleRate: chain.OutRate(),
+		Stdout:     ss.stdout,
+		StampStart: ss.live(cfg), MakeDirs: true,
 		// Warned once, as soon as it starts; the total is in the summary
 		// and the metrics.
 		OnClip: func(total uint64) {
 			log.Warn().Uint64("clipped", total).Str("format", format).
-				Msg("output clipping: values beyond int16 full scale are clipped (count in the summary and sigproc_clipped_values_total)")
+				Msg("output clipping: values beyond the integer format's full scale are clipped (count in the summary and sigproc_clipped_values_total)")
 		},
 	}
 	if s.Type == config.SinkSigMF {
-		// The chain's output rate; a shift moves the centre frequency by
-		// −shift (the source's own centre is not known here, so it is
-		// relative to the input's baseband).
+		// What the source knows, carried through the chain: rate,
+		// centre frequency (moved by −shift), time, annotations.
 		spec.Meta = sink.SigMFMeta{
 			Datatype:    format,
-			SampleRate:  chain.OutRate(),
-			InputRate:   chain.SampleRate,
-			FrequencyHz: -chain.Shift(),
 			Description: "sigproc " + version + ": " + describeSource(cfg) + " filtered with " + describeFilter(cfg, chain),
 		}
+		var m *capture.Meta
+		if ms, ok := ss.src.(capture.MetaSource); ok {
+			m = ms.SignalMeta()
+		}
+		spec.Meta.Carry(m, chain)
 	}
 	p, err := sink.Prepare(spec)
 	if err != nil {
@@ -94,9 +100,31 @@ func finishSink(snk *sink.Deferred, st *pipeline.Stats) error {
 	return err
 }
 
-// clipSummary is the summary's clipping field for int16 outputs.
+// sinkSource is what the sink's plan needs of the run beyond the config:
+// the source (its metadata) and the standard output ("-").
+type sinkSource struct {
+	src    capture.Source
+	stdout io.Writer
+}
+
+// live reports whether the source is live (its first sample's time is the
+// run's): a SigMF output's core:datetime is stamped when it is created,
+// then set to the first sample's capture time.
+func (sinkSource) live(cfg *config.Config) bool {
+	switch cfg.Source.Type {
+	case config.SourceFile, config.SourceStdin:
+		return false
+	case config.SourceSynthetic:
+		return cfg.Source.Paced
+	}
+	return true
+}
+
+// clipSummary is the summary's clipping field for integer outputs.
 func clipSummary(format string, snk *sink.Deferred) string {
-	if format != config.FormatRI16 && format != config.FormatCI16 {
+	switch format {
+	case config.FormatRI16, config.FormatCI16, config.FormatCS8, config.WAVPCM16, config.WAVPCM24:
+	default:
 		return ""
 	}
 	return fmt.Sprintf("  clipped %d", snk.Clipped())
