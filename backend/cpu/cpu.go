@@ -126,7 +126,10 @@ func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if b.chain == nil {
 		return nil, errNoChain
 	}
-	if n := b.chain.desc.ChannelCount(); n > 1 {
+	b.mu.Lock()
+	n := b.desc.ChannelCount() // the chain's desc is the consumer's: read the backend's copy
+	b.mu.Unlock()
+	if n > 1 {
 		return nil, fmt.Errorf("%w: the stream has %d channels (retuning N channels is not implemented yet)", stage.ErrRetuneUnsupported, n)
 	}
 	for {
