@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +19,6 @@ import (
 // once (pread) by a par.Pool.
 // stripeMin is the smallest part of a read worth a goroutine of its own.
 const stripeMin = 512 << 10
-
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // fileWorkers is the goroutines a file reader reads with; 0 lets par
 // choose from the CPUs (tests set it).
@@ -47,7 +44,7 @@ type fileReader struct {
 // newFileReader returns a reader of f from off (to end, or to the end of
 // the file when end < 0) when direct reads suit dt and f, else nil.
 func newFileReader(f *os.File, dt datatype, off, end int64) *fileReader {
-	if !dt.float || !littleEndian || f == nil {
+	if !dt.float || !nativeLE || f == nil {
 		return nil
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {

@@ -5,14 +5,15 @@ package kernels
 
 import _ "embed"
 
-// PTX is the embedded PTX of fir.cu: the persistent zero-copy kernel and the
-// per-block kernel of the explicit-copy path.
+// PTX is the embedded PTX of fir.cu: the persistent zero-copy kernel (and
+// fir_block, the old explicit path's per-block kernel, no longer launched:
+// the explicit transport uses BatchPTX; it goes with the next PTX rebuild).
 //
 //go:embed fir.ptx
 var PTX string
 
 // BatchPTX is the embedded PTX of batch.cu: FIR kernels for data already in
-// device memory (bench fir, the streaming pipeline).
+// device memory (the explicit transport, bench fir).
 //
 //go:embed batch.ptx
 var BatchPTX string

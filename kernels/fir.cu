@@ -17,7 +17,7 @@ typedef long long i64;
 
 // Control block in mapped host memory. Each field sits on its own 128-byte
 // line so host and GPU writers never share a line. Offsets are mirrored in
-// the ctrl* constants of the CUDA backend (gpu/cuda.go).
+// the ctrl* constants of the CUDA backend (backend/cuda/cuda.go).
 struct Ctrl {
     volatile u64 stop;          // host -> GPU: non-zero asks the kernel to exit
     u64 pad0[15];
@@ -33,7 +33,7 @@ struct Ctrl {
 // costs another PCIe round trip in the loop (about 4 us on an H200).
 #define STOP_EVERY 1024
 
-// Entries of the optional timing array (mirrored in gpu/cuda.go).
+// Entries of the optional timing array (mirrored in backend/cuda/cuda.go).
 #define TIMES_CAP 65536
 
 __device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
@@ -381,8 +381,9 @@ extern "C" __global__ void __launch_bounds__(1024) fir_persistent(Ctrl* ctrl, co
         fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
 }
 
-// fir_block filters one block already copied to device memory, for the
-// explicit-copy path. in holds (ntaps-1) history samples followed by B new
+// fir_block filters one block already copied to device memory. No longer
+// launched: the explicit transport uses the batch kernels (batch.cu); it is
+// removed with the next PTX rebuild. in holds (ntaps-1) history samples followed by B new
 // samples, interleaved over ch; next is the other of two ping-pong buffers,
 // whose history part receives this block's last ntaps-1 samples, so the
 // next launch finds its history without a separate copy.

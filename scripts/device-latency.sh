@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# RECORD: this script ran the 2026-12-02/03 rounds that docs/ cite, on the
+# layout of that time (build/gpu.test, SIGPROC_PTX). Both are gone: the GPU
+# tests are build/{cuda,gpubench,cudrv}.test (scripts/device-tests.sh) and
+# PTX files come from cuda.ptx_dir (SIGPROC_PTX_DIR for the test binaries).
+# Kept unchanged as the record. device-tests.sh, device-latency-ab.sh,
+# device-throughput.sh, device-inplace.sh and device-register.sh run on
+# today's layout.
 # Zero-copy latency experiments on the GPU machine (device tool), with the
 # binaries that `make cuda cuda-test-bin` built carried in $BIN (default
 # build/): the zero-copy GPU tests, then the acceptance probe (256 samples,

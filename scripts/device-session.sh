@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# RECORD: this script ran the 2026-12-02/03 rounds that docs/ cite, on the
+# layout of that time (build/gpu.test, SIGPROC_PTX). Both are gone: the GPU
+# tests are build/{cuda,gpubench,cudrv}.test (scripts/device-tests.sh) and
+# PTX files come from cuda.ptx_dir (SIGPROC_PTX_DIR for the test binaries).
+# Kept unchanged as the record. device-tests.sh, device-latency-ab.sh,
+# device-throughput.sh, device-inplace.sh and device-register.sh run on
+# today's layout.
 # One device call that does what a session needs from the GPU machine, in
 # the order that finds bugs first: the GPU tests, the throughput suite
 # (bandwidth, batch FIR, CuPy comparison, streaming), the latency probe of

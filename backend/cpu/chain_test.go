@@ -15,21 +15,26 @@ import (
 // ref is a float64 complex stream (real streams have zero imaginary parts).
 type ref []complex128
 
+// toRef widens a float32 stream (interleaved I,Q when complex) to float64.
+func toRef(x []float32, cplx bool) ref {
+	if !cplx {
+		s := make(ref, len(x))
+		for i, v := range x {
+			s[i] = complex(float64(v), 0)
+		}
+		return s
+	}
+	s := make(ref, len(x)/2)
+	for i := range s {
+		s[i] = complex(float64(x[2*i]), float64(x[2*i+1]))
+	}
+	return s
+}
+
 // reference runs c in float64 straight from the definitions in package
 // stage, on the whole stream at once.
 func reference(c stage.Chain, x []float32) []float32 {
-	ch := 1
-	if c.Complex {
-		ch = 2
-	}
-	s := make(ref, len(x)/ch)
-	for i := range s {
-		if ch == 2 {
-			s[i] = complex(float64(x[2*i]), float64(x[2*i+1]))
-		} else {
-			s[i] = complex(float64(x[i]), 0)
-		}
-	}
+	s := toRef(x, c.Complex)
 	rate, cplx := c.SampleRate, c.Complex
 	for _, st := range c.Stages {
 		switch st.Kind {

@@ -18,18 +18,7 @@ import (
 // that stage's input), fir outputs m use the taps in force at input m·M
 // over the same history, and a shift's phase stays continuous.
 func retunedReference(c stage.Chain, x []float32, retunes []stage.Retune) []float32 {
-	ch := 1
-	if c.Complex {
-		ch = 2
-	}
-	s := make(ref, len(x)/ch)
-	for i := range s {
-		if ch == 2 {
-			s[i] = complex(float64(x[2*i]), float64(x[2*i+1]))
-		} else {
-			s[i] = complex(float64(x[i]), 0)
-		}
-	}
+	s := toRef(x, c.Complex)
 	rate, cplx := c.SampleRate, c.Complex
 	for i, st := range c.Stages {
 		// The parameters in force at input n: the last retune with At <= n.

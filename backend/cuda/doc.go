@@ -1,13 +1,15 @@
-// Package gpu is sigproc's CUDA backend: a persistent FIR kernel that polls
-// a ring in mapped, pinned host memory (zero-copy), and the classic
-// copy-launch-copy path for comparison.
+// Package cuda is sigproc's CUDA backend, with two transports: a persistent
+// FIR kernel that polls a ring in mapped, pinned host memory (zero-copy, for
+// small blocks), and the explicit transport, which keeps several large
+// blocks in flight on several streams through the batch FIR (copies in,
+// filtering and copies out of different blocks overlap).
 //
-// All code that touches the CUDA driver is behind the `cuda` build tag and
-// lives in this package. Without the tag the package still builds: Built
-// reports false and NewBackend returns ErrNotBuilt, so callers never see the
-// tag. The cuda binary links libcuda.so.1 and gorgonia.org/cu calls cuInit
-// (and exits on failure) in its package init; the subpackage cuinit runs
-// first and turns a failure into a clear message (see cuinit's doc).
+// Its driver code is behind the `cuda` build tag, and its cgo lives in
+// internal/cudrv. Without the tag the package still builds: Built reports
+// false and NewBackend returns ErrNotBuilt, so callers never see the tag.
+// The cuda binary links libcuda.so.1 and gorgonia.org/cu calls cuInit (and
+// exits on failure) in its package init; internal/cudrv/cuinit runs first
+// and turns a failure into a clear message (see cuinit's doc).
 //
 // # Zero-copy protocol
 //
