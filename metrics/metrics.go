@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,7 +67,10 @@ func New(backend string) *Metrics {
 		counter("sigproc_dropped_samples_total", "Samples discarded at capture (same as sigproc_dropped_capture_samples_total).", &m.dropS),
 		m.latency,
 		info,
-		collectors.NewGoCollector(),
+		// The live heap after the last GC (go_gc_heap_live_bytes) says
+		// whether memory is leaking; RSS and heap_alloc follow GC timing.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

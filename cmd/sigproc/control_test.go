@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sigproc/sigproc/control"
 )
@@ -183,7 +184,7 @@ func TestControlRetuneAtExactSample(t *testing.T) {
 
 // TestControlRequestsChangeNothing sends 2000 API requests, good and bad,
 // on loopback during a run: the output equals a run without them, byte
-// for byte, and the process's RSS stays flat.
+// for byte, and its live heap and goroutines stay flat.
 func TestControlRequestsChangeNothing(t *testing.T) {
 	bin := buildBinary(t)
 	const stages = "  - fir: {design: {type: lowpass, cutoff_hz: 6000, num_taps: 65}}"
@@ -238,8 +239,9 @@ func TestControlRequestsChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// 2000 requests from 4 clients at once, RSS read after each 500.
-	rss := []int{rssKiB(t, r.cmd.Process.Pid)}
+	// 2000 requests from 4 clients at once; the run's memory read after
+	// each 500.
+	mem := []memSample{readMem(t, base)}
 	for chunk := range 4 {
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
@@ -260,15 +262,18 @@ func TestControlRequestsChangeNothing(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		rss = append(rss, rssKiB(t, r.cmd.Process.Pid))
+		mem = append(mem, readMem(t, base))
 	}
 	st := r.status(t)
 	r.signal(syscall.SIGTERM)
-	t.Logf("RSS after 200 warm-up requests, then after each 500 more: %v KiB", rss)
-	// Flat: the heap settles within the first few hundred requests (GC
-	// pacing), and the second 1000 requests add nothing that stays.
-	if rss[4]-rss[0] > 16<<10 || rss[4]-rss[2] > 4<<10 {
-		t.Errorf("RSS grew over 2000 requests: %v KiB", rss)
+	t.Logf("after 200 warm-up requests, then after each 500 more: %+v", mem)
+	// Flat: what a GC with one request in flight found live, and the
+	// goroutines, do not grow with the requests (a leak of 2 KiB or one
+	// goroutine per request would add 4 MiB or 2000). RSS follows GC timing
+	// (±4 MiB on a 2-core box), so it only has a loose bound.
+	first, last := mem[0], mem[len(mem)-1]
+	if last.liveHeap-first.liveHeap > 2<<20 || last.goroutines-first.goroutines > 16 || last.rssKiB-first.rssKiB > 32<<10 {
+		t.Errorf("memory grew over 2000 requests: %+v", mem)
 	}
 	if st.Retunes != 0 || st.Drops.CaptureBlocks != 0 {
 		t.Errorf("status %+v: a refused request retuned or the run dropped", st)
@@ -289,21 +294,72 @@ func float32Bytes(v []float32) []byte {
 	return b
 }
 
-var vmRSS = regexp.MustCompile(`VmRSS:\s+(\d+) kB`)
+// memSample is a run's memory as its /metrics and /proc report it.
+type memSample struct {
+	liveHeap   float64 // go_gc_heap_live_bytes: live at the last GC
+	goroutines float64 // go_goroutines
+	gcs        float64 // go_gc_duration_seconds_count
+	rssKiB     float64 // VmRSS of the whole process
+}
 
-// rssKiB is a process's resident set size.
-func rssKiB(t *testing.T, pid int) int {
+// readMem reads a quiet run's memory from its control server's /metrics
+// and /proc. Quiet: it first waits out net/http's half-second linger on
+// connections closed after an error reply, then sends one request at a
+// time until a GC has run, so the live heap holds no other request's
+// garbage.
+func readMem(t *testing.T, base string) memSample {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	time.Sleep(600 * time.Millisecond)
+	m := scrapeMem(t, base)
+	for i := 0; ; i++ {
+		resp, err := http.Get(base + "/api/spectrum?point=output&nfft=4096")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if i%16 == 15 {
+			if n := scrapeMem(t, base); n.gcs > m.gcs {
+				return n
+			}
+		}
+		if i == 20000 {
+			t.Fatal("no GC after 20000 spectrum requests: cannot read the live heap")
+		}
+	}
+}
+
+// scrapeMem reads a run's memory from its control server's /metrics and its
+// process's RSS from there too.
+func scrapeMem(t *testing.T, base string) memSample {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
-		t.Skipf("no /proc: %v", err)
+		t.Fatal(err)
 	}
-	m := vmRSS.FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
+	var m memSample
+	for name, v := range map[string]*float64{
+		"go_gc_heap_live_bytes":         &m.liveHeap,
+		"go_goroutines":                 &m.goroutines,
+		"go_gc_duration_seconds_count":  &m.gcs,
+		"process_resident_memory_bytes": &m.rssKiB,
+	} {
+		re := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`)
+		f := re.FindSubmatch(body)
+		if f == nil {
+			t.Fatalf("no %s in /metrics", name)
+		}
+		if *v, err = strconv.ParseFloat(string(f[1]), 64); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	m.rssKiB /= 1024
+	return m
 }
 
 // TestControlReload changes the config file under a run with
