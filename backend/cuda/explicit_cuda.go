@@ -25,7 +25,7 @@ import (
 //
 //	H2D   ring slot → dIn[k][hist:]            (the slot stays acquired)
 //	wait  hist[k-1]                            (block k-1 wrote our history)
-//	FIR   dIn[k] → dOut[k]                     (BatchFIR, [history | block] layout)
+//	filt  dIn[k] → dOut[k]                     (a blockFilter, [history | block] layout)
 //	D2D   tail of dIn[k] → dIn[k+1][:hist]     then record hist[k]
 //	D2H   dOut[k] → hOut[k]                    then record done[k]
 //
@@ -46,6 +46,37 @@ func explicitGeometry(slots int) (inFlight, streams int) {
 	return inFlight, min(4, inFlight)
 }
 
+// blockFilter is what the explicit transport runs on each block once it
+// is in device memory. Blocks are launched strictly in stream order, each
+// on its block's stream after the previous block's launch (the hist event
+// chain), so a filter may keep state on the device (a chain's stage
+// histories, a phase) and on the host (a decimation phase) from one Launch
+// to the next. It is used from the consumer's goroutine only.
+type blockFilter interface {
+	// HistoryValues is how many input values the transport keeps before
+	// each block in the [history | block] layout Launch reads (zeros at
+	// the start of the stream); 0 when the filter keeps its own.
+	HistoryValues() int
+	// MaxOutValues bounds the output values of a block of n input values.
+	MaxOutValues(n int) int
+	// Launch enqueues the filter of the block of n new input values at
+	// in (after HistoryValues() values of history) on stream st, writing
+	// its outputs to out, and returns how many output values it writes.
+	Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error)
+	// Close frees what the filter holds; its launches have finished.
+	Close() error
+}
+
+// batchBlocks runs a BatchFIR as the explicit transport's blockFilter:
+// one output per input value, history (ntaps−1)·channels values.
+type batchBlocks struct{ *BatchFIR }
+
+func (f batchBlocks) MaxOutValues(n int) int { return n }
+
+func (f batchBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+	return n, f.BatchFIR.Launch(st, in, out, n/f.Channels())
+}
+
 type explicitSet struct {
 	dIn, dOut cu.DevicePtr
 	hOut      []float32
@@ -54,12 +85,13 @@ type explicitSet struct {
 	stream    int
 	seq       uint64 // the block's sequence number and capture time,
 	ts        int64  // handed to the consumer with its output
-	n         int    // values
+	n         int    // input values
+	nOut      int    // output values
 }
 
 type explicitState struct {
 	region   *pinnedRegion // the source's memory, when blocks come in place
-	fir      *BatchFIR
+	filt     blockFilter
 	streams  []cu.Stream
 	sets     []explicitSet
 	hist     int    // history values, (ntaps−1)·channels
@@ -73,7 +105,7 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
-	x := &explicitState{fir: fir, hist: fir.HistoryValues()}
+	x := &explicitState{filt: batchBlocks{fir}, hist: fir.HistoryValues()}
 	b.x = x
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
@@ -85,7 +117,8 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 		x.streams = append(x.streams, s)
 	}
 	vals := l.BlockValues()
-	inBytes, outBytes := int64(x.hist+vals)*4, int64(vals)*4
+	outVals := x.filt.MaxOutValues(vals)
+	inBytes, outBytes := int64(x.hist+vals)*4, int64(outVals)*4
 	x.sets = make([]explicitSet, x.inFlight+1)
 	for i := range x.sets {
 		s := &x.sets[i]
@@ -106,9 +139,9 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 			if err != nil {
 				return err
 			}
-			s.hOut = unsafe.Slice((*float32)(h.Ptr()), vals)
+			s.hOut = unsafe.Slice((*float32)(h.Ptr()), outVals)
 		} else {
-			s.hOut = make([]float32, vals)
+			s.hOut = make([]float32, outVals)
 		}
 	}
 	// The stream starts from rest: the first block's history is zeros,
@@ -134,7 +167,8 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 }
 
 // explicitPinned is the pinned memory the explicit transport takes: the
-// ring and one output buffer per buffer set.
+// ring and one output buffer per buffer set, for a filter with at most one
+// output per input value.
 func explicitPinned(l pipeline.Layout) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
 	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4)
@@ -174,7 +208,7 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 		}
 	}
 	b.next++
-	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.n]}, nil
+	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.nOut]}, nil
 }
 
 // enqueue submits ring block k (see the top of this file).
@@ -183,7 +217,6 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
 	st := x.streams[s.stream]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
-	ch := b.l.Channels
 	if s.n > 0 {
 		var err error
 		if x.region != nil {
@@ -200,7 +233,8 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 			return fmt.Errorf("gpu: stream wait: %w", err)
 		}
 	}
-	if err := x.fir.Launch(st, s.dIn, s.dOut, s.n/ch); err != nil {
+	var err error
+	if s.nOut, err = x.filt.Launch(st, s.dIn, s.dOut, s.n); err != nil {
 		return fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
 	}
 	if x.hist > 0 {
@@ -211,8 +245,8 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	if err := s.hist.Record(st); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
-	if s.n > 0 {
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.n)*4, st); err != nil {
+	if s.nOut > 0 {
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4, st); err != nil {
 			return fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
 		}
 	}
@@ -243,7 +277,7 @@ func (x *explicitState) close() error {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
 		}
 	}
-	errs = append(errs, x.fir.Close())
+	errs = append(errs, x.filt.Close())
 	return errors.Join(errs...)
 }
 
