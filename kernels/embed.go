@@ -5,9 +5,7 @@ package kernels
 
 import _ "embed"
 
-// PTX is the embedded PTX of fir.cu: the persistent zero-copy kernel (and
-// fir_block, the old explicit path's per-block kernel, no longer launched:
-// the explicit transport uses BatchPTX; it goes with the next PTX rebuild).
+// PTX is the embedded PTX of fir.cu: the persistent zero-copy kernel.
 //
 //go:embed fir.ptx
 var PTX string

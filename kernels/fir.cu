@@ -380,35 +380,3 @@ extern "C" __global__ void __launch_bounds__(1024) fir_persistent(Ctrl* ctrl, co
     else
         fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
 }
-
-// fir_block filters one block already copied to device memory. No longer
-// launched: the explicit transport uses the batch kernels (batch.cu); it is
-// removed with the next PTX rebuild. in holds (ntaps-1) history samples followed by B new
-// samples, interleaved over ch; next is the other of two ping-pong buffers,
-// whose history part receives this block's last ntaps-1 samples, so the
-// next launch finds its history without a separate copy.
-extern "C" __global__ void fir_block(const float* in, float* next, float* out, const float* taps,
-                                     i64 ntaps_, i64 bsize_, i64 ch_) {
-    extern __shared__ float h[];  // (ntaps+3)&~3 floats, zero-padded: vector loads may read the pad
-    const int ntaps = (int)ntaps_, B = (int)bsize_, ch = (int)ch_;
-    const int tpad = (ntaps + 3) & ~3;
-    for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
-    __syncthreads();
-    const int hist = (ntaps - 1) * ch;
-    const int stride = blockDim.x * gridDim.x;
-    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < B * ch; v += stride) {
-        const int s = v / ch, c = v % ch;
-        const float* x = in + (ntaps - 1 + s) * ch + c;  // x[0] is sample s
-        float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-        int k = 0;
-        for (; k + 4 <= ntaps; k += 4) {
-            acc0 += h[k] * x[-k * ch];
-            acc1 += h[k + 1] * x[-(k + 1) * ch];
-            acc2 += h[k + 2] * x[-(k + 2) * ch];
-            acc3 += h[k + 3] * x[-(k + 3) * ch];
-        }
-        for (; k < ntaps; k++) acc0 += h[k] * x[-k * ch];
-        out[v] = (acc0 + acc1) + (acc2 + acc3);
-    }
-    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < hist; v += stride) next[v] = in[B * ch + v];
-}
