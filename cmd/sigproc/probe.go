@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,10 +10,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/sigproc/sigproc/backend/cpu"
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/config"
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/probe"
 	"github.com/sigproc/sigproc/stage"
@@ -177,7 +175,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	if f.split < 0 || f.split > 32 || f.split&(f.split-1) != 0 {
 		return fmt.Errorf("--split: want 0 or a power of two up to 32, got %d", f.split)
 	}
-	rt, err := realtimeSettings(cfg) // the producer thread's; before any device is opened
+	rt, err := assemble.Realtime(cfg) // the producer thread's; before any device is opened
 	if err != nil {
 		return err
 	}
@@ -227,7 +225,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	var all []probe.Result
 	var device string
 	if cuda.Built() {
-		if info, err := cuda.Probe(gpuOptions(cfg, log)); err == nil {
+		if info, err := cuda.Probe(assemble.GPUOptions(cfg, log)); err == nil {
 			device = info.String()
 		}
 	}
@@ -236,7 +234,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if ntaps == 0 {
 			ntaps = f.taps
 		}
-		chain, err := probeChain(cfg, f.config != "", ntaps, f.seed, rate, complex)
+		chain, err := assemble.ProbeChain(cfg, f.config != "", ntaps, f.seed, rate, complex)
 		if err != nil {
 			return err
 		}
@@ -313,64 +311,17 @@ func writeProbeReport(cmd *cobra.Command, f probeFlags, device string, rs []prob
 	return nil
 }
 
+// probePath is one probe path, built by assemble.PathBackend with the
+// probe's GPU flags.
 func probePath(name string, cfg *config.Config, chain stage.Chain, block int, f probeFlags, log zerolog.Logger) probe.Path {
-	if name == "cpu" {
-		return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
-			return cpu.New(chain, block)
-		}}
-	}
 	return probe.Path{Name: name, New: func() (pipeline.Backend, error) {
-		o := gpuOptions(cfg, log)
-		o.Transport = cuda.Transport(name)
-		o.StallAt = f.stallAt
-		o.WriteCombined = o.WriteCombined || f.wc // config or flag
-		o.Timing = f.timing
-		o.Split = f.split
-		return cuda.NewChainBackend(chain, o)
+		return assemble.PathBackend(name, cfg, chain, block, log, func(o *cuda.Options) {
+			o.StallAt = f.stallAt
+			o.WriteCombined = o.WriteCombined || f.wc // config or flag
+			o.Timing = f.timing
+			o.Split = f.split
+		})
 	}}
-}
-
-// probeChain returns the chain to probe: the config's stages (at its
-// source rate, 1 S/s when it has none), or a plain FIR of probeTaps.
-func probeChain(cfg *config.Config, haveConfig bool, n int, seed uint64, rate float64, complex bool) (stage.Chain, error) {
-	if rate <= 0 {
-		rate = 1
-	}
-	if n == 0 && haveConfig && len(cfg.Stages) > 0 {
-		return cfg.Chain(rate, complex)
-	}
-	taps, err := probeTaps(cfg, haveConfig, n, seed)
-	if err != nil {
-		return stage.Chain{}, err
-	}
-	ch := stage.FIR(rate, complex, taps)
-	ch.Stages[0].Method = cfg.Filter.Method
-	return ch, nil
-}
-
-// probeTaps returns the config's filter, or a designed lowpass of n taps
-// (n > 0, or 64 when there is no config).
-func probeTaps(cfg *config.Config, haveConfig bool, n int, seed uint64) ([]float32, error) {
-	if n == 0 && haveConfig {
-		rate := cfg.Source.SampleRate
-		if rate <= 0 {
-			rate = 1
-		}
-		return cfg.Taps(rate)
-	}
-	if n == 0 {
-		n = 64
-	}
-	if n < 3 {
-		r := rand.New(rand.NewPCG(seed, 1))
-		taps := make([]float32, n)
-		for i := range taps {
-			taps[i] = float32(r.NormFloat64())
-		}
-		return taps, nil
-	}
-	spec := filter.Spec{Type: "lowpass", SampleRate: 1, CutoffHz: 0.2, NumTaps: n, Window: "hamming"}
-	return filter.Design(spec)
 }
 
 func parseInts(s, flag string) ([]int, error) {

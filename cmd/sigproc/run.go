@@ -4,21 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/config"
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/metrics"
 	"github.com/sigproc/sigproc/pipeline"
-	"github.com/sigproc/sigproc/stage"
 )
 
 // runOptions are the flags of "sigproc run".
@@ -199,8 +195,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	// Checked before any device or output file is opened: whether the CPUs
 	// are available to this process depends on the machine, not the file.
-	rt, err := realtimeSettings(cfg)
-	if err != nil {
+	if _, err := assemble.Realtime(cfg); err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
@@ -209,61 +204,19 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
-
-	src, err := openSource(ctx, cfg, cmd.InOrStdin())
+	// Source, chain, sink plan and backend, in assemble's safe order.
+	r, err := assemble.Open(ctx, cfg, assemble.Params{ConfigPath: o.config, Stdin: cmd.InOrStdin(),
+		Stdout: cmd.OutOrStdout(), Version: version, Log: log})
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, r.Close()) }()
 	// Whenever stdout carries samples, nothing else may go there.
 	summaryOut := cmd.OutOrStdout()
 	if cfg.Sink.Path == config.StdoutPath {
 		summaryOut = stderr
 	}
-	defer watchZMQSource(src, log)()
-	if a, ok := src.(*capture.ALSA); ok {
-		// Overruns lose samples: warn at each and in the end, never hide them.
-		a.SetOverrunHandler(func(total uint64) {
-			log.Warn().Str("device", a.Device()).Uint64("overruns", total).Msg("alsa overrun: samples lost, capture restarted")
-		})
-		defer func() {
-			if n := a.Overruns(); n > 0 {
-				log.Warn().Str("device", a.Device()).Uint64("overruns", n).Msg("alsa overruns during the run: the output has gaps")
-			}
-		}()
-	}
-	defer func() {
-		if cerr := src.Close(); cerr != nil && !errors.Is(cerr, capture.ErrClosed) {
-			err = errors.Join(err, fmt.Errorf("close source: %w", cerr))
-		}
-	}()
-	info := src.Info()
-	maxSamples, err := cfg.MaxSamples(info.SampleRate)
-	if err != nil {
-		return err
-	}
-	chain, err := cfg.Chain(info.SampleRate, info.Complex)
-	if err != nil {
-		return err
-	}
-	chain.Channels = info.ChannelCount()
-	format, err := cfg.SinkFormat(chain.OutComplex())
-	if err != nil {
-		return err
-	}
-	// Checked now, created only once the backend and ring have started.
-	snk, err := planSink(ctx, cfg, format, chain, runInputs(cfg, o.config, src), log, sinkSource{src, cmd.OutOrStdout()})
-	if err != nil {
-		return err
-	}
-	be, err := newBackend(cfg, chain, log)
-	if err != nil {
-		return cfg.Wrap("backend", err)
-	}
-	defer func() {
-		if cerr := be.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("close %s backend: %w", be.Name(), cerr))
-		}
-	}()
+	be, snk := r.Backend, r.Sink
 	// Metrics are bound before the sink is created, so a port in use fails
 	// the run before it touches any output file; the server is shut down
 	// after the summary, once the final stats are published.
@@ -283,59 +236,37 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		}()
 	}
 	// The control server, like metrics, is bound before any output exists.
-	rc, mx, err := startControl(ctx, cfg, o.config, be, chain, mx, log)
+	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, mx, log)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, rc.close()) }()
-	policy := pipeline.PolicyBlock
-	if cfg.EffectiveOverrun() == config.OverrunDrop {
-		policy = pipeline.PolicyDrop
-	}
-	pcfg := pipeline.Config{
-		BlockSize:  cfg.BlockSize,
-		Complex:    info.Complex,
-		Channels:   info.ChannelCount(),
-		OutComplex: chain.OutComplex(),
-		Slots:      cfg.RingSlots,
-		Policy:     policy,
-		MaxSamples: maxSamples,
-		Realtime:   rt,
-	}
+	pcfg := r.Pipeline
 	log.Info().
 		Str("config", o.config).
-		Str("source", describeSource(cfg)).
-		Float64("sample_rate", info.SampleRate).
-		Bool("complex", info.Complex).
-		Int("channels", info.ChannelCount()).
-		Str("chain", chain.String()).
-		Float64("out_rate", chain.OutRate()).
-		Int("block_size", cfg.BlockSize).
-		Int("ring_slots", cfg.RingSlots).
-		Str("overrun", policy.String()).
+		Str("source", assemble.DescribeSource(cfg)).
+		Float64("sample_rate", r.Info.SampleRate).
+		Bool("complex", r.Info.Complex).
+		Int("channels", r.Info.ChannelCount()).
+		Str("chain", r.Chain.String()).
+		Float64("out_rate", r.Chain.OutRate()).
+		Int("block_size", pcfg.BlockSize).
+		Int("ring_slots", pcfg.Slots).
+		Str("overrun", pcfg.Policy.String()).
 		Str("backend", be.Name()).
-		Str("sink", describeSink(cfg, format)).
-		Int64("max_samples", maxSamples).
+		Str("sink", assemble.DescribeSink(cfg, r.Format)).
+		Int64("max_samples", r.MaxSamples).
 		Msg("starting")
 
 	// Outputs are created (a zmq sink bound) once the run has started.
-	unlink := func() {}
-	defer func() { unlink() }()
-	started := func() error {
-		if err := snk.Open(); err != nil {
-			return err
-		}
-		unlink = linkZMQSink(src, snk.Sink(), log)
-		return nil
-	}
-	opts := pipeline.Options{Log: log, Started: started, Abort: abortContext(ctx)}
+	opts := pipeline.Options{Log: log, Started: r.Started, Abort: abortContext(ctx)}
 	show := isTerminal(stderr)
 	if cmd.Flags().Changed("progress") {
 		show = o.progress
 	}
 	var bar *progress
 	if show {
-		bar = newProgress(stderr, progressTotal(src, maxSamples), "filtering", false)
+		bar = newProgress(stderr, progressTotal(r.Source, r.MaxSamples), "filtering", false)
 		opts.Progress = bar.update
 		opts.ProgressEvery = 100 * time.Millisecond
 	}
@@ -347,26 +278,21 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 
 	opts = rc.instrument(opts)
-	st, runErr := pipeline.Run(ctx, src, be, snk, pcfg, opts)
+	st, runErr := pipeline.Run(ctx, r.Source, be, snk, pcfg, opts)
 	if bar != nil {
 		bar.stop()
 	}
-	// The sink is closed here, exactly once, whatever happened: this
-	// flushes buffered samples and writes the SigMF metadata.
 	// A failed write makes the sink's error sticky, so Close repeats it;
 	// report it once.
-	if ts, ok := src.(capture.Timestamped); ok {
-		snk.SetDatetime(ts.FirstSampleTime()) // a live source's first sample
-	}
-	if cerr := finishSink(snk, &st); cerr != nil && !errors.Is(runErr, cerr) {
-		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", describeSink(cfg, format), cerr))
+	if cerr := r.Finish(&st); cerr != nil && !errors.Is(runErr, cerr) {
+		runErr = errors.Join(runErr, fmt.Errorf("close sink %s: %w", assemble.DescribeSink(cfg, r.Format), cerr))
 	}
 	if mx != nil {
 		mx.Update(st)
 		mx.SetClipped(snk.Clipped())
 	}
 	rc.finish(st)
-	summary := st.String() + clipSummary(format, snk)
+	summary := st.String() + clipSummary(r.Format, snk)
 	if st.Interrupted {
 		summary += "  (interrupted)"
 		log.Warn().Uint64("samples_out", st.SamplesWritten).Msg("interrupted: output flushed")
@@ -380,148 +306,6 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Msg("share of the wall time in the source's reads and the sink's writes (neither near 1: the backend bounds the run)")
 	fmt.Fprintln(summaryOut, summary)
 	return runErr
-}
-
-// openSource opens the configured source; stdin is the command's input.
-func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (capture.Source, error) {
-	s := &cfg.Source
-	switch s.Type {
-	case config.SourceSynthetic:
-		sc := syntheticConfig(s.Waveform)
-		sc.SampleRate = s.SampleRate
-		sc.Complex = s.Complex
-		sc.Paced = s.Paced
-		n, err := cfg.MaxSamples(s.SampleRate)
-		if err != nil {
-			return nil, err
-		}
-		sc.NumSamples = n
-		src, err := capture.NewSynthetic(sc)
-		if err != nil {
-			return nil, cfg.Wrap("source", err)
-		}
-		return src, nil
-	case config.SourceFile:
-		src, err := capture.Open(ctx, s.Path, capture.FileOptions{Format: s.Format, SampleRate: s.SampleRate, Channels: s.Channels.Count, Complex: s.Complex})
-		if err != nil {
-			return nil, cfg.Wrap("source.path", err)
-		}
-		return src, nil
-	case config.SourceStdin:
-		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format), NumChannels: s.Channels.Count})
-		if err != nil {
-			return nil, cfg.Wrap("source", err)
-		}
-		return src, nil
-	case config.SourceIIO:
-		src, err := capture.OpenIIO(capture.IIOConfig{
-			SysfsRoot:    s.SysfsRoot,
-			DevRoot:      s.DevRoot,
-			Device:       s.Device,
-			Channels:     s.Channels.Names,
-			Complex:      s.Complex,
-			ApplyScale:   s.ApplyScale,
-			SampleRate:   s.SampleRate,
-			BufferLength: s.BufferLength,
-		})
-		if err != nil {
-			return nil, cfg.Wrap("source.device", err)
-		}
-		return src, nil
-	case config.SourceALSA:
-		src, err := capture.OpenALSA(capture.ALSAConfig{
-			Device:     s.Device,
-			Format:     s.Format,
-			Channels:   max(s.Channels.Count, s.ChannelCount),
-			Complex:    s.Complex,
-			SampleRate: int(s.SampleRate), // validated as a whole number
-			PeriodSize: s.PeriodSize,
-			BufferSize: s.BufferSize,
-		})
-		if err != nil {
-			return nil, cfg.Wrap("source.device", err)
-		}
-		return src, nil
-	case config.SourceZMQ:
-		return openZMQSource(cfg)
-	}
-	return nil, cfg.Wrap("source.type", fmt.Errorf("unknown source type %q", s.Type))
-}
-
-// syntheticConfig converts a config waveform (recursively) to capture's form.
-// Components inherit the sample rate and complexness from the top level.
-func syntheticConfig(w config.Waveform) capture.SyntheticConfig {
-	sc := capture.SyntheticConfig{
-		Signal:       w.Signal,
-		FrequencyHz:  w.FrequencyHz,
-		Amplitude:    w.Amplitude,
-		PhaseRad:     w.PhaseRad,
-		ChirpEndHz:   w.ChirpEndHz,
-		ChirpPeriodS: w.ChirpPeriodS,
-		NoiseStdDev:  w.NoiseStd,
-		Seed:         w.Seed,
-		ImpulseEvery: w.ImpulseEvery,
-	}
-	for _, t := range w.Tones {
-		sc.Tones = append(sc.Tones, capture.Tone{FrequencyHz: t.FrequencyHz, Amplitude: t.Amplitude, PhaseRad: t.PhaseRad})
-	}
-	for _, c := range w.Components {
-		sc.Components = append(sc.Components, syntheticConfig(c))
-	}
-	return sc
-}
-
-func describeSource(cfg *config.Config) string {
-	s := &cfg.Source
-	switch s.Type {
-	case config.SourceSynthetic:
-		d := "synthetic " + s.Signal
-		if s.Paced {
-			d += " (paced)"
-		}
-		return d
-	case config.SourceFile:
-		return "file " + s.Path
-	case config.SourceIIO:
-		return "iio " + s.Device + " " + strings.Join(s.Channels.Names, ",")
-	case config.SourceALSA:
-		return fmt.Sprintf("alsa %s %s x%d", s.Device, s.Format, max(s.Channels.Count, s.ChannelCount))
-	case config.SourceZMQ:
-		return "zmq " + s.Pattern + " " + s.Endpoint + " " + s.Format
-	}
-	return s.Type + " " + s.Format
-}
-
-func describeSink(cfg *config.Config, format string) string {
-	switch cfg.Sink.Type {
-	case config.SinkNull:
-		return "null"
-	case config.SinkZMQ:
-		return "zmq " + cfg.Sink.Pattern + " " + cfg.Sink.Endpoint + " (" + format + ")"
-	}
-	if cfg.Sink.Path == config.StdoutPath {
-		return cfg.Sink.Type + " stdout (" + format + ")"
-	}
-	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
-}
-
-func describeFilter(cfg *config.Config, chain stage.Chain) string {
-	if len(cfg.Stages) > 0 {
-		return chain.String()
-	}
-	f := &cfg.Filter
-	switch {
-	case f.Design != nil:
-		d := f.Design
-		edges := strconv.FormatFloat(d.CutoffHz, 'g', -1, 64) + " Hz"
-		if d.Type == filter.Bandpass || d.Type == filter.Bandstop {
-			edges = strconv.FormatFloat(d.LowHz, 'g', -1, 64) + "-" + strconv.FormatFloat(d.HighHz, 'g', -1, 64) + " Hz"
-		}
-		return fmt.Sprintf("%d-tap %s %s (%s window)", d.NumTaps, d.Type, edges, d.Window)
-	case f.TapsFile != "":
-		return "taps from " + filepath.Base(f.TapsFile)
-	}
-	return fmt.Sprintf("%d inline taps", len(f.Taps))
 }
 
 // countFlag is a sample count flag that accepts integers and exact
@@ -551,10 +335,3 @@ func (c *countFlag) Set(s string) error {
 
 // Type names the flag's value in --help.
 func (c *countFlag) Type() string { return "count" }
-
-// realtimeSettings returns the config's realtime section as the pipeline's
-// settings, checked against this machine (CPUs available to the process).
-func realtimeSettings(cfg *config.Config) (pipeline.Realtime, error) {
-	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock}
-	return rt, cfg.Wrap("realtime", rt.Validate())
-}

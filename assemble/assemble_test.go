@@ -1,0 +1,184 @@
+package assemble
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// writeConfig writes a config into dir and loads it.
+func writeConfig(t *testing.T, dir, body string) (*config.Config, string) {
+	t.Helper()
+	path := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, path
+}
+
+const tone = `source: {type: synthetic, signal: tone, frequency_hz: 1000, sample_rate: 48000, num_samples: 4096}
+filter: {taps: [0.25, 0.5, 0.25]}
+block_size: 256
+`
+
+// TestOpenOrder checks the safety order: an output that is an input is
+// refused before any backend starts, and an existing output is never
+// touched before Started, nor created by Open.
+func TestOpenOrder(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "in.f32")
+	if err := os.WriteFile(raw, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(dir, "old.f32")
+	if err := os.WriteFile(existing, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, body, wantErr string
+	}{
+		{"output is the input", "source: {type: file, path: in.f32, format: rf32_le, sample_rate: 1000}\nfilter: {taps: [1]}\nsink: {type: file, path: " + raw + ", overwrite: true}\n", "input"},
+		{"output is the config", tone + "sink: {type: file, path: " + filepath.Join(dir, "run.yaml") + ", overwrite: true}\n", "input"},
+		{"existing output", tone + "sink: {type: file, path: " + existing + "}\n", "exists"},
+		{"unknown backend closes the source", tone + "sink: {type: null}\n", "unknown backend"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, path := writeConfig(t, dir, c.body)
+			if strings.HasPrefix(c.wantErr, "unknown backend") {
+				cfg.Backend = "tpu"
+			}
+			r, err := Open(context.Background(), cfg, Params{ConfigPath: path, Log: zerolog.Nop()})
+			if err == nil {
+				r.Close()
+				t.Fatalf("Open succeeded, want an error containing %q", c.wantErr)
+			}
+			if !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("error %q, want it to contain %q", err, c.wantErr)
+			}
+			if b, _ := os.ReadFile(existing); string(b) != "keep" {
+				t.Fatalf("existing output changed to %q", b)
+			}
+		})
+	}
+}
+
+// TestOpenCreatesOutputAtStarted checks that Open plans the output and
+// Started creates it, and that the run's pipeline config follows the
+// config and the source.
+func TestOpenCreatesOutputAtStarted(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sub", "y.f32")
+	cfg, path := writeConfig(t, dir, tone+"overrun: drop\nring_slots: 8\nsink: {type: file, path: "+out+"}\n")
+	r, err := Open(context.Background(), cfg, Params{ConfigPath: path, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("output exists before Started: %v", err)
+	}
+	want := pipeline.Config{BlockSize: 256, Channels: 1, Slots: 8, Policy: pipeline.PolicyDrop, MaxSamples: 4096}
+	if got := r.Pipeline; got.BlockSize != want.BlockSize || got.Channels != want.Channels || got.Slots != want.Slots ||
+		got.Policy != want.Policy || got.MaxSamples != want.MaxSamples || got.Complex || got.OutComplex {
+		t.Fatalf("pipeline config %+v, want %+v", got, want)
+	}
+	if err := r.Started(); err != nil {
+		t.Fatal(err)
+	}
+	st := pipeline.Stats{}
+	if err := r.Finish(&st); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("output not created by Started: %v", err)
+	}
+}
+
+func TestInputs(t *testing.T) {
+	cases := []struct {
+		name, body string
+		want       []string
+	}{
+		{"synthetic", tone, []string{"run.yaml"}},
+		{"file and taps", "source: {type: file, path: in.f32, format: rf32_le, sample_rate: 1000}\nfilter: {taps_file: taps.txt}\n", []string{"run.yaml", "in.f32", "taps.txt"}},
+		{"stdin", "source: {type: stdin, format: rf32_le, sample_rate: 1000}\nfilter: {taps: [1]}\n", []string{"run.yaml", "/dev/stdin"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(c.body+"sink: {type: null}\n"), "run.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Inputs(cfg, "run.yaml", nil)
+			for i := range got {
+				got[i] = filepath.Base(got[i])
+				if got[i] == "stdin" {
+					got[i] = "/dev/stdin"
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Fatalf("inputs %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	cfg, err := config.Parse([]byte(tone+"sink: {type: file, path: out/y.f32}\n"), "run.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := cfg.Chain(48000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ got, want string }{
+		{DescribeSource(cfg), "synthetic tone"},
+		{DescribeSink(cfg, "rf32_le"), "file out/y.f32 (rf32_le)"},
+		{DescribeFilter(cfg, chain), "3 inline taps"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestProbeTaps checks the probe's filter: the config's, a designed
+// lowpass of n taps, or 64 taps by default.
+func TestProbeTaps(t *testing.T) {
+	cfg, err := config.Parse([]byte(tone+"sink: {type: null}\n"), "run.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		have bool
+		n    int
+		want int
+	}{{true, 0, 3}, {true, 17, 17}, {false, 0, 64}, {false, 2, 2}} {
+		taps, err := ProbeTaps(cfg, c.have, c.n, 1)
+		if err != nil || len(taps) != c.want {
+			t.Errorf("config %v, n %d: %d taps (%v), want %d", c.have, c.n, len(taps), err, c.want)
+		}
+	}
+	chain, err := cfg.Chain(48000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PathBackend("auto", cfg, chain, 256, zerolog.Nop(), nil); err == nil {
+		t.Error("path auto accepted")
+	}
+}

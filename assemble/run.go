@@ -1,0 +1,212 @@
+package assemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// Params is what a run needs beyond its config.
+type Params struct {
+	ConfigPath string         // the config file: an input the sink never overwrites
+	Stdin      io.Reader      // what a stdin source reads
+	Stdout     io.Writer      // where a sink path "-" writes
+	Version    string         // in a SigMF output's description
+	Log        zerolog.Logger // warnings from the source and sink as they happen
+}
+
+// Run is an assembled run: the source and backend are open, the sink is
+// planned (checked) but not yet created. Create it by passing Started to
+// pipeline.Options; after pipeline.Run, call Finish, then Close.
+type Run struct {
+	Source     capture.Source
+	Info       capture.Info
+	Chain      stage.Chain // the config's chain at the source's rate, complexness and channels
+	Format     string      // the sink's sample format
+	Sink       *sink.Deferred
+	Backend    pipeline.Backend
+	Pipeline   pipeline.Config // the ring's geometry, policy and bound
+	MaxSamples int64           // the run's bound (0 = none)
+
+	cfg    *config.Config
+	log    zerolog.Logger
+	unlink func()   // logs the zmq sink's counters
+	closes []func() // logs at Close, last first
+}
+
+// Open assembles the run cfg describes, in the order that keeps outputs
+// safe: the realtime settings are checked, the source is opened (it names
+// the inputs the sink must not overwrite), the chain and sink format
+// follow from it, the sink is planned without creating anything, and the
+// backend is built last. On error everything opened is closed again.
+func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error) {
+	rt, err := Realtime(cfg)
+	if err != nil {
+		return nil, err
+	}
+	src, err := Source(ctx, cfg, p.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	r = &Run{Source: src, cfg: cfg, log: p.Log, unlink: func() {}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.Close())
+			r = nil
+		}
+	}()
+	r.watchSource()
+	r.Info = src.Info()
+	if r.MaxSamples, err = cfg.MaxSamples(r.Info.SampleRate); err != nil {
+		return r, err
+	}
+	if r.Chain, err = cfg.Chain(r.Info.SampleRate, r.Info.Complex); err != nil {
+		return r, err
+	}
+	r.Chain.Channels = r.Info.ChannelCount()
+	if r.Format, err = cfg.SinkFormat(r.Chain.OutComplex()); err != nil {
+		return r, err
+	}
+	// Checked now, created only once the backend and ring have started.
+	r.Sink, err = planSink(ctx, cfg, sinkPlan{format: r.Format, chain: r.Chain, inputs: Inputs(cfg, p.ConfigPath, src),
+		src: src, stdout: p.Stdout, version: p.Version, log: p.Log})
+	if err != nil {
+		return r, err
+	}
+	if r.Backend, err = Backend(cfg, r.Chain, p.Log); err != nil {
+		return r, cfg.Wrap("backend", err)
+	}
+	policy := pipeline.PolicyBlock
+	if cfg.EffectiveOverrun() == config.OverrunDrop {
+		policy = pipeline.PolicyDrop
+	}
+	r.Pipeline = pipeline.Config{
+		BlockSize:  cfg.BlockSize,
+		Complex:    r.Info.Complex,
+		Channels:   r.Info.ChannelCount(),
+		OutComplex: r.Chain.OutComplex(),
+		Slots:      cfg.RingSlots,
+		Policy:     policy,
+		MaxSamples: r.MaxSamples,
+		Realtime:   rt,
+	}
+	return r, nil
+}
+
+// Started creates the outputs (binds a zmq sink); it is the run's
+// pipeline.Options.Started, called once the backend and ring have started.
+func (r *Run) Started() error {
+	if err := r.Sink.Open(); err != nil {
+		return err
+	}
+	r.unlink = linkZMQSink(r.Source, r.Sink.Sink(), r.log)
+	return nil
+}
+
+// Finish closes the sink after pipeline.Run, exactly once, whatever
+// happened: buffered samples are flushed and the SigMF metadata written,
+// with a live source's first-sample time. st is made to describe what
+// reached the sink (see FinishSink). It returns the sink's error.
+func (r *Run) Finish(st *pipeline.Stats) error {
+	if ts, ok := r.Source.(capture.Timestamped); ok {
+		r.Sink.SetDatetime(ts.FirstSampleTime())
+	}
+	return FinishSink(r.Sink, st)
+}
+
+// Close closes the backend and the source and logs the source's and
+// sink's loss counters (ALSA overruns, zmq reconnects).
+func (r *Run) Close() error {
+	var errs []error
+	r.unlink()
+	r.unlink = func() {}
+	if r.Backend != nil {
+		if err := r.Backend.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s backend: %w", r.Backend.Name(), err))
+		}
+		r.Backend = nil
+	}
+	if r.Source != nil {
+		if err := r.Source.Close(); err != nil && !errors.Is(err, capture.ErrClosed) {
+			errs = append(errs, fmt.Errorf("close source: %w", err))
+		}
+	}
+	for i := len(r.closes) - 1; i >= 0; i-- {
+		r.closes[i]()
+	}
+	r.closes = nil
+	return errors.Join(errs...)
+}
+
+// watchSource logs a live source's losses as they happen and once more at
+// Close: ALSA overruns, a zmq source's malformed messages and reconnects.
+func (r *Run) watchSource() {
+	log := r.log
+	if z, ok := r.Source.(*capture.ZMQ); ok {
+		r.closes = append(r.closes, watchZMQSource(z, log))
+	}
+	if a, ok := r.Source.(*capture.ALSA); ok {
+		// Overruns lose samples: warn at each and in the end, never hide them.
+		a.SetOverrunHandler(func(total uint64) {
+			log.Warn().Str("device", a.Device()).Uint64("overruns", total).Msg("alsa overrun: samples lost, capture restarted")
+		})
+		r.closes = append(r.closes, func() {
+			if n := a.Overruns(); n > 0 {
+				log.Warn().Str("device", a.Device()).Uint64("overruns", n).Msg("alsa overruns during the run: the output has gaps")
+			}
+		})
+	}
+}
+
+// watchZMQSource logs a zmq source's malformed messages and reconnections
+// as they happen; the returned function logs its counters at the end.
+func watchZMQSource(z *capture.ZMQ, log zerolog.Logger) func() {
+	z.OnMalformed(func(err error, total uint64) {
+		log.Warn().Err(err).Uint64("malformed", total).Str("endpoint", z.Endpoint()).Msg("zmq: malformed message discarded")
+	})
+	z.OnReconnect(func(total uint64) {
+		log.Warn().Uint64("reconnects", total).Str("endpoint", z.Endpoint()).Msg("zmq: sender went away; reconnected (messages in flight are lost)")
+	})
+	return func() {
+		st := z.Stats()
+		ev := log.Info()
+		if st.Malformed > 0 || st.LostSamples > 0 || st.Reconnects > 0 || st.Restarts > 0 {
+			ev = log.Warn()
+		}
+		ev.Str("endpoint", z.Endpoint()).Uint64("messages", st.Messages).Uint64("malformed", st.Malformed).
+			Uint64("reconnects", st.Reconnects).Uint64("lost_samples", st.LostSamples).Uint64("restarts", st.Restarts).
+			Uint64("tags_dropped", st.TagsDropped).Msg("zmq source")
+	}
+}
+
+// linkZMQSink makes a zmq sink forward a zmq source's tags; the returned
+// function logs the sink's counters at the end.
+func linkZMQSink(src capture.Source, snk sink.Sink, log zerolog.Logger) func() {
+	z, ok := snk.(*sink.ZMQ)
+	if !ok {
+		return func() {}
+	}
+	if ts, ok := src.(*capture.ZMQ); ok {
+		z.ForwardTags(ts)
+	}
+	log.Info().Str("endpoint", z.Endpoint()).Msg("zmq sink bound")
+	return func() {
+		st := z.Stats()
+		ev := log.Info()
+		if st.DroppedMessages > 0 || st.QueueFull > 0 {
+			ev = log.Warn()
+		}
+		ev.Str("endpoint", z.Endpoint()).Uint64("messages", st.Messages).Uint64("dropped_messages", st.DroppedMessages).
+			Uint64("dropped_samples", st.DroppedSamples).Uint64("queue_full", st.QueueFull).
+			Uint64("connects", st.Connects).Uint64("disconnects", st.Disconnects).Msg("zmq sink")
+	}
+}

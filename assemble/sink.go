@@ -1,0 +1,167 @@
+package assemble
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// Inputs lists the files a run reads, so that the sink can refuse to
+// write over any of them: the config, the source (with a SigMF
+// recording's metadata and dataset), the taps file, and whatever stdin is
+// redirected from.
+func Inputs(cfg *config.Config, configPath string, src capture.Source) []string {
+	in := []string{configPath}
+	if p := cfg.Source.Path; p != "" {
+		in = append(in, p)
+	}
+	if f, ok := src.(interface{ Files() []string }); ok {
+		in = append(in, f.Files()...)
+	}
+	if cfg.Filter.TapsFile != "" {
+		in = append(in, cfg.Filter.TapsFile)
+	}
+	if cfg.Source.Type == config.SourceStdin {
+		in = append(in, "/dev/stdin")
+	}
+	return in
+}
+
+// sinkPlan is what planSink needs beyond the config.
+type sinkPlan struct {
+	format  string
+	chain   stage.Chain
+	inputs  []string
+	src     capture.Source // its metadata goes into a SigMF output
+	stdout  io.Writer      // sink path "-"
+	version string
+	log     zerolog.Logger
+}
+
+// planSink checks the configured output without creating it: its path,
+// that it is none of the inputs, and that it does not exist unless
+// sink.overwrite (--overwrite) allows it. The files are created by the
+// returned sink's Open, once everything else has started.
+func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferred, error) {
+	s := &cfg.Sink
+	if s.Type == config.SinkZMQ {
+		if n := p.chain.ChannelCount(); n > 1 {
+			return nil, cfg.Wrap("sink.type", fmt.Errorf("zmq carries one channel; the source has %d (use file, wav or sigmf)", n))
+		}
+		// Bound once the run has started, like a file is created then.
+		pl, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
+			return zmqSink(ctx, cfg, p.format, p.chain.OutRate())
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return pl.Deferred(), nil
+	}
+	format, log := p.format, p.log
+	spec := sink.Spec{
+		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: p.inputs,
+		Channels: p.chain.ChannelCount(), Complex: p.chain.OutComplex(), SampleRate: p.chain.OutRate(),
+		Stdout:     p.stdout,
+		StampStart: live(cfg), MakeDirs: true,
+		// Warned once, as soon as it starts; the total is in the summary
+		// and the metrics.
+		OnClip: func(total uint64) {
+			log.Warn().Uint64("clipped", total).Str("format", format).
+				Msg("output clipping: values beyond the integer format's full scale are clipped (count in the summary and sigproc_clipped_values_total)")
+		},
+	}
+	if s.Type == config.SinkSigMF {
+		// What the source knows, carried through the chain: rate,
+		// centre frequency (moved by −shift), time, annotations.
+		spec.Meta = sink.SigMFMeta{
+			Datatype:    format,
+			Description: "sigproc " + p.version + ": " + DescribeSource(cfg) + " filtered with " + DescribeFilter(cfg, p.chain),
+		}
+		var m *capture.Meta
+		if ms, ok := p.src.(capture.MetaSource); ok {
+			m = ms.SignalMeta()
+		}
+		spec.Meta.Carry(m, p.chain)
+	}
+	pl, err := sink.Prepare(spec)
+	if err != nil {
+		return nil, cfg.Wrap("sink.path", err)
+	}
+	return pl.Deferred(), nil
+}
+
+// zmqSink binds a zmq sink. ctx is the run's: once it is done, a push
+// sink waits at most its linger for a consumer.
+func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float64) (sink.Sink, error) {
+	s := &cfg.Sink
+	snk, err := sink.ListenZMQ(ctx, sink.ZMQConfig{
+		Endpoint:   s.Endpoint,
+		Pattern:    s.Pattern,
+		Format:     format,
+		PassTags:   s.PassTags,
+		SampleRate: rate,
+	})
+	if err != nil {
+		return nil, cfg.Wrap("sink.endpoint", err)
+	}
+	return snk, nil
+}
+
+// FinishSink closes the sink after a run and makes the stats describe what
+// reached it: samples dropped after the last one written are recorded in a
+// SigMF recording, and "out" counts only samples that reached the file.
+// It returns the sink's error, if any.
+func FinishSink(snk *sink.Deferred, st *pipeline.Stats) error {
+	snk.EndInput(st.SamplesIn)
+	err := snk.Close()
+	if w, ok := snk.Written(); ok && w < st.SamplesWritten {
+		st.SamplesWritten, st.SamplesOut = w, w
+	}
+	return err
+}
+
+// DescribeSink names the configured sink and its format for the log.
+func DescribeSink(cfg *config.Config, format string) string {
+	switch cfg.Sink.Type {
+	case config.SinkNull:
+		return "null"
+	case config.SinkZMQ:
+		return "zmq " + cfg.Sink.Pattern + " " + cfg.Sink.Endpoint + " (" + format + ")"
+	}
+	if cfg.Sink.Path == config.StdoutPath {
+		return cfg.Sink.Type + " stdout (" + format + ")"
+	}
+	return cfg.Sink.Type + " " + cfg.Sink.Path + " (" + format + ")"
+}
+
+// DescribeFilter names the filter (or the stage chain) for a SigMF
+// output's description.
+func DescribeFilter(cfg *config.Config, chain stage.Chain) string {
+	if len(cfg.Stages) > 0 {
+		return chain.String()
+	}
+	f := &cfg.Filter
+	switch {
+	case f.Design != nil:
+		d := f.Design
+		edges := strconv.FormatFloat(d.CutoffHz, 'g', -1, 64) + " Hz"
+		if d.Type == filter.Bandpass || d.Type == filter.Bandstop {
+			edges = strconv.FormatFloat(d.LowHz, 'g', -1, 64) + "-" + strconv.FormatFloat(d.HighHz, 'g', -1, 64) + " Hz"
+		}
+		return fmt.Sprintf("%d-tap %s %s (%s window)", d.NumTaps, d.Type, edges, d.Window)
+	case f.TapsFile != "":
+		return "taps from " + filepath.Base(f.TapsFile)
+	}
+	return fmt.Sprintf("%d inline taps", len(f.Taps))
+}
