@@ -35,6 +35,22 @@ type Viewer interface {
 	View(ctx context.Context, n int) ([]float32, error)
 }
 
+// WordSource is a Source that can write its next block straight into a
+// zero-copy backend's tagged input words (the words its kernel polls, see
+// Ring.SetWordSlots), so that no staging copy sits between capture and
+// the GPU. A word is {float32 value in the low half, tag in the high
+// half}, each stored with one aligned 8-byte store (internal/tagged's
+// Write does that).
+type WordSource interface {
+	Source
+	// ReadWords writes the next up to len(dst) values as tagged words
+	// carrying tag and returns how many it wrote, as Read would return
+	// them (whole samples; fewer with io.EOF at the end, or an error).
+	// n must count every word it wrote: a word written but not counted
+	// would be taken by the kernel as part of the block.
+	ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error)
+}
+
 // RegionBackend is a Backend that can take blocks in place from a
 // source's memory: UseRegion, called after Start and before the first
 // block, prepares it (pins it for DMA) and reports whether the backend
@@ -461,11 +477,13 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, error) {
 }
 
 // produce reads the source into ring slots, or, with a viewer, publishes
-// views of its memory. Under PolicyDrop a full ring makes it read into
+// views of its memory, or, when the source is a WordSource and the ring has
+// word slots, has the source write the backend's tagged words directly. Under PolicyDrop a full ring makes it read into
 // scratch (or skip the view) and count the block as dropped; the block
 // still takes a sequence number, so the consumer sees the gap too.
 func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	scratch := make([]float32, l.BlockValues())
+	wsrc, _ := src.(WordSource) // used when the ring has word slots
 	remaining := cfg.MaxSamples
 	var seq uint64
 	for {
@@ -487,9 +505,15 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 		var n int
 		var rerr error
 		var view []float32
+		direct := false
 		if viewer != nil {
 			view, rerr = viewer.View(ctx, len(buf))
 			n = len(view)
+		} else if words, tag, ok := ring.WordSlot(); ok && wsrc != nil && !dropped {
+			// Straight into the backend's mapped slot, tagged as the
+			// kernel expects: no staging copy after ts.
+			n, rerr = wsrc.ReadWords(ctx, words[:len(buf)], tag)
+			direct = true
 		} else {
 			n, rerr = src.Read(ctx, buf)
 		}
@@ -508,7 +532,7 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 			if dropped {
 				c.dropB.Add(1)
 				c.dropS.Add(uint64(count))
-			} else if err := publish(ring, view, count, seq, ts); err != nil {
+			} else if err := publish(ring, view, direct, count, seq, ts); err != nil {
 				return seq, err
 			} else {
 				c.pubB.Add(1)
@@ -530,9 +554,12 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 	}
 }
 
-func publish(ring *Ring, view []float32, count int, seq uint64, ts int64) error {
+func publish(ring *Ring, view []float32, direct bool, count int, seq uint64, ts int64) error {
 	if view != nil {
 		return ring.PublishView(view, seq, ts)
+	}
+	if direct {
+		return ring.PublishWords(count, seq, ts)
 	}
 	return ring.Publish(count, seq, ts)
 }

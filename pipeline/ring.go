@@ -135,6 +135,46 @@ type Ring struct {
 	// views[i%Slots] is block i's samples when they were published in
 	// place (PublishView); nil without EnableViews.
 	views [][]float32
+	words WordSlots // a zero-copy backend's tagged input slots, if any
+}
+
+// WordSlots are a backend's tagged-word input slots (the CUDA zero-copy
+// transport's mapped ring), which a WordSource fills in place of the
+// ring's float32 slot: block i goes to Slot(i), with tag i+1 (Ring.WordSlot).
+// A block written there is published with PublishWords, which calls
+// Published instead of the publish hook; its Block.Samples then holds the
+// float32 slot's stale values, of the right length, and the backend reads
+// the words instead.
+type WordSlots struct {
+	// Slot returns block index's words, at least BlockValues() long.
+	Slot func(index uint64) []uint64
+	// Published is called by PublishWords, on the producer goroutine,
+	// with the block's index and the values written, before the block
+	// becomes visible (the backend pads a short block there).
+	Published func(index uint64, values int)
+}
+
+// SetWordSlots offers ws to a WordSource; call it before the producer
+// starts. Both functions must be set.
+func (r *Ring) SetWordSlots(ws WordSlots) { r.words = ws }
+
+// WordSlot returns the tagged words of the slot Acquire handed out and the
+// tag its block carries (its index + 1); ok is false without word slots or
+// an acquired slot.
+func (r *Ring) WordSlot() (words []uint64, tag uint32, ok bool) {
+	if r.words.Slot == nil || !r.acquired {
+		return nil, 0, false
+	}
+	w := r.write.Load()
+	return r.words.Slot(w)[:r.l.BlockValues()], uint32(w + 1), true
+}
+
+// PublishWords is Publish for a block written into WordSlot's words.
+func (r *Ring) PublishWords(count int, seq uint64, ts int64) error {
+	if r.words.Published == nil {
+		return errors.New("pipeline: PublishWords without word slots")
+	}
+	return r.publish(count, seq, ts, nil, true)
 }
 
 // SetSpin makes Next busy-wait, without yielding, for up to d before
@@ -146,7 +186,8 @@ func (r *Ring) SetSpin(d time.Duration) { r.spin = d }
 // PublishHook is called by Publish, on the producer goroutine, with the
 // block's absolute index and contents just before the block becomes visible.
 // The CUDA zero-copy backend uses it to copy each block into the tagged
-// words its kernel polls.
+// words its kernel polls, when the source could not write them itself
+// (see WordSlots).
 type PublishHook func(index uint64, b Block)
 
 // SetPublishHook installs h; call it before the producer starts.
@@ -229,7 +270,7 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 // aligned 8-byte store, which orders after them (x86 TSO; a release store on
 // arm64), so a consumer that sees write_seq also sees the header and data.
 func (r *Ring) Publish(count int, seq uint64, ts int64) error {
-	return r.publish(count, seq, ts, nil)
+	return r.publish(count, seq, ts, nil, false)
 }
 
 // EnableViews lets the producer publish views (PublishView); call it
@@ -246,10 +287,10 @@ func (r *Ring) PublishView(view []float32, seq uint64, ts int64) error {
 	if len(view)%r.l.Channels != 0 || len(view) > r.l.BlockValues() {
 		return fmt.Errorf("pipeline: view of %d values is not up to %d whole %d-value samples", len(view), r.l.BlockSize, r.l.Channels)
 	}
-	return r.publish(len(view)/r.l.Channels, seq, ts, view)
+	return r.publish(len(view)/r.l.Channels, seq, ts, view, false)
 }
 
-func (r *Ring) publish(count int, seq uint64, ts int64, view []float32) error {
+func (r *Ring) publish(count int, seq uint64, ts int64, view []float32, words bool) error {
 	if !r.acquired {
 		return errors.New("pipeline: Publish without Acquire")
 	}
@@ -267,7 +308,10 @@ func (r *Ring) publish(count int, seq uint64, ts int64, view []float32) error {
 		r.views[w&r.mask] = view
 	}
 	r.acquired = false
-	if r.hook != nil {
+	switch {
+	case words:
+		r.words.Published(w, count*r.l.Channels)
+	case r.hook != nil:
 		r.hook(w, Block{Seq: seq, Timestamp: ts, Samples: r.data(s, count*r.l.Channels)})
 	}
 	r.write.Store(w + 1)

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
@@ -58,6 +59,12 @@ type Config struct {
 	// OnInterval, if set, is called with each soak interval as it ends,
 	// in order, from a goroutine of its own (never the latency path).
 	OnInterval func(path string, iv Interval)
+
+	// StagedInput makes the zero-copy path take the probe's blocks the old
+	// way, through a float32 staging slot copied into the mapped ring at
+	// publish time, instead of having the source write the mapped slot's
+	// tagged words itself: an A/B of that copy in one run.
+	StagedInput bool
 
 	// Chain, when it has stages, is run and checked instead of Taps: the
 	// CPU reference is backend/cpu's Chain, fed every delivered block
@@ -252,7 +259,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		chk.submit(ctx, o)
 	}
 	t0 := time.Now()
-	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
+	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
 		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
@@ -405,7 +412,34 @@ func (s *source) soakTick(t time.Time) bool {
 	return true
 }
 
+// Read delivers the next block as float32 values: the staged path, where
+// the ring's slot is copied into the backend's memory at publish time.
 func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
+	rec, err := s.next(ctx, len(dst))
+	if err != nil {
+		return 0, err
+	}
+	copy(dst, rec)
+	s.done()
+	return len(dst), nil
+}
+
+// ReadWords writes the next block straight into a zero-copy backend's
+// mapped slot as tagged words (pipeline.WordSource), with no staging copy
+// after the block's timestamp.
+func (s *source) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+	rec, err := s.next(ctx, len(dst))
+	if err != nil {
+		return 0, err
+	}
+	tagged.Write(dst, rec, tag)
+	s.done()
+	return len(dst), nil
+}
+
+// next waits for block s.n's time and generates it into its record slot,
+// which it returns locked; done unlocks it and counts the block.
+func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 	if s.n == 0 {
 		s.start = time.Now()
 	}
@@ -414,31 +448,51 @@ func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 		due = s.start.Add(time.Duration(s.n) * s.period)
 		for spins := 0; time.Now().Before(due); spins++ {
 			if spins&1023 == 1023 && ctx.Err() != nil {
-				return 0, ctx.Err()
+				return nil, ctx.Err()
 			}
 		}
 	} else if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if s.soak {
 		if due.IsZero() {
 			due = time.Now()
 		}
 		if !s.soakTick(due) {
-			return 0, io.EOF
+			return nil, io.EOF
 		}
-	}
-	for i := range dst {
-		dst[i] = float32(s.r.NormFloat64() * 0.25)
 	}
 	slot := s.n % len(s.copies)
 	s.locks[slot].Lock()
-	s.copies[slot] = s.copies[slot][:len(dst)]
-	copy(s.copies[slot], dst)
+	rec := s.copies[slot][:n]
+	for i := range rec {
+		rec[i] = float32(s.r.NormFloat64() * 0.25)
+	}
+	s.copies[slot] = rec
 	s.seqs[slot] = int64(s.n)
-	s.locks[slot].Unlock()
+	return rec, nil
+}
+
+// done releases the block next returned and counts it delivered.
+func (s *source) done() {
+	s.locks[s.n%len(s.copies)].Unlock()
 	s.n++
-	return len(dst), nil
+}
+
+// stagedSource hides the source's ReadWords (Config.StagedInput).
+type stagedSource struct{ s *source }
+
+// Read is the source's.
+func (s stagedSource) Read(ctx context.Context, dst []float32) (int, error) {
+	return s.s.Read(ctx, dst)
+}
+
+// input is what the pipeline reads: src, or src without ReadWords.
+func input(cfg Config, src *source) pipeline.Source {
+	if cfg.StagedInput {
+		return stagedSource{src}
+	}
+	return src
 }
 
 // recorded returns the input of block seq if its copy is still held. The

@@ -329,7 +329,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	wg.Go(func() { m.summarise(done) })
 
 	t0 := time.Now()
-	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
+	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
 		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		Realtime: cfg.Realtime,

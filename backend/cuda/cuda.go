@@ -262,8 +262,9 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
 
-	// The producer writes into a Go-memory staging ring; the publish hook
-	// turns each block into tagged words in the mapped ring.
+	// A source that cannot write tagged words fills a Go-memory staging
+	// ring, and the publish hook turns each block into tagged words in the
+	// mapped ring.
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return err
@@ -286,6 +287,28 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		if hostT != nil {
 			hostT[j+1] = int64(time.Since(t0))
 		}
+	})
+	// A pipeline.WordSource writes its samples into the mapped slot
+	// itself, tagged; only the padding of a short block and the demote are
+	// left for publish time, so no staging copy sits on the latency path.
+	ring.SetWordSlots(pipeline.WordSlots{
+		Slot: func(i uint64) []uint64 {
+			s := int(i%slots) * words
+			return inWords[s : s+words]
+		},
+		Published: func(i uint64, n int) {
+			s := int(i%slots) * words
+			dst := inWords[s : s+words]
+			j := hostStride * (i & (timesCap - 1))
+			if hostT != nil {
+				hostT[j] = int64(time.Since(t0))
+			}
+			tagged.Write(dst[n:], nil, uint32(i+1))
+			tagged.Demote(dst)
+			if hostT != nil {
+				hostT[j+1] = int64(time.Since(t0))
+			}
+		},
 	})
 	b.ring = ring
 
@@ -371,7 +394,9 @@ func (b *backend) gpuPhasesUs(i uint64) ([3]float64, bool) {
 
 // Breakdown returns, with Options.Timing, per-stage latency samples in µs
 // of the zero-copy transport for the blocks returned so far (the last
-// timesCap): "host_write" (the tagged-word write into the mapped ring),
+// timesCap): "host_write" (the tagged-word write into the mapped ring; for
+// a pipeline.WordSource, which wrote the words itself, only the padding
+// and demote),
 // "gpu_compute" (ComputeTimes), "host_read" (first valid output word to the
 // last), and "pcie_round_trip": publish to first output word, less the GPU
 // compute, that is the input's detection plus the output's write-back and
