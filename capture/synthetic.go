@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/sigproc/sigproc/internal/tagged"
 )
 
 // Synthetic signal names accepted in SyntheticConfig.Signal.
@@ -94,6 +96,7 @@ type Synthetic struct {
 	start      time.Time // wall-clock time of sample 0, set by the first Read
 	timer      *time.Timer
 	closed     bool
+	scratch    []float32 // ReadWords: one block's values, reused
 }
 
 // generator adds the next len(dst)/ch samples of a signal to dst and
@@ -139,6 +142,24 @@ func (s *Synthetic) Close() error {
 // Read implements [Source]. A paced Read cancelled while waiting returns the
 // block it generated (valid samples) together with ctx.Err().
 func (s *Synthetic) Read(ctx context.Context, dst []float32) (int, error) {
+	return s.read(ctx, dst, nil, 0)
+}
+
+// ReadWords is Read writing the samples straight into a zero-copy
+// backend's mapped slot as tagged words (pipeline.WordSource): each block
+// is generated into a reused buffer and written as {value, tag} words
+// before a paced source waits for the block's last sample, so the block
+// is in mapped memory by the time it is due and nothing is copied after.
+func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+	if cap(s.scratch) < len(dst) {
+		s.scratch = make([]float32, len(dst)) // once per block size
+	}
+	return s.read(ctx, s.scratch[:len(dst)], dst, tag)
+}
+
+// read generates the next samples into dst and, when words is not nil,
+// writes them there as tagged words too; then a paced source waits.
+func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag uint32) (int, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
@@ -167,6 +188,9 @@ func (s *Synthetic) Read(ctx context.Context, dst []float32) (int, error) {
 	out := dst[:want*int64(ch)]
 	clear(out)
 	s.gen.add(out, ch)
+	if words != nil {
+		tagged.Write(words[:len(out)], out, tag) // no padding: n counts every word
+	}
 	s.n += want
 	if s.paced {
 		if err := s.wait(ctx); err != nil {

@@ -15,6 +15,8 @@ import (
 // NewRing. The consumer is always a host goroutine: the CUDA backends copy a
 // published block onward (zero-copy into the tagged words its kernel polls,
 // explicit by DMA from the slot), so this layout is private to the package.
+// A WordSource skips the slot's data and writes the zero-copy backend's
+// tagged words itself (WordSlots); the slot header still carries the block.
 //
 //	[0,   128)  write_seq  uint64  blocks published by the producer
 //	[128, 256)  read_seq   uint64  blocks consumed by the consumer

@@ -60,6 +60,11 @@ type Config struct {
 	// in order, from a goroutine of its own (never the latency path).
 	OnInterval func(path string, iv Interval)
 
+	// SampleRate is the stream's rate in samples (frames) per second, for
+	// the latency from a block's first sample; 0 = BlockSize/Period, and
+	// none is reported when Period is 0 too.
+	SampleRate float64
+
 	// StagedInput makes the zero-copy path take the probe's blocks the old
 	// way, through a float32 staging slot copied into the mapped ring at
 	// publish time, instead of having the source write the mapped slot's
@@ -169,6 +174,14 @@ type Result struct {
 	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
 	ComputeP99 float64   `json:"gpu_compute_p99_us,omitempty"`
 	Latencies  []float64 `json:"-"` // block-count mode only
+	// FillUs is the time to fill a block at the sample rate,
+	// (BlockSize−1)/rate in µs: how old a block's first sample is when its
+	// last arrives (0 = no rate).
+	FillUs float64 `json:"fill_us,omitempty"`
+	// FromFirstSample is the latency from a block's first sample: FillUs
+	// plus the end-to-end latency, what a user of a live ADC sees. Nil
+	// without a rate.
+	FromFirstSample *Latency `json:"from_first_sample,omitempty"`
 	// Soak holds the per-interval figures of a soak run (Config.Duration >
 	// 0); the fields above are then the figures of the whole soak, with
 	// percentiles from its histogram.
@@ -184,6 +197,33 @@ type Latency struct {
 	P999 float64 `json:"p999_us"`
 	Max  float64 `json:"max_us"`
 	Mean float64 `json:"mean_us"`
+}
+
+// rate is the sample rate the first-sample latency assumes: SampleRate,
+// else one block per Period; 0 when neither is set.
+func (c Config) rate() float64 {
+	switch {
+	case c.SampleRate > 0:
+		return c.SampleRate
+	case c.Period > 0:
+		return float64(c.BlockSize) / c.Period.Seconds()
+	}
+	return 0
+}
+
+// fromFirstSample sets FillUs and FromFirstSample from the end-to-end
+// figures: the first sample of a block arrived (BlockSize−1)/rate before
+// its last, when the block's timestamp is taken, so every percentile moves
+// by that constant.
+func (r *Result) fromFirstSample(cfg Config) {
+	rate := cfg.rate()
+	if rate <= 0 || r.Blocks == 0 {
+		return
+	}
+	f := float64(cfg.BlockSize-1) / rate * 1e6
+	l := r.Latency
+	l.P50, l.P90, l.P99, l.P999, l.Max, l.Mean = l.P50+f, l.P90+f, l.P99+f, l.P999+f, l.Max+f, l.Mean+f
+	r.FillUs, r.FromFirstSample = f, &l
 }
 
 // latencyOf reads a Latency off a histogram of nanoseconds.
@@ -283,6 +323,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		res.Latencies[i] = float64(v) / 1e3
 	}
 	summarize(&res)
+	res.fromFirstSample(cfg)
 	if runErr != nil {
 		return res, runErr
 	}

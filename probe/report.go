@@ -64,6 +64,9 @@ func (r Report) WriteTable(w io.Writer) {
 	for _, x := range r.Results {
 		fmt.Fprintf(w, "%-18s %6d %5d %7d %8.2f %8.2f %8.2f %8.2f %8.1f %8.2f %7d %8d %8.2f",
 			x.Path, x.BlockSize, x.Taps, x.Blocks, x.P50, x.P90, x.P99, x.P999, x.Max, x.Mean, x.Dropped, x.Verified, x.MSps)
+		if f := x.FromFirstSample; f != nil {
+			fmt.Fprintf(w, "  from first sample p50 %.2f p99 %.2f µs (fill %.2f µs)", f.P50, f.P99, x.FillUs)
+		}
 		if x.ComputeP50 > 0 {
 			fmt.Fprintf(w, "  gpu compute p50 %.2f p99 %.2f µs", x.ComputeP50, x.ComputeP99)
 		}

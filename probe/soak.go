@@ -363,6 +363,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	res.Soak = s
 	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
 	res.Latency = latencyOf(m.overall)
+	res.fromFirstSample(cfg)
 	if runErr != nil {
 		return res, runErr
 	}

@@ -42,6 +42,7 @@ type probeFlags struct {
 	duration   time.Duration
 	interval   time.Duration
 	verifyN    int
+	staged     bool
 }
 
 func newProbeCmd() *cobra.Command {
@@ -60,6 +61,19 @@ memory), explicit (pinned staging, copy, launch, copy, sync), explicit-pageable
 
 The period defaults to block_size / source.sample_rate of the config, so a
 256-sample block at 25.6 MS/s is one block every 10 µs.
+
+Latency from the first sample: the end-to-end figures start when a block's
+last sample is in. A live ADC's first sample of the block is older by the
+time to fill the block, (block_size − 1) / sample_rate (the config's
+source.sample_rate, else one block per --period). Each result line adds
+"from first sample p50 … p99 … µs (fill … µs)", and the JSON has
+fill_us and from_first_sample; this is how block size trades against
+latency.
+
+The zero-copy path's source writes each block straight into the mapped
+ring's tagged words; --staged-input makes it go through a float32 staging
+slot copied into the mapped ring at publish time instead (the path before
+capture wrote mapped slots directly), to measure that copy in one run.
 
 Soak mode: --duration D measures each path for D of wall clock (after the
 warmup) instead of --blocks blocks, in --interval long intervals (default 1m,
@@ -109,6 +123,7 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "GPU watchdog (default: config's cuda.watchdog_ms, else 2s)")
 	fl.DurationVar(&f.duration, "duration", 0, "soak: measure each path for this long (e.g. 10m) instead of --blocks blocks")
 	fl.DurationVar(&f.interval, "interval", 0, "soak: report every this long (default 1m, or --duration if shorter)")
+	fl.BoolVar(&f.staged, "staged-input", false, "zero-copy: copy each block from a staging slot into the mapped ring at publish time (the old path, for A/B)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
 	return cmd
 }
@@ -241,7 +256,8 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		taps, _ := chain.PlainFIR()
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
-			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt}
+			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt,
+			SampleRate: rate, StagedInput: f.staged}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}

@@ -1,0 +1,57 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"testing"
+)
+
+// TestSyntheticReadWords checks that ReadWords writes the values Read
+// gives, each with the tag, never a word beyond the count, and ends the
+// same way.
+func TestSyntheticReadWords(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		complex bool
+		block   int
+	}{{"real", false, 64}, {"complex", true, 64}, {"odd block", false, 37}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := SyntheticConfig{Signal: "sum", SampleRate: 1e6, Complex: c.complex, NumSamples: 1000,
+				Components: []SyntheticConfig{{Signal: "tone", FrequencyHz: 1e4}, {Signal: "noise", NoiseStdDev: 0.1, Seed: 7}}}
+			ref, err := NewSynthetic(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := NewSynthetic(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := ref.Info().Channels()
+			want := make([]float32, c.block*ch)
+			words := make([]uint64, c.block*ch)
+			for tag := uint32(1); ; tag++ {
+				for i := range words {
+					words[i] = 0xdead // untouched unless written
+				}
+				n, werr := src.ReadWords(context.Background(), words, tag)
+				m, rerr := ref.Read(context.Background(), want)
+				if n != m || (werr == nil) != (rerr == nil) {
+					t.Fatalf("block %d: ReadWords %d, %v; Read %d, %v", tag, n, werr, m, rerr)
+				}
+				for i := range words {
+					switch {
+					case i < n && (uint32(words[i]>>32) != tag || math.Float32frombits(uint32(words[i])) != want[i]):
+						t.Fatalf("block %d word %d = %#x, want %v tagged %d", tag, i, words[i], want[i], tag)
+					case i >= n && words[i] != 0xdead:
+						t.Fatalf("block %d: word %d beyond the count written", tag, i)
+					}
+				}
+				if errors.Is(werr, io.EOF) {
+					break
+				}
+			}
+		})
+	}
+}
