@@ -4,7 +4,10 @@
 // The producer goroutine reads the source into a single-producer,
 // single-consumer Ring of fixed-size blocks. The ring lives in a memory
 // region its Backend provides: Go memory for the CPU, pinned host memory
-// that the GPU copies from for the explicit CUDA transport. The consumer
+// that the GPU copies from for the explicit CUDA transport. For the
+// zero-copy transport a WordSource writes each block straight into the
+// mapped words the persistent kernel polls (Ring.SetWordSlots); any other
+// source fills the ring's slot, copied there at publish time. The consumer
 // side (a host goroutine calling Backend.Next) writes filtered blocks to
 // the sink in order, counting gaps.
 //
