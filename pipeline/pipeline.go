@@ -345,6 +345,9 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if viewer != nil {
 		ring.EnableViews()
 	}
+	if _, ok := src.(WordSource); ok && viewer == nil && ring.words.Slot != nil {
+		opts.Log.Debug().Msg("the source writes the backend's mapped slots (no staging copy)")
+	}
 	unlockRing, err := cfg.Realtime.lockRing(ring.Mem())
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it

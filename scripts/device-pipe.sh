@@ -90,6 +90,11 @@ print(f"samples cuda {len(a)} cpu {len(b)} max_err_rel_rms {e:.3g}")
 print("PASS" if len(a) == len(b) == 2560000 and e <= 1e-5 else "FAIL")
 EOF
 	say "$(tail -1 "$D/run-compare.txt") run zero-copy vs cpu: $(head -1 "$D/run-compare.txt"); $(grep -o 'samples in [0-9]*  out [0-9]*.*drops [0-9]* ([0-9]* samples)' "$D/run-cuda.txt" | head -1)"
+	if grep -q "mapped slots (no staging copy)" "$D/run-cuda.txt"; then
+		say "PASS run: the synthetic source wrote the mapped slots"
+	else
+		say "FAIL run: the source did not write the mapped slots (staged path taken)"
+	fi
 else
 	say "FAIL run zero-copy rc=$rc1 / cpu rc=$rc2; tails:"
 	tail -5 "$D/run-cuda.txt" "$D/run-cpu.txt" | tee -a "$S"
