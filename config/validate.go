@@ -43,7 +43,7 @@ var (
 		SourceStdin:     {"type", "format", "sample_rate", "channels", "duration_s", "num_samples"},
 		SourceIIO:       {"type", "device", "channels", "complex", "apply_scale", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
 		SourceALSA:      {"type", "device", "format", "channels", "channel_count", "complex", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
-		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "pass_tags", "duration_s", "num_samples"},
+		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "channels", "pass_tags", "duration_s", "num_samples"},
 	}
 	sinkKeys = map[string][]string{
 		SinkFile:  {"type", "path", "format", "overwrite"},
@@ -319,9 +319,6 @@ func (c *Config) Validate() error {
 			}
 		case SinkZMQ:
 			c.validateZMQSink(&c.Sink, add)
-			if n := s.knownChannels(); n > 1 {
-				add("sink.type", "zmq carries one channel; the source has %d (use file, wav or sigmf)", n)
-			}
 		}
 	}
 	if c.Sink.Type == SinkWAV {
@@ -440,8 +437,10 @@ func (c *Config) validateFileChannels(s *Source, format string, add addFunc) {
 // before the source is opened (0 for wav and sigmf files: they say).
 func (s *Source) knownChannels() int {
 	switch s.Type {
-	case SourceSynthetic, SourceZMQ:
+	case SourceSynthetic:
 		return 1
+	case SourceZMQ:
+		return max(1, s.Channels.Count)
 	case SourceIIO:
 		if s.Complex {
 			return len(s.Channels.Names) / 2

@@ -43,12 +43,9 @@ func runInputs(cfg *config.Config, configPath string, src capture.Source) []stri
 func planSink(ctx context.Context, cfg *config.Config, format string, chain stage.Chain, inputs []string, log zerolog.Logger, ss sinkSource) (*sink.Deferred, error) {
 	s := &cfg.Sink
 	if s.Type == config.SinkZMQ {
-		if n := chain.ChannelCount(); n > 1 {
-			return nil, cfg.Wrap("sink.type", fmt.Errorf("zmq carries one channel; the source has %d (use file, wav or sigmf)", n))
-		}
 		// Bound once the run has started, like a file is created then.
 		p, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
-			return createZMQSink(ctx, cfg, format, chain.OutRate())
+			return createZMQSink(ctx, cfg, format, chain.OutRate(), chain.ChannelCount())
 		}})
 		if err != nil {
 			return nil, err

@@ -19,6 +19,7 @@ func openZMQSource(cfg *config.Config) (capture.Source, error) {
 		Format:     s.Format,
 		SampleRate: s.SampleRate,
 		PassTags:   s.PassTags,
+		Channels:   s.Channels.Count,
 	})
 	if err != nil {
 		return nil, cfg.Wrap("source", err)
@@ -26,9 +27,10 @@ func openZMQSource(cfg *config.Config) (capture.Source, error) {
 	return src, nil
 }
 
-// createZMQSink binds a zmq sink. ctx is the run's: once it is done, a push
-// sink waits at most its linger for a consumer.
-func createZMQSink(ctx context.Context, cfg *config.Config, format string, rate float64) (sink.Sink, error) {
+// createZMQSink binds a zmq sink for a stream of channels channels. ctx is
+// the run's: once it is done, a push sink waits at most its linger for a
+// consumer.
+func createZMQSink(ctx context.Context, cfg *config.Config, format string, rate float64, channels int) (sink.Sink, error) {
 	s := &cfg.Sink
 	snk, err := sink.ListenZMQ(ctx, sink.ZMQConfig{
 		Endpoint:   s.Endpoint,
@@ -36,6 +38,7 @@ func createZMQSink(ctx context.Context, cfg *config.Config, format string, rate 
 		Format:     format,
 		PassTags:   s.PassTags,
 		SampleRate: rate,
+		Channels:   channels,
 	})
 	if err != nil {
 		return nil, cfg.Wrap("sink.endpoint", err)
