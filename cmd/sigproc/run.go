@@ -408,7 +408,7 @@ func openSource(ctx context.Context, cfg *config.Config, stdin io.Reader) (captu
 		}
 		return src, nil
 	case config.SourceStdin:
-		src, err := newStdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format), NumChannels: s.Channels.Count})
+		src, err := capture.OpenStdin(ctx, stdin, capture.FileOptions{Format: s.Format, SampleRate: s.SampleRate, Channels: s.Channels.Count, Complex: s.Complex})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rs/zerolog"
 
@@ -125,13 +124,4 @@ func clipSummary(format string, snk *sink.Deferred) string {
 		return ""
 	}
 	return fmt.Sprintf("  clipped %d", snk.Clipped())
-}
-
-// newStdinSource reads raw samples from stdin; the process's own stdin is
-// reopened so that a signal wakes a read waiting on a silent writer.
-func newStdinSource(stdin io.Reader, format string, info capture.Info) (capture.Source, error) {
-	if f, ok := stdin.(*os.File); ok {
-		return capture.NewStdin(f, format, info)
-	}
-	return capture.NewRaw(stdin, format, info)
 }
