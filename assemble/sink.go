@@ -56,12 +56,9 @@ type sinkPlan struct {
 func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferred, error) {
 	s := &cfg.Sink
 	if s.Type == config.SinkZMQ {
-		if n := p.chain.ChannelCount(); n > 1 {
-			return nil, cfg.Wrap("sink.type", fmt.Errorf("zmq carries one channel; the source has %d (use file, wav or sigmf)", n))
-		}
 		// Bound once the run has started, like a file is created then.
 		pl, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
-			return zmqSink(ctx, cfg, p.format, p.chain.OutRate())
+			return zmqSink(ctx, cfg, p.format, p.chain.OutRate(), p.chain.ChannelCount())
 		}})
 		if err != nil {
 			return nil, err
@@ -101,9 +98,10 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 	return pl.Deferred(), nil
 }
 
-// zmqSink binds a zmq sink. ctx is the run's: once it is done, a push
-// sink waits at most its linger for a consumer.
-func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float64) (sink.Sink, error) {
+// zmqSink binds a zmq sink for a stream of channels channels. ctx is the
+// run's: once it is done, a push sink waits at most its linger for a
+// consumer.
+func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float64, channels int) (sink.Sink, error) {
 	s := &cfg.Sink
 	snk, err := sink.ListenZMQ(ctx, sink.ZMQConfig{
 		Endpoint:   s.Endpoint,
@@ -111,6 +109,7 @@ func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float6
 		Format:     format,
 		PassTags:   s.PassTags,
 		SampleRate: rate,
+		Channels:   channels,
 	})
 	if err != nil {
 		return nil, cfg.Wrap("sink.endpoint", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/sigproc/sigproc/capture"
@@ -39,7 +38,7 @@ func Source(ctx context.Context, cfg *config.Config, stdin io.Reader) (capture.S
 		}
 		return src, nil
 	case config.SourceStdin:
-		src, err := stdinSource(stdin, s.Format, capture.Info{SampleRate: s.SampleRate, Complex: config.IsComplexFormat(s.Format), NumChannels: s.Channels.Count})
+		src, err := capture.OpenStdin(ctx, stdin, capture.FileOptions{Format: s.Format, SampleRate: s.SampleRate, Channels: s.Channels.Count, Complex: s.Complex})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
 		}
@@ -80,6 +79,7 @@ func Source(ctx context.Context, cfg *config.Config, stdin io.Reader) (capture.S
 			Format:     s.Format,
 			SampleRate: s.SampleRate,
 			PassTags:   s.PassTags,
+			Channels:   s.Channels.Count,
 		})
 		if err != nil {
 			return nil, cfg.Wrap("source", err)
@@ -110,15 +110,6 @@ func Synthetic(w config.Waveform) capture.SyntheticConfig {
 		sc.Components = append(sc.Components, Synthetic(c))
 	}
 	return sc
-}
-
-// stdinSource reads raw samples from stdin; the process's own stdin is
-// reopened so that a signal wakes a read waiting on a silent writer.
-func stdinSource(stdin io.Reader, format string, info capture.Info) (capture.Source, error) {
-	if f, ok := stdin.(*os.File); ok {
-		return capture.NewStdin(f, format, info)
-	}
-	return capture.NewRaw(stdin, format, info)
 }
 
 // DescribeSource names the configured source for the log and the SigMF

@@ -5,7 +5,7 @@ No GRC: each role is a small gr.top_block built from gr-zeromq blocks.
 Samples are raw little-endian float32 files (complex: interleaved I,Q), as
 sigproc writes them. Run with Debian's python (/usr/bin/python3).
 
-  recv  (pull | sub):  connect, take --items items, write them to --out
+  recv  (pull | sub):  connect, take --items items (of --vlen channels), write them to --out
   send  (push | pub):  bind, send --in (repeated with --repeat), until the
                         flowgraph ends or --seconds passes
   tags:                GR push_sink(pass_tags) -> [sigproc] -> GR pull_source(pass_tags):
@@ -40,11 +40,13 @@ def load(path, cplx):
 
 def recv(a):
     tb = gr.top_block()
-    size = itemsize(a.complex)
+    # gr-zeromq's item is itemsize × vlen bytes: with vlen N one item is a
+    # frame of N channels, and --items counts frames.
     if a.pattern == "pull":
-        src = zeromq.pull_source(size, 1, a.endpoint, 100, a.pass_tags, -1)
+        src = zeromq.pull_source(itemsize(a.complex), a.vlen, a.endpoint, 100, a.pass_tags, -1)
     else:
-        src = zeromq.sub_source(size, 1, a.endpoint, 100, a.pass_tags, -1)
+        src = zeromq.sub_source(itemsize(a.complex), a.vlen, a.endpoint, 100, a.pass_tags, -1)
+    size = itemsize(a.complex) * a.vlen
     head = blocks.head(size, a.items)
     sink = blocks.file_sink(size, a.out, False)
     sink.set_unbuffered(False)
@@ -169,6 +171,7 @@ def main():
     p.add_argument("--complex", action="store_true")
     p.add_argument("--pass-tags", action="store_true")
     p.add_argument("--items", type=int, default=0)
+    p.add_argument("--vlen", type=int, default=1, help="recv: channels per item (vector stream)")
     p.add_argument("--in", dest="inp")
     p.add_argument("--out")
     p.add_argument("--tags-out")

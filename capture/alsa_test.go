@@ -166,8 +166,11 @@ func FuzzParseALSACards(f *testing.F) {
 }
 
 // fakePCM implements pcmDev: a device supporting S16_LE and S32_LE, 1..2
-// channels, 8..48 kHz, that replays a script of READI results.
+// channels (1..maxCh when set), 8..48 kHz, that replays a script of READI
+// results.
 type fakePCM struct {
+	maxCh  uint32
+	ch     int // channels set by HW_PARAMS
 	calls  []string
 	reads  []fakeRead
 	next   int16 // next sample value written
@@ -191,7 +194,7 @@ func (f *fakePCM) ioctl(req uintptr, arg unsafe.Pointer) syscall.Errno {
 		p.masks[hwAccess].only(accessRWInterleaved)
 		p.masks[hwFormat].only(2)
 		p.masks[hwFormat].bits[0] |= 1 << 10
-		p.intervals[hwChannels-hwFirstInterval] = sndInterval{min: 1, max: 2, flags: intervalInteger}
+		p.intervals[hwChannels-hwFirstInterval] = sndInterval{min: 1, max: max(2, f.maxCh), flags: intervalInteger}
 		p.intervals[hwRate-hwFirstInterval] = sndInterval{min: 8000, max: 48000}
 		p.intervals[hwPeriodSize-hwFirstInterval] = sndInterval{min: 16, max: 4096}
 		p.intervals[hwBufferSize-hwFirstInterval] = sndInterval{min: 32, max: 65536}
@@ -211,6 +214,7 @@ func (f *fakePCM) ioctl(req uintptr, arg unsafe.Pointer) syscall.Errno {
 			p.setInterval(hwBufferSize, 1024)
 		}
 		p.rateNum, p.rateDen = p.interval(hwRate).min, 1
+		f.ch = int(p.interval(hwChannels).min)
 	case ioctlPrepare:
 		f.calls = append(f.calls, "prepare")
 	case ioctlStart:
@@ -229,10 +233,10 @@ func (f *fakePCM) ioctl(req uintptr, arg unsafe.Pointer) syscall.Errno {
 			return r.errno
 		}
 		n := min(r.frames, int(x.frames))
-		// Stereo S16 frames: the test only uses s16_le, channels from
-		// the buffer length the caller gave.
-		buf := unsafe.Slice((*byte)(x.buf), 4*int(x.frames))
-		for i := 0; i < n*2; i++ {
+		// S16 frames of the channels HW_PARAMS set: the tests only use
+		// s16_le.
+		buf := unsafe.Slice((*byte)(x.buf), 2*f.ch*int(x.frames))
+		for i := 0; i < n*f.ch; i++ {
 			binary.LittleEndian.PutUint16(buf[2*i:], uint16(f.next))
 			f.next++
 		}
@@ -408,6 +412,45 @@ func seq(from, n int) []int16 {
 		s[i] = int16(from + i)
 	}
 	return s
+}
+
+// TestALSAChannels reads 4 and 8 channels (real, or 8 paired as 4 I,Q
+// channels): frames come interleaved as the device wrote them, each
+// channel's samples in its own place.
+func TestALSAChannels(t *testing.T) {
+	for _, tc := range []struct {
+		channels int
+		complex  bool
+		info     Info
+	}{
+		{4, false, Info{SampleRate: 48000, NumChannels: 4}},
+		{8, false, Info{SampleRate: 48000, NumChannels: 8}},
+		{8, true, Info{SampleRate: 48000, Complex: true, NumChannels: 4}},
+	} {
+		t.Run(fmt.Sprintf("%d/complex=%t", tc.channels, tc.complex), func(t *testing.T) {
+			f := &fakePCM{maxCh: 8, reads: []fakeRead{{frames: 5}, {frames: 11}}}
+			cfg := ALSAConfig{Device: "hw:1,0", Format: ALSAFormatS16LE, Channels: tc.channels, Complex: tc.complex, SampleRate: 48000}
+			d, err := openFake(t, f, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Info() != tc.info || f.ch != tc.channels {
+				t.Fatalf("Info %+v (device set to %d channels), want %+v", d.Info(), f.ch, tc.info)
+			}
+			const frames = 16
+			dst := make([]float32, frames*tc.channels)
+			if n, err := d.Read(context.Background(), dst); err != nil || n != len(dst) {
+				t.Fatalf("read %d, %v", n, err)
+			}
+			for fr := range frames {
+				for c := range tc.channels {
+					if got, want := dst[fr*tc.channels+c], float32(fr*tc.channels+c)/32768; got != want {
+						t.Fatalf("frame %d channel %d = %g, want %g", fr, c, got, want)
+					}
+				}
+			}
+		})
+	}
 }
 
 func TestALSAReadCancel(t *testing.T) {

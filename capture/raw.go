@@ -256,20 +256,69 @@ func NewStdin(f *os.File, format string, info Info) (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p := reopenPollable(f); p != nil {
+		r.r, r.closer, r.dl = p, p, p
+	}
+	return r, nil
+}
+
+// NewStdinWAV reads a WAV stream from in (normally os.Stdin), as NewStdin
+// reads raw samples: each WAV channel a real channel, or pairs of them
+// I,Q when complex. The header is read now; when in is a pipe, ctx's end
+// interrupts that read too. Close does not close in.
+func NewStdinWAV(ctx context.Context, in io.Reader, complex bool) (*Raw, error) {
+	var (
+		closer io.Closer
+		p      *os.File
+	)
+	if f, ok := in.(*os.File); ok {
+		p = reopenPollable(f)
+	}
+	if p != nil {
+		in, closer = p, p
+		stop := context.AfterFunc(ctx, func() { _ = p.SetReadDeadline(time.Now()) })
+		defer func() {
+			if !stop() {
+				_ = p.SetReadDeadline(time.Time{}) // it fired; Read watches its own ctx
+			}
+		}()
+	}
+	r, err := newWAV(in, closer, "stdin", complex)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("capture: wav stdin: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	if p != nil {
+		r.dl = p // newWAV may wrap p in a LimitReader, which hides it
+	}
+	return r, nil
+}
+
+// reopenPollable reopens a pipe, FIFO or terminal f through /proc/self/fd
+// in non-blocking mode, so that the runtime poller can wake its reads and
+// a read deadline interrupts them, leaving f's own file description
+// (shared with the shell) as it was. It returns nil for other inputs
+// (regular files, sockets) and where /proc is missing: those are read
+// through f directly.
+func reopenPollable(f *os.File) *os.File {
 	fi, err := f.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice|os.ModeSocket) == 0 {
-		return r, nil
+		return nil
 	}
 	p, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return r, nil // a socket, or no /proc: blocking reads
+		return nil // a socket, or no /proc: blocking reads
 	}
 	if err := p.SetReadDeadline(time.Time{}); err != nil {
 		p.Close() // not in the poller after all
-		return r, nil
+		return nil
 	}
-	r.r, r.closer, r.dl = p, p, p
-	return r, nil
+	return p
 }
 
 // openInput opens a file to read. A FIFO's open waits for a writer, so it
@@ -422,25 +471,64 @@ func Open(ctx context.Context, path string, opts FileOptions) (Source, error) {
 		}
 		return r, nil
 	}
-	info := src.Info()
-	fail := func(err error) (Source, error) {
+	if err := checkGiven(path, src.Info(), opts, format); err != nil {
 		src.Close()
 		return nil, err
 	}
+	return src, nil
+}
+
+// checkGiven refuses a container (wav, sigmf) whose header disagrees with
+// the rate, channel count or complex pairing the user gave in opts.
+func checkGiven(name string, info Info, opts FileOptions, format string) error {
 	if got := info.SampleRate; opts.SampleRate != 0 && opts.SampleRate != got {
-		return fail(fmt.Errorf("capture: %s: sample rate %g S/s was given but the file says %g S/s", path, opts.SampleRate, got))
+		return fmt.Errorf("capture: %s: sample rate %g S/s was given but the file says %g S/s", name, opts.SampleRate, got)
 	}
 	if opts.Channels != 0 && opts.Channels != info.ChannelCount() {
 		what := "channel(s)"
 		if info.Complex {
 			what = "complex (I,Q) channel(s)"
 		}
-		return fail(fmt.Errorf("capture: %s: %d channels were given but the file has %d %s", path, opts.Channels, info.ChannelCount(), what))
+		return fmt.Errorf("capture: %s: %d channels were given but the file has %d %s", name, opts.Channels, info.ChannelCount(), what)
 	}
 	if format == FormatSigMF && opts.Complex && !info.Complex {
-		return fail(fmt.Errorf("capture: %s: complex was given but the recording's datatype is real", path))
+		return fmt.Errorf("capture: %s: complex was given but the recording's datatype is real", name)
 	}
-	return src, nil
+	return nil
+}
+
+// OpenStdin returns a source reading in (normally os.Stdin) in
+// opts.Format: a raw format at opts.SampleRate with opts.Channels
+// channels (NewStdin), or a WAV stream whose header says them (given
+// values must agree, as Open checks). On a pipe, ctx's end interrupts
+// every read, the WAV header's included.
+func OpenStdin(ctx context.Context, in io.Reader, opts FileOptions) (Source, error) {
+	if err := checkChannels(opts.Channels); err != nil {
+		return nil, fmt.Errorf("capture: stdin: %w", err)
+	}
+	switch opts.Format {
+	case FormatWAV:
+		w, err := NewStdinWAV(ctx, in, opts.Complex)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkGiven("stdin", w.Info(), opts, FormatWAV); err != nil {
+			w.Close()
+			return nil, err
+		}
+		return w, nil
+	case FormatSigMF:
+		return nil, fmt.Errorf("capture: stdin: a sigmf recording is two files (meta and data); give its path")
+	}
+	dt, err := lookupDatatype(opts.Format)
+	if err != nil {
+		return nil, fmt.Errorf("capture: stdin: %w", err)
+	}
+	info := Info{SampleRate: opts.SampleRate, Complex: dt.complex, NumChannels: opts.Channels}
+	if f, ok := in.(*os.File); ok {
+		return NewStdin(f, opts.Format, info)
+	}
+	return NewRaw(in, opts.Format, info)
 }
 
 // sniffLen is how many leading bytes sniffContainer looks at.

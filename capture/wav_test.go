@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sigproc/sigproc/capture"
 )
@@ -279,4 +280,85 @@ func TestWAVUnknownSize(t *testing.T) {
 	if got, err := readAll(src, 64); err != io.EOF || !equal(got, []float32{0.5, 0.25}) {
 		t.Fatalf("got %v, %v", got, err)
 	}
+}
+
+// OpenStdin reads a WAV stream from a pipe: the header says the rate and
+// channels (pairs of them I,Q with Complex), values given in the options
+// must agree, the streaming size field 0xFFFFFFFF reads to the end, and a
+// silent writer does not hold the header read past ctx's end.
+func TestOpenStdinWAV(t *testing.T) {
+	pcm := make([]byte, 2*6) // 3 frames of 2 int16 channels
+	for i := range 6 {
+		binary.LittleEndian.PutUint16(pcm[2*i:], uint16(int16(1000*(i+1))))
+	}
+	want := []float32{1000. / 32768, 2000. / 32768, 3000. / 32768, 4000. / 32768, 5000. / 32768, 6000. / 32768}
+	tests := []struct {
+		name     string
+		declared int
+		opts     capture.FileOptions
+		info     capture.Info
+		err      string
+	}{
+		{"two real channels", 0, capture.FileOptions{}, capture.Info{SampleRate: 8000, NumChannels: 2}, ""},
+		{"streaming size", -1, capture.FileOptions{}, capture.Info{SampleRate: 8000, NumChannels: 2}, ""},
+		{"paired as I,Q", 0, capture.FileOptions{Complex: true}, capture.Info{SampleRate: 8000, Complex: true, NumChannels: 1}, ""},
+		{"rate agrees", 0, capture.FileOptions{SampleRate: 8000, Channels: 2}, capture.Info{SampleRate: 8000, NumChannels: 2}, ""},
+		{"rate disagrees", 0, capture.FileOptions{SampleRate: 48000}, capture.Info{}, "sample rate 48000 S/s was given but the file says 8000 S/s"},
+		{"channels disagree", 0, capture.FileOptions{Channels: 4}, capture.Info{}, "4 channels were given but the file has 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			spec := wavSpec{tag: 1, chans: 2, bits: 16, rate: 8000, data: pcm}
+			if tt.declared < 0 {
+				spec.declared = -1 // 0xFFFFFFFF
+			}
+			go func() {
+				w.Write(buildWAV(spec))
+				w.Close()
+			}()
+			tt.opts.Format = capture.FormatWAV
+			src, err := capture.OpenStdin(context.Background(), r, tt.opts)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			if src.Info() != tt.info {
+				t.Errorf("Info %+v, want %+v", src.Info(), tt.info)
+			}
+			got := make([]float32, 8)
+			n, err := src.Read(context.Background(), got)
+			if err != io.EOF || n != 6 {
+				t.Fatalf("read %d values, %v; want 6 and EOF", n, err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("values %v, want %v", got[:n], want)
+				}
+			}
+		})
+	}
+	t.Run("silent writer", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		if _, err := capture.OpenStdin(ctx, r, capture.FileOptions{Format: capture.FormatWAV}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("header read on a silent pipe after cancel: %v, want context.Canceled", err)
+		}
+	})
 }

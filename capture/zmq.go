@@ -35,6 +35,10 @@ type ZMQConfig struct {
 	// MaxMessage bounds a message in bytes; 0 = 64 MiB. Larger ones are
 	// discarded and counted as malformed.
 	MaxMessage int
+	// Channels is the channels interleaved in each item (0 = 1): a frame
+	// of Channels samples is one GNU Radio item of vlen Channels (itemsize
+	// Channels × the sample's size), and tag offsets count frames.
+	Channels int
 }
 
 // maxPendingTags bounds the tags kept for a sink that does not take them.
@@ -99,6 +103,9 @@ func OpenZMQ(cfg ZMQConfig) (*ZMQ, error) {
 	if err := checkRate(cfg.SampleRate); err != nil {
 		return nil, err
 	}
+	if cfg.Channels < 0 || cfg.Channels > MaxChannels {
+		return nil, fmt.Errorf("capture: zmq: %d channels: want 1..%d", cfg.Channels, MaxChannels)
+	}
 	var pattern zmq.Pattern
 	switch cfg.Pattern {
 	case ZMQPull:
@@ -112,7 +119,8 @@ func OpenZMQ(cfg ZMQConfig) (*ZMQ, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	return &ZMQ{r: r, dt: dt, info: Info{SampleRate: cfg.SampleRate, Complex: dt.complex}, passTags: cfg.PassTags}, nil
+	info := Info{SampleRate: cfg.SampleRate, Complex: dt.complex, NumChannels: max(1, cfg.Channels)}
+	return &ZMQ{r: r, dt: dt, info: info, passTags: cfg.PassTags}, nil
 }
 
 // Info describes the stream.
@@ -148,7 +156,7 @@ func (z *ZMQ) Read(ctx context.Context, dst []float32) (int, error) {
 	if err := checkDst(dst, ch); err != nil {
 		return 0, err
 	}
-	frame := z.dt.frame()
+	frame := z.frameBytes()
 	filled := 0
 	for filled < len(dst) {
 		if len(z.payload) > 0 {
@@ -184,10 +192,13 @@ func (z *ZMQ) Read(ctx context.Context, dst []float32) (int, error) {
 	return filled, nil
 }
 
+// frameBytes is the size of one item on the wire: a frame of every channel.
+func (z *ZMQ) frameBytes() int { return z.dt.frame() * z.info.ChannelCount() }
+
 // accept checks one message and makes its items the current payload, or
 // counts it as malformed. A message is used whole or not at all.
 func (z *ZMQ) accept(msg []byte) {
-	frame := z.dt.frame()
+	frame := z.frameBytes()
 	var (
 		offset uint64
 		n      int
@@ -202,8 +213,12 @@ func (z *ZMQ) accept(msg []byte) {
 	}
 	body := msg[n:]
 	if len(body)%frame != 0 {
-		z.malformed(inputErr(ErrTruncated, "%d-byte message is not a whole number of %d-byte %s samples (%d left over)",
-			len(body), frame, z.dt.name, len(body)%frame))
+		what := z.dt.name + " samples"
+		if n := z.info.ChannelCount(); n > 1 {
+			what = fmt.Sprintf("frames of %d %s channels", n, z.dt.name)
+		}
+		z.malformed(inputErr(ErrTruncated, "%d-byte message is not a whole number of %d-byte %s (%d left over)",
+			len(body), frame, what, len(body)%frame))
 		return
 	}
 	items := uint64(len(body) / frame)

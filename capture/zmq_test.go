@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -194,5 +195,66 @@ func TestZMQPubNoSubscriber(t *testing.T) {
 	}
 	if st := z.Stats(); st.DroppedMessages != 1 || st.DroppedSamples != 4 || z.Samples() != 4 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// N channels: a frame of every channel is one item on the wire, so the tag
+// header's offsets count frames, a message that splits a frame is
+// malformed, and the values arrive interleaved as they were written.
+func TestZMQChannels(t *testing.T) {
+	for _, tt := range []struct {
+		format   string
+		channels int
+		values   int // per frame
+	}{
+		{"rf32_le", 4, 4},
+		{"cf32_le", 3, 6},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tt.format, tt.channels), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			z := bind(t, ctx, sink.ZMQConfig{Pattern: "push", Format: tt.format, PassTags: true, Channels: tt.channels})
+			src := open(t, capture.ZMQConfig{Endpoint: z.Endpoint(), Pattern: "pull", Format: tt.format, SampleRate: 1, PassTags: true, Channels: tt.channels})
+			if got := src.Info().Channels(); got != tt.values {
+				t.Fatalf("Info().Channels() = %d, want %d", got, tt.values)
+			}
+			if err := z.Write(make([]float32, tt.values+1)); !errors.Is(err, sink.ErrOddLength) {
+				t.Fatalf("a partial frame: %v, want ErrOddLength", err)
+			}
+			const frames = 50
+			done := make(chan error, 1)
+			go func() {
+				if err := z.WaitPeers(ctx, 1); err != nil {
+					done <- err
+					return
+				}
+				for i := range 4 {
+					if err := z.Write(ramp(i*frames*tt.values, frames*tt.values)); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			dst := make([]float32, 4*frames*tt.values)
+			if n, err := src.Read(ctx, dst); err != nil || n != len(dst) {
+				t.Fatalf("read %d, %v", n, err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range dst {
+				if v != float32(i) {
+					t.Fatalf("value %d = %g", i, v)
+				}
+			}
+			if got := z.Samples(); got != 4*frames {
+				t.Errorf("sink Samples() = %d frames, want %d", got, 4*frames)
+			}
+			// Offsets counted in frames: consecutive messages leave no gap.
+			if st := src.Stats(); st.Messages != 4 || st.LostSamples != 0 || st.Restarts != 0 || st.Malformed != 0 {
+				t.Errorf("stats %+v", st)
+			}
+		})
 	}
 }

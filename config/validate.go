@@ -40,10 +40,10 @@ var (
 	sourceKeys = map[string][]string{
 		SourceSynthetic: {"type", "sample_rate", "complex", "paced", "duration_s", "num_samples"},
 		SourceFile:      {"type", "path", "format", "sample_rate", "channels", "complex", "duration_s", "num_samples"},
-		SourceStdin:     {"type", "format", "sample_rate", "channels", "duration_s", "num_samples"},
+		SourceStdin:     {"type", "format", "sample_rate", "channels", "complex", "duration_s", "num_samples"},
 		SourceIIO:       {"type", "device", "channels", "complex", "apply_scale", "sample_rate", "buffer_length", "sysfs_root", "dev_root", "duration_s", "num_samples"},
 		SourceALSA:      {"type", "device", "format", "channels", "channel_count", "complex", "sample_rate", "period_size", "buffer_size", "duration_s", "num_samples"},
-		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "pass_tags", "duration_s", "num_samples"},
+		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "channels", "pass_tags", "duration_s", "num_samples"},
 	}
 	sinkKeys = map[string][]string{
 		SinkFile:  {"type", "path", "format", "overwrite"},
@@ -216,9 +216,9 @@ func (c *Config) Validate() error {
 			format := s.EffectiveFormat()
 			switch {
 			case s.Type == SourceStdin && s.Format == "":
-				add("source.format", "required for stdin (one of %s)", strings.Join(rawFormats, ", "))
-			case s.Type == SourceStdin && !slices.Contains(rawFormats, s.Format):
-				add("source.format", "unknown value %q for stdin (allowed: %s)", s.Format, strings.Join(rawFormats, ", "))
+				add("source.format", "required for stdin (one of %s, %s)", strings.Join(rawFormats, ", "), FormatWAV)
+			case s.Type == SourceStdin && !slices.Contains(rawFormats, s.Format) && s.Format != FormatWAV:
+				add("source.format", "unknown value %q for stdin (allowed: %s, %s; a sigmf recording is two files)", s.Format, strings.Join(rawFormats, ", "), FormatWAV)
 			case s.Format == "" && format == "" && s.Path != "":
 				add("source.format", "required: cannot infer the format from %q (extension is not .wav, .sigmf-meta, .sigmf-data or .sigmf; allowed: %s)",
 					filepath.Base(s.Path), strings.Join(fileFormats, ", "))
@@ -319,9 +319,6 @@ func (c *Config) Validate() error {
 			}
 		case SinkZMQ:
 			c.validateZMQSink(&c.Sink, add)
-			if n := s.knownChannels(); n > 1 {
-				add("sink.type", "zmq carries one channel; the source has %d (use file, wav or sigmf)", n)
-			}
 		}
 	}
 	if c.Sink.Type == SinkWAV {
@@ -440,8 +437,10 @@ func (c *Config) validateFileChannels(s *Source, format string, add addFunc) {
 // before the source is opened (0 for wav and sigmf files: they say).
 func (s *Source) knownChannels() int {
 	switch s.Type {
-	case SourceSynthetic, SourceZMQ:
+	case SourceSynthetic:
 		return 1
+	case SourceZMQ:
+		return max(1, s.Channels.Count)
 	case SourceIIO:
 		if s.Complex {
 			return len(s.Channels.Names) / 2

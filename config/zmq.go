@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"github.com/sigproc/sigproc/capture"
 	"net"
 	"slices"
 	"strings"
@@ -39,6 +40,11 @@ func (c *Config) validateZMQSource(s *Source, add addFunc) {
 	}
 	if s.Complex {
 		add("source.complex", "only for synthetic sources; zmq takes it from the format")
+	}
+	if len(s.Channels.Names) > 0 {
+		add("source.channels", "a list of names is for iio scan elements; give the channels in each item (channels: 4: a GNU Radio vlen-4 stream)")
+	} else if n := s.Channels.Count; n > capture.MaxChannels || (n == 0 && c.idx.has("source.channels")) {
+		add("source.channels", "must be in 1..%d, got %d", capture.MaxChannels, n)
 	}
 }
 

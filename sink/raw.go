@@ -89,11 +89,8 @@ func (s *Raw) Write(samples []float32) error {
 	if s.err != nil {
 		return s.err
 	}
-	if fv := s.f.frameValues(); len(samples)%fv != 0 {
-		if s.f.channels == 1 {
-			return fmt.Errorf("%w: %s got %d values", ErrOddLength, s.f.name, len(samples))
-		}
-		return fmt.Errorf("%w: %d values are not whole %d-value frames of %d %s channels", ErrOddLength, len(samples), fv, s.f.channels, s.f.name)
+	if err := s.f.checkFrames(len(samples)); err != nil {
+		return err
 	}
 	size := s.f.size()
 	for len(samples) > 0 {

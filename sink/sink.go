@@ -103,12 +103,24 @@ type format struct {
 	channels int // stream channels per frame, >= 1
 }
 
-// channels is the number of float32 values per frame.
+// frameValues is the number of float32 values per frame.
 func (f format) frameValues() int {
 	if f.complex {
 		return 2 * f.channels
 	}
 	return f.channels
+}
+
+// checkFrames refuses n values that are not whole frames.
+func (f format) checkFrames(n int) error {
+	fv := f.frameValues()
+	switch {
+	case n%fv == 0:
+		return nil
+	case f.channels == 1:
+		return fmt.Errorf("%w: %s got %d values", ErrOddLength, f.name, n)
+	}
+	return fmt.Errorf("%w: %d values are not whole %d-value frames of %d %s channels", ErrOddLength, n, fv, f.channels, f.name)
 }
 
 // size is the bytes of one value.

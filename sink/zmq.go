@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/internal/zmq"
 )
 
@@ -42,6 +43,10 @@ type ZMQConfig struct {
 	Linger time.Duration
 	// Queue is pub's queue per subscriber, in messages; 0 = 64.
 	Queue int
+	// Channels is the channels interleaved in each frame (0 = 1). A frame
+	// goes out as one GNU Radio item of vlen Channels (itemsize Channels ×
+	// the sample's size), and tag offsets count frames.
+	Channels int
 }
 
 // TagSource hands over stream tags to forward; capture.ZMQ is one. Offsets
@@ -100,6 +105,10 @@ func ListenZMQ(ctx context.Context, cfg ZMQConfig) (*ZMQ, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: zmq %s: %w", cfg.Endpoint, err)
 	}
+	if cfg.Channels < 0 || cfg.Channels > capture.MaxChannels {
+		return nil, fmt.Errorf("sink: zmq %s: %d channels: want 1..%d", cfg.Endpoint, cfg.Channels, capture.MaxChannels)
+	}
+	f.channels = max(1, cfg.Channels)
 	var pattern zmq.Pattern
 	switch cfg.Pattern {
 	case ZMQPush:
@@ -140,8 +149,8 @@ func (z *ZMQ) Write(samples []float32) error {
 	if z.closed {
 		return ErrClosed
 	}
-	if z.f.complex && len(samples)%2 != 0 {
-		return fmt.Errorf("%w: %s got %d values", ErrOddLength, z.f.name, len(samples))
+	if err := z.f.checkFrames(len(samples)); err != nil {
+		return err
 	}
 	if len(samples) == 0 {
 		return nil
@@ -195,14 +204,10 @@ func (z *ZMQ) Stats() ZMQStats {
 	return out
 }
 
-// Samples returns the samples accepted by Write (complex samples for
-// complex formats), whether or not a pub subscriber was there.
-func (z *ZMQ) Samples() uint64 {
-	if z.f.complex {
-		return z.values / 2
-	}
-	return z.values
-}
+// Samples returns the frames accepted by Write (a frame holds a sample,
+// complex for complex formats, of every channel), whether or not a pub
+// subscriber was there.
+func (z *ZMQ) Samples() uint64 { return z.values / uint64(z.f.frameValues()) }
 
 // Clipped returns how many values were clipped to the int16 range.
 func (z *ZMQ) Clipped() uint64 { return z.clipped }

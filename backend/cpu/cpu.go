@@ -126,12 +126,6 @@ func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if b.chain == nil {
 		return nil, errNoChain
 	}
-	b.mu.Lock()
-	n := b.desc.ChannelCount() // the chain's desc is the consumer's: read the backend's copy
-	b.mu.Unlock()
-	if n > 1 {
-		return nil, fmt.Errorf("%w: the stream has %d channels (retuning N channels is not implemented yet)", stage.ErrRetuneUnsupported, n)
-	}
 	for {
 		// The kernels are built outside the lock, so that the consumer is
 		// never held up by it, against the chain as it will be when the
@@ -142,7 +136,7 @@ func (b *backend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 		b.mu.Unlock()
 		ps := make([]*Prepared, 0, len(changes))
 		for _, c := range changes {
-			p, err := prepare(desc, b.chain.geo, b.chain.tails, c.Index, c.Stage)
+			p, err := b.chain.prepareOn(desc, c.Index, c.Stage)
 			if err != nil {
 				return nil, err
 			}

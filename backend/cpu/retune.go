@@ -102,6 +102,7 @@ type Prepared struct {
 	stage stage.Stage
 	proc  processor
 	desc  stage.Chain // the chain once applied, built here so Apply allocates nothing
+	per   []*Prepared // a chain of several channels: one kernel per channel's chain
 }
 
 // Prepare checks s as new parameters for stage i (stage.CheckRetune; a
@@ -110,7 +111,28 @@ type Prepared struct {
 // Apply does not. It does not touch the running chain, so it may run
 // beside Process as long as the chain's description is not being changed.
 func (c *Chain) Prepare(i int, s stage.Stage) (*Prepared, error) {
-	return prepare(c.desc, c.geo, c.tails, i, s)
+	return c.prepareOn(c.desc, i, s)
+}
+
+// prepareOn is Prepare against desc, the chain as it will be when the
+// retune lands (pending retunes included). A chain of several channels
+// gets the same parameters in every channel's chain, each with a kernel
+// of its own, applied together.
+func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, error) {
+	if c.multi == nil {
+		return prepare(desc, c.geo, c.tails, i, s)
+	}
+	one := desc
+	one.Channels = 1
+	ps := make([]*Prepared, len(c.multi.per))
+	for k, pc := range c.multi.per {
+		p, err := prepare(one, pc.geo, pc.tails, i, s)
+		if err != nil {
+			return nil, err
+		}
+		ps[k] = p
+	}
+	return &Prepared{index: i, stage: ps[0].stage, desc: desc.With(i, ps[0].stage), per: ps}, nil
 }
 
 // prepare is Prepare against desc, the chain the retune follows; geo and
@@ -141,6 +163,14 @@ func prepare(desc stage.Chain, geo []stageGeo, tails []*tail, i int, s stage.Sta
 // its indices. Retunes are applied once each, in the order they were
 // prepared; Apply allocates nothing.
 func (c *Chain) Apply(p *Prepared) stage.Retune {
+	if p.per != nil {
+		var r stage.Retune // the same in every channel: they have seen the same frames
+		for k, pp := range p.per {
+			r = c.multi.per[k].Apply(pp)
+		}
+		c.desc = p.desc
+		return r
+	}
 	i := p.index
 	r := stage.Retune{Index: i, Stage: p.stage, ChainAt: c.seen, At: c.desc.InputAt(i, c.seen)}
 	switch np := p.proc.(type) {

@@ -314,3 +314,69 @@ func BenchmarkRetuneApply(b *testing.B) {
 		p.Process(dst, x)
 	}
 }
+
+// TestRetuneChannels retunes a chain of several channels: every channel
+// takes the new parameters at the same frame, and each channel's output
+// equals the float64 retuned reference of that channel's input alone.
+func TestRetuneChannels(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 3))
+	for _, tt := range []struct {
+		name     string
+		complex  bool
+		channels int
+	}{
+		{"3 complex channels", true, 3},
+		{"4 real channels", false, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := stage.Chain{SampleRate: 48000, Complex: tt.complex, Channels: tt.channels,
+				Stages: []stage.Stage{shiftStage(1500), firStage(randTaps(r, 33), 4)}}
+			const block, blocks = 103, 10
+			v := channels(tt.complex)
+			fv := v * tt.channels
+			x := randTaps(r, fv*block*blocks)
+			p, err := NewChain(c, block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			plans := map[int][]stage.Retune{
+				2: {{Index: 1, Stage: firStage(randTaps(r, 70), 4)}},
+				5: {{Index: 0, Stage: shiftStage(-4000)}, {Index: 1, Stage: firStage(randTaps(r, 9), 4)}},
+			}
+			dst := make([]float32, 2*tt.channels*p.MaxOut(block))
+			var got []float32
+			var done []stage.Retune
+			for b := range blocks {
+				for _, pl := range plans[b] {
+					pr, err := p.Prepare(pl.Index, pl.Stage)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rt := p.Apply(pr)
+					if want := c.InputAt(pl.Index, int64(b*block)); rt.At != want || rt.ChainAt != int64(b*block) {
+						t.Fatalf("retune at %d (chain %d), want %d (%d)", rt.At, rt.ChainAt, want, b*block)
+					}
+					done = append(done, rt)
+				}
+				w, err := p.Process(dst, x[fv*b*block:fv*(b+1)*block])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, dst[:w]...)
+			}
+			one := c
+			one.Channels = 1
+			outV := channels(c.OutComplex())
+			for ch := range tt.channels {
+				xi := make([]float32, v*block*blocks)
+				deinterleave(xi, x, ch, tt.channels, v)
+				gi := make([]float32, len(got)/tt.channels)
+				deinterleave(gi, got, ch, tt.channels, outV)
+				if e := maxErrRMS(gi, retunedReference(one, xi, done)); e > 2e-5 {
+					t.Errorf("channel %d: max error %.3g of RMS against the retuned reference", ch, e)
+				}
+			}
+		})
+	}
+}

@@ -420,3 +420,46 @@ func TestRunFlags(t *testing.T) {
 		t.Errorf("--input on synthetic: %v", err)
 	}
 }
+
+// TestRunStdinWAVPipe pipes a WAV stream that Python's wave module writes
+// into `sigproc run` (source type stdin, format wav): the header gives the
+// rate and the two channels, and every sample arrives scaled by 1/32768.
+func TestRunStdinWAVPipe(t *testing.T) {
+	py := pythonWith(t, "import wave")
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	const frames = 30000
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(`source: {type: stdin, format: wav}
+block_size: 1000
+filter: {taps: [1]}
+sink: {type: file, path: out.f32, format: rf32_le}
+`), 0o644)
+	script := `
+import sys, wave, struct
+n = int(sys.argv[1])
+w = wave.open(sys.stdout.buffer, "wb")
+w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000); w.setnframes(n)
+w.writeframes(b"".join(struct.pack("<hh", (i * 7) % 65536 - 32768, -((i * 3) % 32768)) for i in range(n)))
+w.close()
+`
+	cmd := exec.Command("/bin/sh", "-c", `"$0" -c "$1" "$2" | "$3" run "$4"`, py, script, fmt.Sprint(frames), bin, cfg)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pipe: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("samples in %d  out %d", frames, frames)) {
+		t.Errorf("summary: %s", out)
+	}
+	y := readF32(t, filepath.Join(dir, "out.f32"))
+	if len(y) != 2*frames {
+		t.Fatalf("%d values out, want %d", len(y), 2*frames)
+	}
+	for i := range frames {
+		a, b := float32((i*7)%65536-32768)/32768, float32(-((i*3)%32768))/32768
+		if y[2*i] != a || y[2*i+1] != b {
+			t.Fatalf("frame %d = %g %g, want %g %g", i, y[2*i], y[2*i+1], a, b)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -185,6 +186,48 @@ func TestZMQToGNURadio(t *testing.T) {
 				checkFiltered(t, readF32File(t, out), x, taps, cplx)
 			})
 		}
+	}
+}
+
+// sigproc push of 4 channels -> GNU Radio pull_source with vlen 4: each
+// frame is one GNU Radio vector item, and the bytes arrive as written.
+func TestZMQChannelsToGNURadio(t *testing.T) {
+	grtest.Python(t)
+	for _, cplx := range []bool{false, true} {
+		t.Run(formatFor(cplx), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			const ch, frames = 4, grItems / 4
+			snk, err := sink.ListenZMQ(ctx, sink.ZMQConfig{Endpoint: "tcp://127.0.0.1:*", Pattern: "push", Format: formatFor(cplx), Channels: ch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "gr.f32")
+			args := []string{"recv", "--pattern", "pull", "--endpoint", snk.Endpoint(), "--items", fmt.Sprint(frames), "--vlen", fmt.Sprint(ch), "--out", out, "--seconds", "60"}
+			if cplx {
+				args = append(args, "--complex")
+			}
+			gr := grtest.Start(t, args...)
+			if err := snk.WaitPeers(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			x := noise(frames*ch, cplx, 5)
+			for len(x) > 0 { // messages of 1000 frames
+				n := min(len(x), 1000*ch*channels(cplx))
+				if err := snk.Write(x[:n]); err != nil {
+					t.Fatal(err)
+				}
+				x = x[n:]
+			}
+			if err := snk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			gr.Wait(time.Minute)
+			got, want := readF32File(t, out), noise(frames*ch, cplx, 5)
+			if !slices.Equal(got, want) {
+				t.Fatalf("GNU Radio got %d values, want the %d sent, unchanged", len(got), len(want))
+			}
+		})
 	}
 }
 
