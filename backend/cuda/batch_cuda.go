@@ -54,11 +54,6 @@ type BatchFIR struct {
 	params                 [6]unsafe.Pointer
 }
 
-// BatchMaxLanes is the most values per frame a BatchFIR takes: 32 real
-// channels or 16 complex ones. Each lane needs threads of its own in a
-// block (fir_batch_lanes), and shared memory grows with lanes × taps.
-const BatchMaxLanes = 32
-
 // BatchSharedBytes is the dynamic shared memory one block of the batch
 // kernel needs for ntaps taps, ch values per sample (lanes) and threads
 // threads, with the embedded kernel's 12 output values per thread: the
@@ -85,16 +80,6 @@ func lanesSmem(ntaps, lanes, threads, perThread int) int {
 		s += 4
 	}
 	return 4 * (tpad + lanes*s)
-}
-
-// CheckBatchLanes refuses a frame of lanes values that the batch kernels
-// do not take.
-func CheckBatchLanes(lanes int) error {
-	if lanes < 1 || lanes > BatchMaxLanes {
-		return fmt.Errorf("gpu: batch FIR: %d values per frame; the batch kernel takes 1 to %d (up to %d real or %d complex channels)",
-			lanes, BatchMaxLanes, BatchMaxLanes, BatchMaxLanes/2)
-	}
-	return nil
 }
 
 // NewBatchFIR loads the embedded batch kernels into the current CUDA
