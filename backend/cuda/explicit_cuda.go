@@ -175,10 +175,11 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 
 // explicitPinned is the pinned memory the explicit transport takes: the
 // ring and one output buffer per buffer set, for a filter with at most one
-// output per input value.
+// output per input value, and the retune's two tap staging buffers.
 func explicitPinned(l pipeline.Layout) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
-	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4)
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4) +
+		2*cudrv.PageAlign(BatchMaxTaps*4)
 }
 
 func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
