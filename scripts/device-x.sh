@@ -11,7 +11,7 @@
 #      output checked per channel against scipy.signal.lfilter, and the
 #      same samples as one channel, for the wall time of 8 runs of one.
 #
-#   carry: build/sigproc-cuda build/cuda.test
+#   carry: build/sigproc-cuda build/cuda.test build/gpubench.test
 #   run:   bash scripts/device-x.sh   ($OUT/x/: summary.txt and each log)
 set -u
 OUT=${OUT:-/tmp/out}/x
@@ -28,6 +28,9 @@ timeout 60 ./build/cuda.test -test.count=1 -test.v -test.run 'Lanes|ExplicitChan
 echo "cuda.test rc=$? PASS=$(grep -c -- '--- PASS' "$OUT/test-cuda.txt") FAIL=$(grep -c -- '--- FAIL' "$OUT/test-cuda.txt") SKIP=$(grep -c -- '--- SKIP' "$OUT/test-cuda.txt")" | tee -a "$S"
 grep -E -A6 -- '--- FAIL|panic' "$OUT/test-cuda.txt" | head -40 | tee -a "$S"
 grep -E 'retunes accepted|segment [0-9]' "$OUT/test-cuda.txt" | head -12 >> "$S"
+timeout 30 ./build/gpubench.test -test.count=1 -test.v -test.run 'TestBenchFIRLanes|TestBenchFIRTimesAndReturnsOutput' > "$OUT/test-gpubench.txt" 2>&1
+echo "gpubench.test (BenchFIR lanes) rc=$? PASS=$(grep -c -- '--- PASS' "$OUT/test-gpubench.txt") FAIL=$(grep -c -- '--- FAIL' "$OUT/test-gpubench.txt")" | tee -a "$S"
+grep -E -A6 -- '--- FAIL|panic' "$OUT/test-gpubench.txt" | head -20 | tee -a "$S"
 # The existing explicit tests too (history carry, in-flight), as a guard.
 timeout 40 ./build/cuda.test -test.count=1 -test.run 'TestExplicitInFlightMatchesCPU|TestBackendsMatchCPU|TestBatchFIR' > "$OUT/test-cuda-old.txt" 2>&1
 echo "existing batch/explicit tests rc=$? $(tail -1 "$OUT/test-cuda-old.txt")" | tee -a "$S"
