@@ -215,7 +215,8 @@ extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
 // transposed on the store), so each thread runs the one-lane register
 // tiling of fir_batch_body<1> over BATCH_R consecutive frames of one lane:
 // thread t takes lane t % L and frames (t / L)*BATCH_R on; the last
-// blockDim.x - Q*L threads only help load. Consecutive threads are
+// blockDim.x - Q*L threads only help load (float4 loads when x is 16-byte
+// aligned, scalar ones otherwise). Consecutive threads are
 // consecutive lanes of the same frames, so the output stores of a warp
 // are contiguous runs of L values. S = F + tpad rounded so that S/4 is odd:
 // the 8 threads of a quarter warp (8 lanes at the same frame) then read
@@ -251,9 +252,44 @@ extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
     for (int j = tid; j < tpad; j += T) rev[j] = j < ntaps ? taps[ntaps - 1 - j] : 0.f;
 
     // Value i of the block's interleaved input is frame i / L of lane
-    // i % L; both advance by a constant per step of T, without division.
-    {
-        const int lim = limF * L, len = S * L;
+    // i % L; both advance by a constant per step, without division. Data
+    // beyond lim (the block's frames and halo, or the end of x) is stored
+    // as zero.
+    const int lim = limF * L, len = S * L;  // len: a multiple of 4
+    if ((reinterpret_cast<u64>(xb) & 15) == 0) {
+        // float4 loads (F*L is a multiple of 4, so xb is aligned when x
+        // is), each scattered to its 4 (lane, frame) places.
+        const float4* xb4 = reinterpret_cast<const float4*>(xb);
+        const int n4 = len >> 2, df = (4 * T) / L, dc = 4 * T - df * L;
+        int f = (4 * tid) / L, c = 4 * tid - ((4 * tid) / L) * L;
+#pragma unroll 2
+        for (int i4 = tid; i4 < n4; i4 += T) {
+            const int i = 4 * i4;
+            float4 v;
+            if (i + 3 < lim) {
+                v = __ldg(xb4 + i4);
+            } else {
+                v.x = i < lim ? __ldg(xb + i) : 0.f;
+                v.y = i + 1 < lim ? __ldg(xb + i + 1) : 0.f;
+                v.z = i + 2 < lim ? __ldg(xb + i + 2) : 0.f;
+                v.w = 0.f;  // i + 3 >= lim here
+            }
+            int ff = f, cc = c;
+            s[cc * S + ff] = v.x;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.y;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.z;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.w;
+            f += df;
+            c += dc;
+            if (c >= L) {
+                c -= L;
+                f++;
+            }
+        }
+    } else {
         const int df = T / L, dc = T - df * L;
         int f = tid / L, c = tid - (tid / L) * L;
 #pragma unroll 4
