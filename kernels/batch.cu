@@ -202,3 +202,174 @@ extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
     else if (ch == 1)
         fir_batch_body<1>(x, y, taps, (int)ntaps, nout);
 }
+
+// fir_batch_lanes filters frames of any number of lanes L >= 1 (values
+// per frame: channels, I and Q each a lane), each lane on its own with the
+// same real taps: y[f*L + c] = sum_k h[k] * x[(f-k)*L + c]. x holds
+// (ntaps-1)*L history values then nout*L new ones, interleaved as they
+// came; nout counts frames. The lanes are a batch dimension of one launch.
+//
+// A block owns F = Q*BATCH_R frames of every lane, Q = blockDim.x / L. It
+// stages its (F + ntaps - 1) input frames in shared memory de-interleaved,
+// one row of S floats per lane (coalesced loads of the interleaved input,
+// transposed on the store), so each thread runs the one-lane register
+// tiling of fir_batch_body<1> over BATCH_R consecutive frames of one lane:
+// thread t takes lane t % L and frames (t / L)*BATCH_R on; the last
+// blockDim.x - Q*L threads only help load (float4 loads when x is 16-byte
+// aligned, scalar ones otherwise). Consecutive threads are
+// consecutive lanes of the same frames, so the output stores of a warp
+// are contiguous runs of L values. S = F + tpad rounded so that S/4 is odd:
+// the 8 threads of a quarter warp (8 lanes at the same frame) then read
+// float4s from 8 different bank groups.
+//
+// Shared memory (dynamic, bytes): 4 * (tpad + L*S); gpu/batch_cuda.go
+// (lanesSmem) computes the same. Launch with ceil(nout / F) blocks; L must
+// not exceed blockDim.x.
+extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
+    fir_batch_lanes(const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ taps,
+                    i64 ntaps_, i64 nout, i64 lanes_) {
+    const int R = BATCH_R, J = BATCH_J;
+    extern __shared__ float4 lanes_sm4[];
+    float* sm = reinterpret_cast<float*>(lanes_sm4);
+
+    const int ntaps = (int)ntaps_, L = (int)lanes_;
+    const int T = blockDim.x, tid = threadIdx.x;
+    const int Q = T / L;                      // frame chunks per lane
+    const int F = Q * R;                      // frames of this block
+    const int tpad = (ntaps + 3) & ~3;
+    int S = F + tpad;                         // row stride, a multiple of 4
+    if (((S >> 2) & 1) == 0) S += 4;          // S/4 odd: no bank conflicts
+    float* rev = sm;                          // [tpad] reversed taps, zero-padded
+    float* s = sm + tpad;                     // [L][S] input frames per lane
+
+    const i64 b0 = (i64)blockIdx.x * F;       // first output frame
+    const i64 totalF = nout + ntaps - 1;      // frames x holds
+    const i64 availF = totalF - b0;
+    const int need = F + ntaps - 1;           // frames the block's outputs use
+    const int limF = availF <= 0 ? 0 : (availF < (i64)need ? (int)availF : need);
+    const float* xb = x + b0 * L;
+
+    for (int j = tid; j < tpad; j += T) rev[j] = j < ntaps ? taps[ntaps - 1 - j] : 0.f;
+
+    // Value i of the block's interleaved input is frame i / L of lane
+    // i % L; both advance by a constant per step, without division. Data
+    // beyond lim (the block's frames and halo, or the end of x) is stored
+    // as zero.
+    const int lim = limF * L, len = S * L;  // len: a multiple of 4
+    if ((reinterpret_cast<u64>(xb) & 15) == 0) {
+        // float4 loads (F*L is a multiple of 4, so xb is aligned when x
+        // is), each scattered to its 4 (lane, frame) places.
+        const float4* xb4 = reinterpret_cast<const float4*>(xb);
+        const int n4 = len >> 2, df = (4 * T) / L, dc = 4 * T - df * L;
+        int f = (4 * tid) / L, c = 4 * tid - ((4 * tid) / L) * L;
+#pragma unroll 2
+        for (int i4 = tid; i4 < n4; i4 += T) {
+            const int i = 4 * i4;
+            float4 v;
+            if (i + 3 < lim) {
+                v = __ldg(xb4 + i4);
+            } else {
+                v.x = i < lim ? __ldg(xb + i) : 0.f;
+                v.y = i + 1 < lim ? __ldg(xb + i + 1) : 0.f;
+                v.z = i + 2 < lim ? __ldg(xb + i + 2) : 0.f;
+                v.w = 0.f;  // i + 3 >= lim here
+            }
+            int ff = f, cc = c;
+            s[cc * S + ff] = v.x;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.y;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.z;
+            if (++cc == L) cc = 0, ff++;
+            s[cc * S + ff] = v.w;
+            f += df;
+            c += dc;
+            if (c >= L) {
+                c -= L;
+                f++;
+            }
+        }
+    } else {
+        const int df = T / L, dc = T - df * L;
+        int f = tid / L, c = tid - (tid / L) * L;
+#pragma unroll 4
+        for (int i = tid; i < len; i += T) {
+            s[c * S + f] = i < lim ? __ldg(xb + i) : 0.f;
+            f += df;
+            c += dc;
+            if (c >= L) {
+                c -= L;
+                f++;
+            }
+        }
+    }
+    __syncthreads();
+
+    const int c = tid % L, q = tid / L;
+    if (q >= Q) return;
+    const float* sx = s + c * S + q * R;  // 16-byte aligned: tpad, S, R are multiples of 4
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] = 0.f;
+
+    const int nmain = tpad / J * J;
+    int j0 = 0;
+#pragma unroll 1
+    for (; j0 < nmain; j0 += J) {
+        float w[R + J];
+#pragma unroll
+        for (int m = 0; m < (R + J) / 4; m++) {
+            const float4 v = *reinterpret_cast<const float4*>(sx + j0 + 4 * m);
+            w[4 * m] = v.x;
+            w[4 * m + 1] = v.y;
+            w[4 * m + 2] = v.z;
+            w[4 * m + 3] = v.w;
+        }
+        float p[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) p[r] = 0.f;
+#pragma unroll
+        for (int qq = 0; qq < J / 4; qq++) {
+            const float4 t4 = *reinterpret_cast<const float4*>(rev + j0 + 4 * qq);
+            const float t[4] = {t4.x, t4.y, t4.z, t4.w};
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+#pragma unroll
+                for (int r = 0; r < R; r++) p[r] = fmaf(t[u], w[r + 4 * qq + u], p[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] += p[r];
+    }
+    if (j0 < tpad) {
+        float p[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) p[r] = 0.f;
+#pragma unroll 1
+        for (; j0 < tpad; j0 += 4) {
+            float w[R + 4];
+#pragma unroll
+            for (int m = 0; m < (R + 4) / 4; m++) {
+                const float4 v = *reinterpret_cast<const float4*>(sx + j0 + 4 * m);
+                w[4 * m] = v.x;
+                w[4 * m + 1] = v.y;
+                w[4 * m + 2] = v.z;
+                w[4 * m + 3] = v.w;
+            }
+            const float4 t4 = *reinterpret_cast<const float4*>(rev + j0);
+            const float t[4] = {t4.x, t4.y, t4.z, t4.w};
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+#pragma unroll
+                for (int r = 0; r < R; r++) p[r] = fmaf(t[u], w[r + u], p[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] += p[r];
+    }
+
+    const i64 o0 = b0 + (i64)q * R;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        if (o0 + r < nout) y[(o0 + r) * L + c] = acc[r];
+}

@@ -26,3 +26,18 @@ func CheckBatchTaps(taps []float32) error {
 	}
 	return nil
 }
+
+// BatchMaxLanes is the most values per frame a BatchFIR takes: 32 real
+// channels or 16 complex ones. Each lane needs threads of its own in a
+// block (fir_batch_lanes), and shared memory grows with lanes × taps.
+const BatchMaxLanes = 32
+
+// CheckBatchLanes refuses a frame of lanes values that the batch kernels
+// do not take.
+func CheckBatchLanes(lanes int) error {
+	if lanes < 1 || lanes > BatchMaxLanes {
+		return fmt.Errorf("gpu: batch FIR: %d values per frame; the batch kernel takes 1 to %d (up to %d real or %d complex channels)",
+			lanes, BatchMaxLanes, BatchMaxLanes, BatchMaxLanes/2)
+	}
+	return nil
+}

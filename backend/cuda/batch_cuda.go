@@ -23,7 +23,9 @@ const (
 // BatchFIR filters data that is already in device memory with the tiled
 // batch kernels of kernels/batch.cu: y[n] = Σ_k h[k]·x[n−k], one output
 // per input sample, complex data interleaved I/Q with both components
-// filtered by the same real taps (filter.FIR's semantics).
+// filtered by the same real taps (filter.FIR's semantics). Frames of
+// several lanes (channels, each real or I/Q; NewBatchFIRLanes) are
+// filtered lane by lane with the same taps, in one launch.
 //
 // A BatchFIR belongs to the CUDA context that was current when it was made;
 // the caller owns that context and the locked OS thread. Launch keeps its
@@ -35,8 +37,10 @@ type BatchFIR struct {
 	fn      cu.Function
 	dtaps   cu.DevicePtr
 	ntaps   int
-	ch      int
+	ch      int  // lanes: values per frame
+	lanes   bool // fir_batch_lanes (any ch) rather than fir_batch_real/iq
 	smem    int
+	smemMax int // the kernel's dynamic shared memory attribute, once raised past 48 KiB
 	threads int
 	perThr  int // output values per thread (BATCH_R)
 	maxThr  int // BATCH_MAX_THREADS
@@ -46,20 +50,36 @@ type BatchFIR struct {
 	// Launch arguments; params points at them.
 	argIn, argOut, argTaps cu.DevicePtr
 	argNTaps, argNOut      int64
-	params                 [5]unsafe.Pointer
+	argLanes               int64
+	params                 [6]unsafe.Pointer
 }
 
 // BatchSharedBytes is the dynamic shared memory one block of the batch
-// kernel needs for ntaps taps, ch values per sample and threads threads,
-// with the embedded kernel's 12 output values per thread: the zero-padded
-// reversed taps plus the input tile with its halo.
+// kernel needs for ntaps taps, ch values per sample (lanes) and threads
+// threads, with the embedded kernel's 12 output values per thread: the
+// zero-padded reversed taps plus the input tile with its halo (for more
+// than 2 lanes, one row per lane).
 func BatchSharedBytes(ntaps, ch, threads int) int {
+	if ch > 2 {
+		return lanesSmem(ntaps, ch, threads, batchPerThread)
+	}
 	return batchSmem(ntaps, ch, threads, batchPerThread)
 }
 
 func batchSmem(ntaps, ch, threads, perThread int) int {
 	tpad := (ntaps + 3) &^ 3
 	return 4 * (tpad + threads*perThread + ch*tpad)
+}
+
+// lanesSmem is fir_batch_lanes' shared memory: the padded taps and one row
+// of S floats per lane, S = frames + tpad with S/4 odd (kernels/batch.cu).
+func lanesSmem(ntaps, lanes, threads, perThread int) int {
+	tpad := (ntaps + 3) &^ 3
+	s := (threads/lanes)*perThread + tpad
+	if (s/4)%2 == 0 {
+		s += 4
+	}
+	return 4 * (tpad + lanes*s)
 }
 
 // NewBatchFIR loads the embedded batch kernels into the current CUDA
@@ -73,13 +93,37 @@ func NewBatchFIR(taps []float32, complex bool) (*BatchFIR, error) {
 // file at ptxPath instead of the embedded kernels.BatchPTX ("" keeps the
 // embedded one), so a rebuilt kernel can be tried without rebuilding Go.
 func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchFIR, err error) {
+	lanes := 1
+	if complex {
+		lanes = 2
+	}
+	return newBatchFIR(taps, lanes, ptxPath, false)
+}
+
+// NewBatchFIRLanes is NewBatchFIRFromPTX for frames of lanes values (1 to
+// BatchMaxLanes): N channels, each real (one lane) or I/Q (two), every
+// lane filtered on its own with taps, all in one launch. 1 and 2 lanes
+// take the kernels of NewBatchFIR; more take fir_batch_lanes.
+func NewBatchFIRLanes(taps []float32, lanes int, ptxPath string) (*BatchFIR, error) {
+	return newBatchFIR(taps, lanes, ptxPath, false)
+}
+
+// newBatchFIR builds the filter; generic forces fir_batch_lanes for 1 and
+// 2 lanes too (tests compare it with the specialised kernels).
+func newBatchFIR(taps []float32, lanes int, ptxPath string, generic bool) (f *BatchFIR, err error) {
 	if err := CheckBatchTaps(taps); err != nil {
 		return nil, err
 	}
-	ch := 1
+	if err := CheckBatchLanes(lanes); err != nil {
+		return nil, err
+	}
+	ch := lanes
 	name := "fir_batch_real"
-	if complex {
-		ch, name = 2, "fir_batch_iq"
+	switch {
+	case generic || lanes > 2:
+		name = "fir_batch_lanes"
+	case lanes == 2:
+		name = "fir_batch_iq"
 	}
 	dev, err := cu.CurrentDevice()
 	if err != nil {
@@ -89,7 +133,7 @@ func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchF
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	f = &BatchFIR{ntaps: len(taps), ch: ch, optin: optin}
+	f = &BatchFIR{ntaps: len(taps), ch: ch, lanes: name == "fir_batch_lanes", optin: optin}
 	if f.mod, err = cudrv.LoadModule(ptxPath, kernels.BatchPTX, "batch FIR"); err != nil {
 		return nil, err
 	}
@@ -107,7 +151,7 @@ func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchF
 	if f.maxThr, err = moduleInt(f.mod, "fir_batch_max_threads"); err != nil {
 		return nil, err
 	}
-	if f.perThr <= 0 || f.perThr%4 != 0 || f.maxThr < 32 {
+	if f.perThr <= 0 || f.perThr%4 != 0 || f.maxThr < 32 || f.maxThr < ch {
 		return nil, fmt.Errorf("gpu: batch PTX declares %d values per thread and %d threads at most; want a positive multiple of 4 and >= 32",
 			f.perThr, f.maxThr)
 	}
@@ -123,9 +167,10 @@ func NewBatchFIRFromPTX(taps []float32, complex bool, ptxPath string) (f *BatchF
 	}
 	f.argTaps = f.dtaps
 	f.argNTaps = int64(len(taps))
-	f.params = [5]unsafe.Pointer{
+	f.argLanes = int64(ch)
+	f.params = [6]unsafe.Pointer{
 		unsafe.Pointer(&f.argIn), unsafe.Pointer(&f.argOut), unsafe.Pointer(&f.argTaps),
-		unsafe.Pointer(&f.argNTaps), unsafe.Pointer(&f.argNOut),
+		unsafe.Pointer(&f.argNTaps), unsafe.Pointer(&f.argNOut), unsafe.Pointer(&f.argLanes),
 	}
 	return f, nil
 }
@@ -151,27 +196,79 @@ func moduleInt(mod cu.Module, name string) (int, error) {
 // (threads × 12 output values) and more shared memory per block; the
 // default is 128.
 func (f *BatchFIR) SetThreads(n int) error {
-	if n < 32 || n%32 != 0 || n > f.maxThr {
-		return fmt.Errorf("gpu: batch FIR: %d threads per block; want a multiple of 32 from 32 to %d", n, f.maxThr)
+	if n < 32 || n%32 != 0 || n > f.maxThr || n < f.ch {
+		return fmt.Errorf("gpu: batch FIR: %d threads per block; want a multiple of 32 from 32 to %d, at least the %d lanes", n, f.maxThr, f.ch)
 	}
-	smem := batchSmem(f.ntaps, f.ch, n, f.perThr)
-	if smem > f.optin {
-		return fmt.Errorf("gpu: batch FIR with %d taps and %d threads needs %d KiB of shared memory per block, the device allows %d KiB",
-			f.ntaps, n, smem>>10, f.optin>>10)
-	}
-	if smem > 48<<10 {
-		if err := cudrv.SetMaxDynamicSmem(f.fn, smem); err != nil {
-			return fmt.Errorf("gpu: %w", err)
-		}
+	smem, err := f.sharedFor(f.ntaps, n)
+	if err != nil {
+		return err
 	}
 	f.threads, f.smem = n, smem
+	return nil
+}
+
+// smemFor is the dynamic shared memory of a block for ntaps taps and
+// threads threads.
+func (f *BatchFIR) smemFor(ntaps, threads int) int {
+	if f.lanes {
+		return lanesSmem(ntaps, f.ch, threads, f.perThr)
+	}
+	return batchSmem(ntaps, f.ch, threads, f.perThr)
+}
+
+// sharedFor checks that ntaps taps fit a block of threads threads in
+// shared memory, raises the kernel's limit where needed, and returns the
+// bytes a block takes.
+func (f *BatchFIR) sharedFor(ntaps, threads int) (int, error) {
+	smem := f.smemFor(ntaps, threads)
+	if smem > f.optin {
+		what := fmt.Sprintf("%d taps and %d threads", ntaps, threads)
+		if f.ch > 2 {
+			what = fmt.Sprintf("%d taps on %d lanes (values per frame) and %d threads", ntaps, f.ch, threads)
+		}
+		return 0, fmt.Errorf("gpu: batch FIR with %s needs %d KiB of shared memory per block, the device allows %d KiB (use fewer taps or channels)",
+			what, smem>>10, f.optin>>10)
+	}
+	if smem > 48<<10 && smem > f.smemMax {
+		if err := cudrv.SetMaxDynamicSmem(f.fn, smem); err != nil {
+			return 0, fmt.Errorf("gpu: %w", err)
+		}
+		f.smemMax = smem
+	}
+	return smem, nil
+}
+
+// maxTapsFor returns the most taps (up to BatchMaxTaps) that fit shared
+// memory at the current thread count.
+func (f *BatchFIR) maxTapsFor() int {
+	n := BatchMaxTaps
+	for n > 1 && f.smemFor(n, f.threads) > f.optin {
+		n -= 4
+	}
+	return max(1, n)
+}
+
+// useTaps makes later Launches read ntaps taps at dtaps (device memory
+// the caller owns, alive while launches read it); the shared memory is
+// checked and raised as for SetThreads. The BatchFIR's own taps stay
+// allocated until Close.
+func (f *BatchFIR) useTaps(dtaps cu.DevicePtr, ntaps int) error {
+	if ntaps < 1 || ntaps > BatchMaxTaps {
+		return fmt.Errorf("gpu: batch FIR: %d taps; want 1 to %d", ntaps, BatchMaxTaps)
+	}
+	smem, err := f.sharedFor(ntaps, f.threads)
+	if err != nil {
+		return err
+	}
+	f.argTaps, f.argNTaps, f.ntaps, f.smem = dtaps, int64(ntaps), ntaps, smem
 	return nil
 }
 
 // NTaps returns the number of taps.
 func (f *BatchFIR) NTaps() int { return f.ntaps }
 
-// Channels returns the values per sample: 1 for real data, 2 for I/Q.
+// Channels returns the values per sample (frame), the lanes: 1 for real
+// data, 2 for I/Q, N·(1 or 2) for N channels.
 func (f *BatchFIR) Channels() int { return f.ch }
 
 // HistoryValues is the number of float32 values that must precede the new
@@ -186,13 +283,17 @@ func (f *BatchFIR) Threads() int { return f.threads }
 
 // Blocks returns the grid size Launch uses for nout samples.
 func (f *BatchFIR) Blocks(nout int) int {
+	if f.lanes {
+		frames := int64(f.threads/f.ch) * int64(f.perThr)
+		return int(min((int64(nout)+frames-1)/frames, maxGridX+1))
+	}
 	vals := int64(nout) * int64(f.ch)
 	tile := int64(f.threads) * int64(f.perThr)
 	return int(min((vals+tile-1)/tile, maxGridX+1))
 }
 
-// Launch enqueues the filter of nout samples (IQ pairs when complex) on
-// stream. in points at HistoryValues() float32 values of history (zeros
+// Launch enqueues the filter of nout samples (frames: IQ pairs when
+// complex, one value of every lane for N channels) on stream. in points at HistoryValues() float32 values of history (zeros
 // at the start of a stream, else the last HistoryValues() values before
 // this chunk) followed by nout·Channels() new values; out receives
 // nout·Channels() outputs and must not overlap in. Aligning in and out to
@@ -215,7 +316,11 @@ func (f *BatchFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) erro
 		return fmt.Errorf("gpu: batch FIR: %d samples need %d blocks, more than the grid limit %d", nout, blocks, maxGridX)
 	}
 	f.argIn, f.argOut, f.argNOut = in, out, int64(nout)
-	if err := f.fn.Launch(blocks, 1, 1, f.threads, 1, 1, f.smem, stream, f.params[:]); err != nil {
+	params := f.params[:5]
+	if f.lanes {
+		params = f.params[:]
+	}
+	if err := f.fn.Launch(blocks, 1, 1, f.threads, 1, 1, f.smem, stream, params); err != nil {
 		return fmt.Errorf("gpu: launch batch FIR (%d taps, %d samples, %d blocks): %w", f.ntaps, nout, blocks, err)
 	}
 	return nil

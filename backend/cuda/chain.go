@@ -12,19 +12,19 @@ import (
 // not run yet: anything but a single fir stage without decimation.
 var ErrStages = errors.New("stages are not yet supported on cuda")
 
-// ErrChannels is returned by NewChainBackend for a stream of more than one
-// channel: the GPU transports do not yet take the channels as a batch.
+// ErrChannels is wrapped by the error Start returns for a stream of more
+// than one channel on the zero-copy transport, which does not yet take the
+// channels as a batch (the explicit transport does).
 var ErrChannels = errors.New("N channels are not yet supported on cuda")
 
 // NewChainBackend returns the CUDA backend for the stage chain c. Until the
 // kernels run shift, decimation and resampling, only the plain FIR chain
-// (a filter: section) is accepted; any other fails with ErrStages, and a
-// stream of more than one channel with ErrChannels. The backend is a
-// pipeline.Retuner that refuses retunes with ErrRetune.
+// (a filter: section) is accepted; any other fails with ErrStages. A
+// stream of N channels runs on the explicit transport (transport: auto
+// picks it), the channels a batch dimension of its kernel. The backend is
+// a pipeline.Retuner: the explicit transport retunes a plain fir, others
+// refuse with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
-	if n := c.ChannelCount(); n > 1 {
-		return nil, fmt.Errorf("%w (the stream has %d channels; use backend: cpu)", ErrChannels, n)
-	}
 	taps, ok := c.PlainFIR()
 	if !ok {
 		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)

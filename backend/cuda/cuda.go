@@ -105,7 +105,11 @@ type backend struct {
 	launched bool
 	deadline time.Duration
 
-	x *explicitState // explicit transports
+	x     *explicitState // explicit transports
+	xtune explicitTune   // retunes handed to the explicit transport (x_retune_cuda.go)
+	// live is the transport once Start has set it up, nil before and
+	// after Close: what a retune, on any goroutine, dispatches on.
+	live atomic.Pointer[Transport]
 }
 
 func (b *backend) Name() string {
@@ -126,8 +130,8 @@ func (b *backend) Device() cudrv.DeviceInfo { return b.info }
 // pipeline's consumer). A configuration that needs more pinned memory than
 // allowed is refused before any is allocated.
 func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Ring, err error) {
-	if (l.Channels == 2) != b.complex {
-		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d channels", b.complex, l.Channels)
+	if l.Channels < 1 || (b.complex && l.Channels%2 != 0) {
+		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d values per frame", b.complex, l.Channels)
 	}
 	b.l = l
 	defer func() {
@@ -142,6 +146,14 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	b.info = info
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
+	if one := pipeline.FrameValues(1, b.complex); l.Channels != one && b.transport == TransportZeroCopy {
+		// The persistent kernel takes one channel; the explicit transport's
+		// batch kernel takes N as a batch dimension.
+		if b.opts.Transport != TransportAuto {
+			return nil, fmt.Errorf("gpu: %w on the zero-copy transport (%d values per frame); use transport: explicit", ErrChannels, l.Channels)
+		}
+		b.transport, why = TransportExplicit, fmt.Sprintf("%d values per frame: N channels run on the explicit transport", l.Channels)
+	}
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.transport == TransportZeroCopy && !info.CanMapHost {
 		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
@@ -174,6 +186,8 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	// The consumer waits for the producer between blocks; sleeping there
 	// would cost tens of microseconds of latency.
 	b.ring.SetSpin(spinWait)
+	live := b.transport
+	b.live.Store(&live)
 	return b.ring, nil
 }
 
@@ -528,6 +542,7 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 // the watchdog), and frees every device and pinned allocation. It must run
 // on the goroutine that called Start.
 func (b *backend) Close() error {
+	b.live.Store(nil)
 	var errs []error
 	b.logBreakdown()
 	if b.launched {

@@ -92,20 +92,22 @@ type explicitSet struct {
 type explicitState struct {
 	region   *pinnedRegion // the source's memory, when blocks come in place
 	filt     blockFilter
+	tune     *explicitTune // retunes waiting for the next block (x_retune_cuda.go)
 	streams  []cu.Stream
 	sets     []explicitSet
-	hist     int    // history values, (ntaps−1)·channels
+	hist     int    // history values, filt.HistoryValues()
 	inFlight int    // the most blocks submitted and not yet returned
 	submit   uint64 // ring index of the next block to submit
 	ret      uint64 // ring index of the next block to return
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
-	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
+	// The frame's values (channels, I and Q) are the batch kernel's lanes.
+	fir, err := NewBatchFIRLanes(b.taps, l.Channels, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
 	if err != nil {
 		return err
 	}
-	x := &explicitState{filt: batchBlocks{fir}, hist: fir.HistoryValues()}
+	x := &explicitState{filt: batchBlocks{fir}, tune: &b.xtune}
 	b.x = x
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
@@ -116,6 +118,11 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 		}
 		x.streams = append(x.streams, s)
 	}
+	// A plain fir is retunable: history for the most taps it may take.
+	if err := b.retunable(x, fir); err != nil {
+		return err
+	}
+	x.hist = x.filt.HistoryValues()
 	vals := l.BlockValues()
 	outVals := x.filt.MaxOutValues(vals)
 	inBytes, outBytes := int64(x.hist+vals)*4, int64(outVals)*4
@@ -168,10 +175,11 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 
 // explicitPinned is the pinned memory the explicit transport takes: the
 // ring and one output buffer per buffer set, for a filter with at most one
-// output per input value.
+// output per input value, and the retune's two tap staging buffers.
 func explicitPinned(l pipeline.Layout) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
-	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4)
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4) +
+		2*cudrv.PageAlign(BatchMaxTaps*4)
 }
 
 func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
@@ -217,6 +225,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
 	st := x.streams[s.stream]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
+	taps := x.tune.take(s.n) // new taps from this block on, if a retune came
 	if s.n > 0 {
 		var err error
 		if x.region != nil {
@@ -231,6 +240,11 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	if k > 0 {
 		if err := st.Wait(x.sets[(k-1)%nsets].hist, 0); err != nil {
 			return fmt.Errorf("gpu: stream wait: %w", err)
+		}
+	}
+	if taps != nil {
+		if err := x.retune(st, taps); err != nil {
+			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
 	}
 	var err error
@@ -260,6 +274,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 // kernels and the source's pinned windows; the device and pinned buffers
 // are the backend's to free.
 func (x *explicitState) close() error {
+	x.tune.shut()
 	var errs []error
 	for _, s := range x.streams {
 		if err := s.Synchronize(); err != nil {

@@ -2,22 +2,33 @@ package cuda
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
-// ErrRetune is what a cuda backend answers a retune with until its kernels
-// take new stage parameters at a block boundary. The control API turns it
-// into a 409 refusal; the run goes on.
-var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda (use backend: cpu to retune while running)", stage.ErrRetuneUnsupported)
+// ErrRetune is what a cuda backend answers a retune with where its kernels
+// do not yet take new stage parameters at a block boundary: the explicit
+// transport retunes a plain fir, other transports and chains do not yet.
+// The control API turns it into a 409 refusal; the run goes on.
+var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this transport or chain (the explicit transport retunes a plain fir; use backend: cpu to retune anything while running)", stage.ErrRetuneUnsupported)
+
+// tapRetuner is the transport's side of a plain fir's retune (the cuda
+// build's backend): retuneTaps schedules taps for the first block not yet
+// handed to the device and returns that block's first input sample;
+// retuneRefusal is nil where the running (or configured) transport can.
+type tapRetuner interface {
+	retuneTaps(taps []float32) (at int64, err error)
+	retuneRefusal() error
+}
 
 // chainBackend is what NewChainBackend returns: the transport's backend
 // plus the pipeline.Retuner face of the chain it runs. It forwards the
 // optional methods of the backend inside, so wrapping hides nothing.
 //
-// What a GPU retune must do (see package stage for the semantics, and
+// What a GPU retune does (see package stage for the semantics, and
 // backend/cpu for the reference implementation): take []stage.Retune
 // {Index, Stage} as plain data from Retune on any goroutine, all or none;
 // report At and ChainAt (the first input sample of the first block not yet
@@ -27,29 +38,69 @@ var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda (use backe
 // continuous phase, without relaunching the kernel or draining the ring.
 type chainBackend struct {
 	pipeline.Backend
+	mu    sync.Mutex // orders Retune calls; guards chain
 	chain stage.Chain
 }
 
-// Chain returns the chain the backend runs.
-func (b *chainBackend) Chain() stage.Chain { return b.chain }
+// Chain returns the chain the backend runs, retunes accepted so far
+// included.
+func (b *chainBackend) Chain() stage.Chain {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.chain
+}
 
-// Retune refuses every retune with ErrRetune, after the same checks as
-// any backend (a structural change is reported as such).
+// Retune checks the changes as any backend does (a structural change is
+// reported as such) and, for a plain fir, hands the final taps to the
+// transport, which applies them from the first block it has not yet
+// handed to the device: all the changes land there, at one At (the last
+// one's taps in force). Other chains, and transports that cannot, refuse
+// with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	c := b.chain
-	for _, r := range changes {
+	out := make([]stage.Retune, len(changes))
+	for i, r := range changes {
 		s, err := stage.CheckRetune(c, r.Index, r.Stage)
 		if err != nil {
 			return nil, err
 		}
 		c = c.With(r.Index, s)
+		out[i] = stage.Retune{Index: r.Index, Stage: s}
 	}
-	return nil, ErrRetune
+	taps, plain := c.PlainFIR()
+	rt, ok := b.Backend.(tapRetuner)
+	if !plain || !ok {
+		return nil, ErrRetune
+	}
+	if len(changes) == 0 {
+		return out, nil
+	}
+	at, err := rt.retuneTaps(taps)
+	if err != nil {
+		return nil, err
+	}
+	b.chain = c
+	for i := range out {
+		out[i].At, out[i].ChainAt = at, at // one stage: its input is the chain's
+	}
+	return out, nil
 }
 
 // RetuneRefusal is the standing refusal the control page shows before
-// anyone tries: ErrRetune.
-func (b *chainBackend) RetuneRefusal() error { return ErrRetune }
+// anyone tries: nil where the transport retunes this chain, else
+// ErrRetune (or why not).
+func (b *chainBackend) RetuneRefusal() error {
+	b.mu.Lock()
+	_, plain := b.chain.PlainFIR()
+	b.mu.Unlock()
+	rt, ok := b.Backend.(tapRetuner)
+	if !plain || !ok {
+		return ErrRetune
+	}
+	return rt.retuneRefusal()
+}
 
 // UseRegion forwards pipeline.RegionBackend.
 func (b *chainBackend) UseRegion(region []byte) (bool, error) {

@@ -34,6 +34,7 @@ type benchFIROptions struct {
 	tapsSet  bool // --taps given explicitly
 	tapsFile string
 	complex  bool
+	channels int
 	reps     int
 	warmup   int
 	seed     uint64
@@ -53,6 +54,7 @@ type benchFIRReport struct {
 	Device          string        `json:"device"`
 	Samples         int           `json:"samples"`
 	Complex         bool          `json:"complex"`
+	Channels        int           `json:"channels"`
 	Reps            int           `json:"reps"`
 	Warmup          int           `json:"warmup"`
 	Input           string        `json:"input"` // a file name, or "noise seed N"
@@ -97,7 +99,8 @@ behind a zero history, and each timed pass is one kernel launch over all
 of it, timed with CUDA events after --warmup untimed passes.
 
 For each tap count it reports the median pass time, the throughput in
-GS/s (giga-samples per second; an I/Q pair counts as one sample), the
+GS/s (giga-samples per second; an I/Q pair counts as one sample, and
+each channel's sample counts), the
 effective memory bandwidth (bytes read + written per pass / time), that
 bandwidth as a fraction of the device's HBM peak (memory clock × 2 × bus
 width / 8, from the device attributes, or --hbm-peak), and GFLOP/s
@@ -122,6 +125,11 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
   # complex (interleaved I/Q) samples, 16 Mi of them, 50 timed passes
   sigproc-cuda bench fir --complex --samples 16777216 --reps 50
 
+  # 8 channels of 8 Mi frames in one launch (channels as a batch
+  # dimension), against one channel of the same 64 Mi samples
+  sigproc-cuda bench fir --channels 8 --samples 8388608 --taps 129
+  sigproc-cuda bench fir --samples 67108864 --taps 129
+
   # filter a file with a taps file and keep the output (what
   # bench/cupy_compare.py runs)
   sigproc-cuda bench fir --input x.f32 --taps-file taps.txt --output y.f32 --json`,
@@ -132,10 +140,11 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.samples, "samples", 64<<20, "samples to filter per pass (IQ pairs with --complex); ignored with --input")
+	f.IntVar(&o.samples, "samples", 64<<20, "samples to filter per pass (IQ pairs with --complex, frames with --channels); ignored with --input")
 	f.IntSliceVar(&o.taps, "taps", defaultFIRSweep, "tap counts to time, comma-separated (1 to "+fmt.Sprint(cuda.BatchMaxTaps)+")")
 	f.StringVar(&o.tapsFile, "taps-file", "", "time the filter in this taps file (as written by sigproc design) instead of designed lowpasses")
 	f.BoolVar(&o.complex, "complex", false, "interleaved I/Q samples, both components filtered with the same taps")
+	f.IntVar(&o.channels, "channels", 1, "channels per frame, interleaved, each filtered on its own in the same launch (--samples counts frames)")
 	f.IntVar(&o.reps, "reps", 20, "timed passes per tap count; the median is reported (and the best)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed passes per tap count before timing")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for the random input")
@@ -162,6 +171,8 @@ func (o benchFIROptions) check() error {
 		return fmt.Errorf("bench fir: --warmup must be >= 0, got %d", o.warmup)
 	case o.threads < 0 || o.threads%32 != 0 || o.threads > 256:
 		return fmt.Errorf("bench fir: --threads must be 0 or a multiple of 32 up to 256, got %d", o.threads)
+	case o.channels < 1 || cuda.CheckBatchLanes(o.lanes()) != nil:
+		return fmt.Errorf("bench fir: --channels %d: want 1 to %d real or %d complex channels", o.channels, cuda.BatchMaxLanes, cuda.BatchMaxLanes/2)
 	case o.device < 0:
 		return fmt.Errorf("bench fir: --device must be >= 0, got %d", o.device)
 	case o.hbmPeak < 0 || math.IsNaN(o.hbmPeak) || math.IsInf(o.hbmPeak, 0):
@@ -181,14 +192,19 @@ func (o benchFIROptions) check() error {
 			return fmt.Errorf("bench fir: --output needs exactly one tap count, got %d (--taps %s)", len(o.taps), joinInts(o.taps))
 		}
 	}
-	ch := 1
-	if o.complex {
-		ch = 2
-	}
+	ch := o.lanes()
 	if o.input == "" && o.samples > maxBenchValues/ch {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
 	return nil
+}
+
+// lanes is the values per frame: channels × (2 with --complex).
+func (o benchFIROptions) lanes() int {
+	if o.complex {
+		return 2 * o.channels
+	}
+	return o.channels
 }
 
 func joinInts(v []int) string {
@@ -224,10 +240,7 @@ func (o benchFIROptions) tapSets() ([][]float32, error) {
 
 // input returns the samples to filter and a description of them.
 func (o benchFIROptions) inputData() ([]float32, string, error) {
-	ch := 1
-	if o.complex {
-		ch = 2
-	}
+	ch := o.lanes()
 	if o.input != "" {
 		x, err := readRawFloat32(o.input, ch)
 		if err != nil {
@@ -264,10 +277,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ch := 1
-	if o.complex {
-		ch = 2
-	}
+	ch := o.lanes()
 
 	type check struct {
 		err  float64
@@ -277,7 +287,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	next := 0
 	var cbErr error // an error of the Output callback, already worded
 	cfg := gpubench.BenchFIRConfig{
-		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
+		Device: o.device, Input: x, Complex: o.complex, Lanes: ch, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
 	}
 	if o.verify || o.output != "" {
@@ -285,7 +295,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 			i := next
 			next++
 			if o.verify {
-				ref, err := gpubench.ReferenceFIR(sets[i], x, o.complex, runtime.GOMAXPROCS(0))
+				ref, err := gpubench.ReferenceFIRLanes(sets[i], x, ch, runtime.GOMAXPROCS(0))
 				if err != nil {
 					cbErr = fmt.Errorf("bench fir: CPU reference: %w", err)
 					return cbErr
@@ -310,7 +320,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	}
 
 	rep := benchFIRReport{
-		Device: res.Device.String(), Samples: len(x) / ch, Complex: o.complex,
+		Device: res.Device.String(), Samples: len(x) / ch, Complex: o.complex, Channels: o.channels,
 		Reps: o.reps, Warmup: o.warmup, Input: desc,
 		MemClockKHz: res.MemClockKHz, MemBusWidthBits: res.MemBusWidthBits,
 		SMs: res.SMs, ClockKHz: res.ClockKHz, Verified: o.verify,
@@ -324,7 +334,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	}
 	var bad []string
 	for i, run := range res.Runs {
-		row := firRow(run, len(x), ch, rep.HBMPeakGBps)
+		row := firRow(run, len(x), ch, ch/o.channels, rep.HBMPeakGBps)
 		if c := checks[i]; c.done {
 			ok := c.err <= gpubench.Tolerance
 			row.MaxRelErr, row.Match = c.err, &ok
@@ -356,8 +366,9 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 }
 
 // firRow turns one run's pass times into rates. nvals is the float32
-// values per pass, ch the values per sample.
-func firRow(run gpubench.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRRow {
+// values per pass, ch the values per frame, per those of one channel's
+// sample (GS/s counts every channel's samples).
+func firRow(run gpubench.BenchFIRRun, nvals, ch, per int, peakGBps float64) benchFIRRow {
 	sec := slices.Clone(run.Seconds)
 	sort.Float64s(sec)
 	med := sec[len(sec)/2]
@@ -365,7 +376,7 @@ func firRow(run gpubench.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRR
 		med = (sec[len(sec)/2-1] + sec[len(sec)/2]) / 2
 	}
 	best := sec[0]
-	samples := float64(nvals / ch)
+	samples := float64(nvals / per)
 	// Read: history + input; write: output.
 	bytes := 4 * float64((run.Taps-1)*ch+2*nvals)
 	flops := 2 * float64(run.Taps) * float64(nvals)
@@ -400,7 +411,12 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 	fmt.Fprintf(&b, "device: %s\n", rep.Device)
 	fmt.Fprintf(&b, "HBM peak %.0f GB/s (%s: %d MHz x %d bit x 2 / 8), %d SMs at %d MHz\n",
 		rep.HBMPeakGBps, rep.HBMPeakSource, rep.MemClockKHz/1000, rep.MemBusWidthBits, rep.SMs, rep.ClockKHz/1000)
-	fmt.Fprintf(&b, "input: %d %s samples (%s), median of %d passes after %d warmup; %s\n",
+	if rep.Channels > 1 {
+		kind = fmt.Sprintf("frames of %d %s channels (GS/s counts every channel's samples)", rep.Channels, kind)
+	} else {
+		kind += " samples"
+	}
+	fmt.Fprintf(&b, "input: %d %s (%s), median of %d passes after %d warmup; %s\n",
 		rep.Samples, kind, rep.Input, rep.Reps, rep.Warmup, ver)
 	fmt.Fprintf(&b, "%6s %10s %9s %9s %9s %7s %9s %10s\n", "taps", "ms/pass", "GS/s", "best GS/s", "GB/s", "HBM", "GFLOP/s", "max err")
 	for _, r := range rep.Results {

@@ -70,7 +70,7 @@ func TestBenchFIRHelpTeaches(t *testing.T) {
 func TestFIRRowRates(t *testing.T) {
 	run := gpubench.BenchFIRRun{Taps: 129, Seconds: []float64{0.003, 0.001, 0.002, 0.004}}
 	const n = 1 << 20
-	row := firRow(run, n, 1, 1000)
+	row := firRow(run, n, 1, 1, 1000)
 	if row.Ms != 2.5 || row.MsBest != 1 {
 		t.Fatalf("median %v ms, best %v ms", row.Ms, row.MsBest)
 	}
@@ -85,9 +85,17 @@ func TestFIRRowRates(t *testing.T) {
 		t.Errorf("GFLOP/s %v, want %v", row.GFLOPs, want)
 	}
 	// Complex: a sample is two values.
-	c := firRow(run, 2*n, 2, 0)
+	c := firRow(run, 2*n, 2, 2, 0)
 	if !near(c.GSps, row.GSps) || c.HBMFraction != 0 {
 		t.Errorf("complex GS/s %v, fraction %v", c.GSps, c.HBMFraction)
+	}
+	// 8 real channels: every channel's sample counts; the history is 8 lanes'.
+	m := firRow(run, 8*n, 8, 1, 0)
+	if want := 8 * n / 0.0025 / 1e9; !near(m.GSps, want) {
+		t.Errorf("8 channels: GS/s %v, want %v", m.GSps, want)
+	}
+	if want := 4 * float64(8*128+2*8*n) / 0.0025 / 1e9; !near(m.GBps, want) {
+		t.Errorf("8 channels: GB/s %v, want %v", m.GBps, want)
 	}
 }
 

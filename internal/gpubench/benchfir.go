@@ -12,9 +12,12 @@ import (
 
 // BenchFIRConfig configures BenchFIR.
 type BenchFIRConfig struct {
-	Device  int         // CUDA device ordinal
-	Input   []float32   // samples to filter, interleaved I/Q when Complex
-	Complex bool        // Input is interleaved I/Q
+	Device  int       // CUDA device ordinal
+	Input   []float32 // samples to filter, interleaved I/Q when Complex
+	Complex bool      // Input is interleaved I/Q
+	// Lanes is the values per frame: N channels, each real (1) or I/Q
+	// (2), every lane filtered on its own; 0 = 1, or 2 with Complex.
+	Lanes   int
 	Taps    [][]float32 // one timed run per tap set
 	Warmup  int         // untimed passes before the timed ones
 	Reps    int         // timed passes, each one Launch over all of Input
@@ -31,6 +34,10 @@ func (c BenchFIRConfig) validate() error {
 		return errors.New("gpu: bench fir: no input")
 	case c.Complex && len(c.Input)%2 != 0:
 		return fmt.Errorf("gpu: bench fir: complex input has odd length %d", len(c.Input))
+	case c.Lanes != 0 && cuda.CheckBatchLanes(c.Lanes) != nil:
+		return fmt.Errorf("bench fir: %w", cuda.CheckBatchLanes(c.Lanes))
+	case c.lanes() > 0 && len(c.Input)%c.lanes() != 0:
+		return fmt.Errorf("gpu: bench fir: %d input values are not whole frames of %d values", len(c.Input), c.lanes())
 	case len(c.Taps) == 0:
 		return errors.New("gpu: bench fir: no tap sets")
 	case c.Reps <= 0:
@@ -46,6 +53,42 @@ func (c BenchFIRConfig) validate() error {
 		}
 	}
 	return nil
+}
+
+// lanes is the values per frame.
+func (c BenchFIRConfig) lanes() int {
+	switch {
+	case c.Lanes > 0:
+		return c.Lanes
+	case c.Complex:
+		return 2
+	}
+	return 1
+}
+
+// ReferenceFIRLanes is ReferenceFIR for frames of lanes values, each lane
+// filtered on its own (de-interleaved, filtered as one real stream and
+// interleaved again).
+func ReferenceFIRLanes(taps, x []float32, lanes, workers int) ([]float32, error) {
+	if lanes <= 2 {
+		return ReferenceFIR(taps, x, lanes == 2, workers)
+	}
+	frames := len(x) / lanes
+	y := make([]float32, len(x))
+	one := make([]float32, frames)
+	for c := range lanes {
+		for f := range frames {
+			one[f] = x[f*lanes+c]
+		}
+		yc, err := ReferenceFIR(taps, one, false, workers)
+		if err != nil {
+			return nil, err
+		}
+		for f, v := range yc {
+			y[f*lanes+c] = v
+		}
+	}
+	return y, nil
 }
 
 // BenchFIRRun is the timing of one tap set.

@@ -21,10 +21,7 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 	if err := cfg.validate(); err != nil {
 		return BenchFIRResult{}, err
 	}
-	ch := 1
-	if cfg.Complex {
-		ch = 2
-	}
+	ch := cfg.lanes()
 	nvals := len(cfg.Input)
 	nout := nvals / ch
 	maxTaps := 0
@@ -108,7 +105,7 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 // benchOne times one tap set; the output, if wanted, goes to cfg.Output.
 func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cu.DevicePtr,
 	stream cu.Stream, start, stop cu.Event, host []float32) (BenchFIRRun, error) {
-	f, err := cuda.NewBatchFIRFromPTX(taps, cfg.Complex, cfg.PTXPath)
+	f, err := cuda.NewBatchFIRLanes(taps, ch, cfg.PTXPath)
 	if err != nil {
 		return BenchFIRRun{}, err
 	}

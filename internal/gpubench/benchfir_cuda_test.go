@@ -72,3 +72,38 @@ func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
 			res.MemClockKHz, res.MemBusWidthBits, res.Runs)
 	}
 }
+
+// Lanes: 8 interleaved channels in one launch, checked against
+// ReferenceFIRLanes (each channel on its own through the CPU filter).
+func TestBenchFIRLanes(t *testing.T) {
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skipf("no CUDA device (%d devices, %v)", n, err)
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, lanes := range []int{3, 8, 16} {
+		x := randSignal(r, 20011*lanes)
+		sets := [][]float32{randSignal(r, 129), randSignal(r, 7)}
+		seen := 0
+		_, err := BenchFIR(context.Background(), BenchFIRConfig{
+			Input: x, Lanes: lanes, Taps: sets, Warmup: 1, Reps: 2, PTXPath: os.Getenv("SIGPROC_BATCH_PTX"),
+			Output: func(ntaps int, y []float32) error {
+				ref, err := ReferenceFIRLanes(sets[seen], x, lanes, 4)
+				if err != nil {
+					return err
+				}
+				checkClose(t, fmt.Sprintf("lanes=%d/taps=%d", lanes, ntaps), y, ref, 1e-5)
+				seen++
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(sets) {
+			t.Fatalf("lanes %d: %d outputs", lanes, seen)
+		}
+	}
+	if _, err := BenchFIR(context.Background(), BenchFIRConfig{Input: make([]float32, 10), Lanes: 3, Taps: [][]float32{{1}}, Reps: 1}); err == nil {
+		t.Error("10 values accepted as frames of 3")
+	}
+}
