@@ -96,8 +96,12 @@ __global__ void k_pingpong(volatile unsigned long long* c) {
 }
 
 // v0: floor.cu's fir_ll, unchanged but for the name (the baseline; the harness must agree
-// with floor.cu on it). 128 threads, one input slot.
-__global__ void k_floor(const unsigned* in, unsigned* out, const float* taps, int ntaps, volatile const unsigned* stop) {
+// with floor.cu on it). 128 threads, one input slot. HB: after its output store, thread 0
+// also stores a heartbeat (blocks done) to mapped memory, as the product's kernel does per
+// block (ctrl->heartbeat), to isolate what that extra PCIe write costs.
+template <bool HB>
+__global__ void k_floor(const unsigned* in, unsigned* out, const float* taps, int ntaps, volatile const unsigned* stop,
+                        volatile u64* heartbeat) {
   __shared__ float x[NT - 1 + B];
   __shared__ float h[NT];
   const int t = threadIdx.x, Hh = ntaps - 1;
@@ -118,6 +122,7 @@ __global__ void k_floor(const unsigned* in, unsigned* out, const float* taps, in
     float y0 = 0.f, y1 = 0.f;
     for (int k = 0; k < ntaps; k++) { y0 += h[k] * x[Hh + 2 * t - k]; y1 += h[k] * x[Hh + 2 * t + 1 - k]; }
     st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
+    if (HB && t == 0) *heartbeat = seq;
     __syncthreads();
     for (int i = t; i < Hh; i += blockDim.x) x[i] = x[B + i];
     __syncthreads();
@@ -298,10 +303,10 @@ __global__ void k_f16(const unsigned* in, unsigned* out, const float* taps, vola
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_F16 };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_F16, K_FLOOR_HB };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "f16"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "f16", "floor+hb"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
@@ -327,6 +332,7 @@ static const Variant variants[] = {
     {"d-pass", K_FLOOR, false, R_PASS, W_PLAIN, 1, "(d) passes over all lines, _mm_pause between"},
     {"d-pass0", K_FLOOR, false, R_PASS0, W_PLAIN, 1, "(d) d-pass without the _mm_pause"},
     {"w-nt", K_FLOOR, false, R_SCALAR, W_NT, 1, "input written with non-temporal 8-B stores + sfence"},
+    {"h-heartbeat", K_FLOOR_HB, false, R_SCALAR, W_PLAIN, 1, "floor + the product's per-block heartbeat store"},
     {"p-last", K_FLOOR, false, R_LAST, W_PLAIN, 1, "product's reader: last word first, then in order"},
     {"w-demote", K_FLOOR, false, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
     {"x-prodhost", K_FLOOR, false, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
@@ -501,7 +507,9 @@ static void start_pingpong(const Bufs& bf) {
 }
 static void start_kernel(const Variant& v, const Bufs& bf) {
   switch (v.kern) {
-    case K_FLOOR: k_floor<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, NT, bf.dstop); break;
+    case K_FLOOR: k_floor<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, NT, bf.dstop, nullptr); break;
+    case K_FLOOR_HB:  // the heartbeat on its own 128-byte line of the stop page
+      k_floor<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, NT, bf.dstop, (volatile u64*)(bf.dstop + 32)); break;
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARP: k_warp<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
