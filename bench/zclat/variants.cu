@@ -299,14 +299,68 @@ __global__ void k_f16(const unsigned* in, unsigned* out, const float* taps, vola
   }
 }
 
+// (a)+(c) per warp on F16 words: k_warp's flag hand-off with 3 values per lane. 96 threads;
+// warp w owns words [32w, 32w+32), i.e. samples [96w, 96w+96) (warp 2: 64 samples, then
+// the pad words' lanes idle); the 63-sample overlap always lies in the previous warp
+// (or, for warp 0, the history part filled by warp 2 of the previous block). At most
+// 258 samples fit 86 words: x holds H + 258 values, the last two zero pads.
+__global__ void k_warp16(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
+  __shared__ float xb[2][H + 3 * W16];
+  __shared__ float h[NT];
+  __shared__ volatile unsigned flag[3];
+  const int t = threadIdx.x, w = t >> 5;
+  for (int i = t; i < 2 * (H + 3 * W16); i += blockDim.x) (&xb[0][0])[i] = 0.f;
+  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
+  if (t < 3) flag[t] = 0;
+  __syncthreads();
+  for (unsigned seq = 1;; seq++) {
+    float* x = xb[seq & 1];
+    float* nx = xb[(seq + 1) & 1];
+    const int q = H + 3 * t;
+    // Lanes past the last word poll the last word too (same line: no extra PCIe read), so
+    // every lane leaves through the same stop check and none waits at __syncwarp for
+    // lanes that have exited.
+    const int tw = min(t, W16 - 1);
+    unsigned a, b, c, d, spins = 0;
+    for (;;) {
+      ld4(in + 4 * tw, a, b, c, d);
+      if (d == seq) break;
+      if ((++spins & STOP_EVERY) == 0 && *stop) return;
+    }
+    if (t < W16) {
+      const float v[3] = {__uint_as_float(a), __uint_as_float(b), __uint_as_float(c)};
+#pragma unroll
+      for (int m = 0; m < 3; m++) {
+        x[q + m] = v[m];
+        if (3 * t + m >= B - H && 3 * t + m < B) nx[3 * t + m - (B - H)] = v[m];
+      }
+    }
+    __syncwarp();
+    __threadfence_block();
+    if ((t & 31) == 0) flag[w] = seq;
+    const int o = w == 0 ? 2 : w - 1;
+    const unsigned want = w == 0 ? seq - 1 : seq;
+    spins = 0;
+    while ((int)(flag[o] - want) < 0) {
+      if ((++spins & STOP_EVERY) == 0 && *stop) return;
+    }
+    __threadfence_block();
+    if (t < W16) {
+      float y0 = 0.f, y1 = 0.f, y2 = 0.f;
+      for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; y2 += h[k] * x[q + 2 - k]; }
+      st4(out + 4 * t, __float_as_uint(y0), __float_as_uint(y1), __float_as_uint(y2), seq);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_F16, K_FLOOR_HB };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_F16, K_FLOOR_HB, K_WARP16 };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "f16", "floor+hb"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "f16", "floor+hb", "warp16"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
@@ -335,11 +389,13 @@ static const Variant variants[] = {
     {"h-heartbeat", K_FLOOR_HB, false, R_SCALAR, W_PLAIN, 1, "floor + the product's per-block heartbeat store"},
     {"p-last", K_FLOOR, false, R_LAST, W_PLAIN, 1, "product's reader: last word first, then in order"},
     {"w-demote", K_FLOOR, false, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
+    {"x-warp16", K_WARP16, true, R_SCALAR, W_PLAIN, 1, "a + c: per-warp flags on 16-B words"},
     {"x-prodhost", K_FLOOR, false, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
     {"x-warp-pass", K_WARP, false, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
     {"x-warpreg-pass", K_WARPREG, false, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
     {"x-warpreg-line", K_WARPREG, false, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
     {"x-f16-pass", K_F16, true, R_PASS, W_DEMOTE, 1, "c + d-pass + demote"},
+    {"x-warp16-pass", K_WARP16, true, R_PASS, W_DEMOTE, 1, "a + c + d-pass + demote"},
 };
 static const int NVAR = sizeof(variants) / sizeof(variants[0]);
 
@@ -514,6 +570,7 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_WARP: k_warp<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_F16: k_f16<<<1, 96, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_WARP16: k_warp16<<<1, 96, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
   }
   CK(cudaGetLastError());
 }
