@@ -36,6 +36,8 @@
 //                    previous block's slot of a two-slot input ring for warp 0), taps in
 //                    registers, the sliding window made of warp shuffles.
 //           f16      floor's structure on F16 words (96 threads, 3 values each).
+//           warp16   warp's flag hand-off on F16 words (96 threads, 3 values each).
+//           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
 //   writer  plain    aligned 8-byte (F8) / 16-byte (F16) stores in order (floor.cu);
 //           demote   the same, then CLDEMOTE per 64-byte line (the product's tagged.Demote);
 //           nt       non-temporal 8-byte stores (MOVNTI) and an SFENCE: the lines leave the core
@@ -47,6 +49,13 @@
 //                    _mm_pause between passes (all misses of a pass in flight together);
 //           pass0    the same without the _mm_pause (its cost is ~40 ns on recent Intel cores);
 //           last     the product's tagged.Read: wait for the last word, then copy in order.
+//                    On F16 words every reader works per 16-byte word (line = scalar).
+// The variants table (`variants[]`) names each row's pieces; every row but the combinations
+// (x-...) differs from v0 in one piece.
+//
+// Host-only self-test of the host side and of every protocol (a CPU thread stands in for
+// the kernels): nvcc -DZC_HOSTSIM -O2 -o /tmp/vsim bench/zclat/variants.cu &&
+// ZC_WAIT_MS=5000 /tmp/vsim 200 200000 1
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
