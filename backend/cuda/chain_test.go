@@ -3,26 +3,50 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
-func TestNewChainBackendRejectsStages(t *testing.T) {
+// TestCheckChain: chains of stages run on the explicit transports (and
+// auto), the zero-copy transport refuses them with ErrStages, and the plain
+// FIR runs anywhere. No GPU needed.
+func TestCheckChain(t *testing.T) {
 	taps := []float32{0.5, 0.5}
-	for _, c := range []stage.Chain{
+	stages := []stage.Chain{
 		{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{{Kind: stage.KindShift, FrequencyHz: 1}, {Kind: stage.KindFIR, Taps: taps, Decimate: 1}}},
 		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: taps, Decimate: 8}}},
 		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindResample, Taps: taps, Up: 3, Down: 2}}},
-	} {
-		if _, err := NewChainBackend(c, Options{}); !errors.Is(err, ErrStages) {
-			t.Errorf("%s: err %v, want ErrStages", c, err)
+		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindShift, FrequencyHz: -1e5}}},
+	}
+	for _, c := range stages {
+		for _, tr := range []Transport{"", TransportAuto, TransportExplicit, TransportExplicitPageable} {
+			if err := CheckChain(c, Options{Transport: tr}); err != nil {
+				t.Errorf("%s on %q: %v", c, tr, err)
+			}
+		}
+		err := CheckChain(c, Options{Transport: TransportZeroCopy})
+		if !errors.Is(err, ErrStages) || !strings.Contains(err.Error(), "use transport: explicit or auto") {
+			t.Errorf("%s on zero-copy: err %v, want ErrStages", c, err)
+		}
+		if _, err := NewChainBackend(c, Options{Transport: TransportZeroCopy}); !errors.Is(err, ErrStages) {
+			t.Errorf("NewChainBackend(%s) on zero-copy: err %v, want ErrStages", c, err)
+		}
+		// Elsewhere it goes through (or fails only for lack of CUDA).
+		if _, err := NewChainBackend(c, Options{}); errors.Is(err, ErrStages) {
+			t.Errorf("%s rejected: %v", c, err)
 		}
 	}
-	// The plain FIR goes through (or fails only for lack of CUDA).
-	if _, err := NewChainBackend(stage.FIR(1e6, false, taps), Options{}); errors.Is(err, ErrStages) {
-		t.Errorf("plain fir rejected: %v", err)
+	bad := stage.Chain{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: taps, Decimate: 0}}}
+	if err := CheckChain(bad, Options{}); !errors.Is(err, stage.ErrChain) {
+		t.Errorf("decimate 0: err %v, want stage.ErrChain", err)
+	}
+	for _, tr := range []Transport{TransportAuto, TransportZeroCopy, TransportExplicit} {
+		if err := CheckChain(stage.FIR(1e6, false, taps), Options{Transport: tr}); err != nil {
+			t.Errorf("plain fir on %s: %v", tr, err)
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 	"gorgonia.org/cu"
 )
 
@@ -106,6 +107,8 @@ type backend struct {
 	deadline time.Duration
 
 	x *explicitState // explicit transports
+
+	chain *stage.Chain // stages beyond a plain FIR (explicit transport only)
 }
 
 func (b *backend) Name() string {
@@ -142,6 +145,9 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	b.info = info
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
+	if b.chain != nil && b.opts.Transport == TransportAuto {
+		b.transport, why = TransportExplicit, "stages run on the explicit transport"
+	}
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.transport == TransportZeroCopy && !info.CanMapHost {
 		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
@@ -155,11 +161,13 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
 	}
-	if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
-		return nil, err
-	}
-	if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
-		return nil, fmt.Errorf("gpu: copy taps: %w", err)
+	if len(b.taps) > 0 { // a chain of stages brings its own taps
+		if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
+			return nil, err
+		}
+		if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
+			return nil, fmt.Errorf("gpu: copy taps: %w", err)
+		}
 	}
 	b.out = make([]float32, l.BlockValues())
 	b.next = 0
@@ -189,7 +197,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 		}
 		return n
 	case TransportExplicit:
-		return explicitPinned(l)
+		return explicitPinned(l, b.maxOutValues(l))
 	}
 	return 0 // explicit-pageable pins nothing
 }

@@ -101,11 +101,11 @@ type explicitState struct {
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
-	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
+	filt, err := b.newBlockFilter(l)
 	if err != nil {
 		return err
 	}
-	x := &explicitState{filt: batchBlocks{fir}, hist: fir.HistoryValues()}
+	x := &explicitState{filt: filt, hist: filt.HistoryValues()}
 	b.x = x
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
@@ -167,11 +167,11 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 }
 
 // explicitPinned is the pinned memory the explicit transport takes: the
-// ring and one output buffer per buffer set, for a filter with at most one
-// output per input value.
-func explicitPinned(l pipeline.Layout) int64 {
+// ring and one output buffer per buffer set, for a filter with at most
+// outVals output values per block (more than its input when it upsamples).
+func explicitPinned(l pipeline.Layout, outVals int) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
-	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4)
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(outVals)*4)
 }
 
 func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
@@ -298,7 +298,7 @@ func (b *backend) UseRegion(region []byte) (bool, error) {
 	if b.x == nil || b.transport != TransportExplicit || !b.opts.PinSource {
 		return false, nil
 	}
-	room := b.opts.maxPinned() - explicitPinned(b.l)
+	room := b.opts.maxPinned() - explicitPinned(b.l, b.maxOutValues(b.l))
 	window := min(maxWindow, room/(2*pinThreads)) &^ 4095
 	if window < minWindow {
 		b.opts.Log.Info().Int64("room_mib", room>>20).
