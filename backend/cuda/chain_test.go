@@ -39,9 +39,9 @@ func TestCheckChain(t *testing.T) {
 			t.Errorf("%s rejected: %v", c, err)
 		}
 	}
-	bad := stage.Chain{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: taps, Decimate: 0}}}
+	bad := stage.Chain{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindResample, Taps: taps, Up: 0, Down: 2}}}
 	if err := CheckChain(bad, Options{}); !errors.Is(err, stage.ErrChain) {
-		t.Errorf("decimate 0: err %v, want stage.ErrChain", err)
+		t.Errorf("up 0: err %v, want stage.ErrChain", err)
 	}
 	for _, tr := range []Transport{TransportAuto, TransportZeroCopy, TransportExplicit} {
 		if err := CheckChain(stage.FIR(1e6, false, taps), Options{Transport: tr}); err != nil {
