@@ -55,10 +55,10 @@ type ChainFilter struct {
 }
 
 type polyLaunch struct {
-	x, y, b                               cu.DevicePtr
+	x, y, b                          cu.DevicePtr
 	n, nout, l, m, lp, mp, q, p0, j0 int64
-	c0, cps                               float64
-	tq, w                                 int64
+	c0, cps                          float64
+	tq, w                            int64
 }
 
 type shiftLaunch struct {

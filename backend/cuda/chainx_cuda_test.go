@@ -8,10 +8,12 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 	"gorgonia.org/cu"
@@ -96,7 +98,7 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 // does: each block copied after the history the previous block left.
 func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, direct bool) [][]float32 {
 	t.Helper()
-	f, err := NewChainFilter(c, maxBlock, batchPTXDir("chain.ptx"))
+	f, err := NewChainFilter(c, maxBlock, chainPTX())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +151,9 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 	return outs
 }
 
-// batchPTXDir is the PTX file a test loads: from SIGPROC_PTX_DIR when set,
+// chainPTX is the PTX file the tests load: from SIGPROC_PTX_DIR when set,
 // else the embedded one.
-func batchPTXDir(file string) string {
-	if d := testOptions(TransportExplicit).PTXDir; d != "" {
-		return d + "/" + file
-	}
-	return ""
-}
+func chainPTX() string { return cudrv.PTXFile(os.Getenv("SIGPROC_PTX_DIR"), "chain.ptx") }
 
 // compareChain checks the GPU's blocks against the CPU's: the same output
 // count for every block, and values within chainTol of the output RMS.
@@ -225,7 +222,7 @@ func TestChainShiftPhaseAtLargeIndex(t *testing.T) {
 		const fs, f = 2_000_000, -250_001
 		c := stage.Chain{SampleRate: fs, Complex: true, Stages: []stage.Stage{shiftStage(f)}}
 		const n = 4096
-		filt, err := NewChainFilter(c, n, batchPTXDir("chain.ptx"))
+		filt, err := NewChainFilter(c, n, chainPTX())
 		if err != nil {
 			t.Fatal(err)
 		}
