@@ -18,11 +18,11 @@
 // branch), against x[j0 − i] with j0 = floor(m·M/L). With g = gcd(L, M),
 // L' = L/g and M' = M/g, the outputs o ≡ r (mod L') of a launch share a
 // branch and their j0 step by M': each class r is a decimating FIR by M'.
-// So a thread block owns a tile of one class (blockIdx.x = class + L'·tile,
-// so neighbouring blocks write neighbouring outputs), stages the tile's
-// input in shared memory de-interleaved by M' (row p holds the inputs whose
-// offset is p mod M'), and for every tap the threads of a warp read
-// consecutive words of one row (no bank conflicts) and one broadcast tap.
+// So a thread block owns a tile of tq outputs of each class (of one class
+// when L' is large), stages the tile's input in shared memory once,
+// de-interleaved by M' (row p holds the inputs whose offset is p mod M'),
+// and for every class and tap the threads of a warp read consecutive words
+// of one row (no bank conflicts) and one broadcast tap.
 // Only kept outputs are computed.
 //
 // Input layout: x points at H = Q−1 samples of history (zeros at the
@@ -128,6 +128,7 @@ struct polyArgs {
     double c0, cps;  // fused shift (SHIFT only)
     i64 tq;          // tiled: outputs of a class per block (blockDim.x·CHAIN_R)
     i64 W;           // tiled: shared-memory row length (elements)
+    i64 loop;        // tiled: a block loops over all Lp classes (else one class per block)
 };
 
 // chain_poly_direct: one output per thread, input straight from global
@@ -149,9 +150,13 @@ __device__ __forceinline__ void poly_direct(const polyArgs& a) {
     }
 }
 
-// chain_poly_tiled: see the top of the file. Block (class r, tile k) owns
-// outputs o = r + Lp·q for q in [k·tq, (k+1)·tq); thread t computes
-// q = k·tq + t + s·blockDim.x for s < CHAIN_R.
+// chain_poly_tiled: see the top of the file. With loop set, block k owns
+// the outputs of every class r < Lp with q in [k·tq, (k+1)·tq) (output
+// o = r + Lp·q), looping over the classes on one staged input tile: the
+// classes of a tile read the same inputs, so each input is staged once
+// and the block writes a contiguous range of outputs. Without loop (many
+// classes), block (class r, tile k) = blockIdx.x (r + Lp·k) owns class r's
+// outputs alone. Thread t computes q = k·tq + t + s·blockDim.x, s < CHAIN_R.
 template <bool INC, bool SHIFT>
 __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
     typedef typename elem<INC || SHIFT>::T T;
@@ -159,55 +164,62 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
     T* sm = reinterpret_cast<T*>(chain_sm2);
 
     const i64 H = a.Q - 1;
-    const i64 r = blockIdx.x % a.Lp, tile = blockIdx.x / a.Lp;
-    if (r >= a.nout) return;
-    const i64 cnt = (a.nout - r + a.Lp - 1) / a.Lp;  // outputs of class r
+    const bool loop = a.loop != 0;
+    const i64 rlo = loop ? 0 : blockIdx.x % a.Lp;
+    const i64 rhi = loop ? a.Lp : rlo + 1;
+    const i64 tile = loop ? blockIdx.x : blockIdx.x / a.Lp;
+    if (rlo >= a.nout) return;
     const i64 q0 = tile * a.tq;
-    if (q0 >= cnt) return;
-    const i64 Ar = a.P0 + r * a.M;
-    const i64 j0r = a.J0 + Ar / a.L;  // newest input of the class's first output
-    const float* br = a.b + (Ar % a.L) * a.Q;
+    if (q0 * a.Lp + rlo >= a.nout) return;  // the tile's first output
+    const i64 jr0 = a.J0 + (a.P0 + rlo * a.M) / a.L;  // newest input of class rlo's first output
     const int Mp = (int)a.Mp, W = (int)a.W, T_ = blockDim.x, tid = threadIdx.x;
 
-    // Stage inputs jlo .. jlo+span−1, de-interleaved by Mp.
-    const i64 jlo = j0r + q0 * a.Mp - H;
-    const int span = (int)(a.Mp * (a.tq - 1) + H + 1);
+    // Stage inputs jlo .. jlo+span−1, de-interleaved by Mp: offset off at
+    // row off mod Mp, column off div Mp.
+    const i64 jlo = jr0 + q0 * a.Mp - H;
+    const int span = (int)(a.Mp * a.tq + H + 1);
     for (int off = tid; off < span; off += T_) {
         const i64 j = jlo + off;
         sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a.x, H, j, a.c0, a.cps) : zero(T());
     }
     __syncthreads();
 
-    T acc[CHAIN_R];
-#pragma unroll
-    for (int s = 0; s < CHAIN_R; s++) acc[s] = zero(T());
-    // Tap i reads offset (q−q0)·Mp + d with d = H − i: row d mod Mp,
-    // column (q−q0) + d div Mp.
-    int row = (int)(H % Mp), col = (int)(H / Mp);
-#pragma unroll 4
-    for (int i = 0; i < (int)a.Q; i++) {
-        const float t = __ldg(br + i);
-        const T* p = sm + row * W + col + tid;
-#pragma unroll
-        for (int s = 0; s < CHAIN_R; s++) mac(acc[s], t, p[s * T_]);
-        if (--row < 0) {
-            row = Mp - 1;
-            col--;
-        }
-    }
     T* y = reinterpret_cast<T*>(a.y);
+    for (i64 r = rlo; r < rhi && r < a.nout; r++) {
+        const i64 cnt = (a.nout - r + a.Lp - 1) / a.Lp;  // outputs of class r
+        const i64 Ar = a.P0 + r * a.M;
+        const int d = (int)(a.J0 + Ar / a.L - jr0);  // class r's start, 0 .. Mp
+        const float* br = a.b + (Ar % a.L) * a.Q;
+        T acc[CHAIN_R];
 #pragma unroll
-    for (int s = 0; s < CHAIN_R; s++) {
-        const i64 q = q0 + tid + s * T_;
-        if (q < cnt) y[r + a.Lp * q] = acc[s];
+        for (int s = 0; s < CHAIN_R; s++) acc[s] = zero(T());
+        // Tap i of output q reads offset d + (q−q0)·Mp + H − i.
+        const int e = d + (int)H;
+        int row = e % Mp, col = e / Mp;
+#pragma unroll 4
+        for (int i = 0; i < (int)a.Q; i++) {
+            const float t = __ldg(br + i);
+            const T* p = sm + row * W + col + tid;
+#pragma unroll
+            for (int s = 0; s < CHAIN_R; s++) mac(acc[s], t, p[s * T_]);
+            if (--row < 0) {
+                row = Mp - 1;
+                col--;
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < CHAIN_R; s++) {
+            const i64 q = q0 + tid + s * T_;
+            if (q < cnt) y[r + a.Lp * q] = acc[s];
+        }
     }
 }
 
 // Every launch argument is passed on its own, 8 bytes wide (see the top).
 #define POLY_PARAMS                                                                                        \
     const float *x, void *y, const float *b, i64 n, i64 nout, i64 L, i64 M, i64 Lp, i64 Mp, i64 Q, i64 P0, \
-        i64 J0, double c0, double cps, i64 tq, i64 W
-#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W}
+        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop
+#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop}
 
 #define POLY(name, INC, SHIFT)                                           \
     extern "C" __global__ void chain_poly_direct_##name(POLY_PARAMS) { \

@@ -49,7 +49,7 @@ type ChainFilter struct {
 
 	// Launch arguments; the params slices point at them (no allocation).
 	pa          polyLaunch
-	polyParams  [16]unsafe.Pointer
+	polyParams  [17]unsafe.Pointer
 	sa          shiftLaunch
 	shiftParams [5]unsafe.Pointer
 }
@@ -58,7 +58,7 @@ type polyLaunch struct {
 	x, y, b                          cu.DevicePtr
 	n, nout, l, m, lp, mp, q, p0, j0 int64
 	c0, cps                          float64
-	tq, w                            int64
+	tq, w, loop                      int64
 }
 
 type shiftLaunch struct {
@@ -88,6 +88,7 @@ type chainOp struct {
 	threads         int   // 0: direct kernel
 	tq, w           int64 // tiled geometry
 	smem            int
+	loop            bool // a tiled block runs every class (lp <= chainLoopClasses)
 }
 
 // chainSharedLimit is the dynamic shared memory a tile may take (the
@@ -192,11 +193,12 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 	}
 	p := &f.pa
-	f.polyParams = [16]unsafe.Pointer{
+	f.polyParams = [17]unsafe.Pointer{
 		unsafe.Pointer(&p.x), unsafe.Pointer(&p.y), unsafe.Pointer(&p.b), unsafe.Pointer(&p.n),
 		unsafe.Pointer(&p.nout), unsafe.Pointer(&p.l), unsafe.Pointer(&p.m), unsafe.Pointer(&p.lp),
 		unsafe.Pointer(&p.mp), unsafe.Pointer(&p.q), unsafe.Pointer(&p.p0), unsafe.Pointer(&p.j0),
 		unsafe.Pointer(&p.c0), unsafe.Pointer(&p.cps), unsafe.Pointer(&p.tq), unsafe.Pointer(&p.w),
+		unsafe.Pointer(&p.loop),
 	}
 	s := &f.sa
 	f.shiftParams = [5]unsafe.Pointer{
@@ -274,19 +276,25 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 		elem = 8
 	}
 	op.threads, op.tq, op.w, op.smem = chainTile(op.mp, op.q, elem, perThr)
+	op.loop = op.lp <= chainLoopClasses
 	f.ops = append(f.ops, op)
 	return nil
 }
 
+// chainLoopClasses is the most output classes (L/gcd(L, M)) one tiled
+// block loops over; with more, each block takes one class, so that a
+// large L still makes a grid of many blocks.
+const chainLoopClasses = 8
+
 // chainTile picks the tiled kernel's geometry: the most threads (256 down
-// to 32) whose tile of threads·perThr outputs of one class, with its
-// input span mp·(tq−1)+q samples de-interleaved into mp rows of w (odd, so
+// to 32) whose tile of tq = threads·perThr outputs per class, with its
+// input span mp·tq+q samples de-interleaved into mp rows of w (odd, so
 // the staging writes spread over the banks), fits chainSharedLimit. It
 // returns threads 0 when none fits: the direct kernel runs.
 func chainTile(mp, q int64, elem, perThr int) (threads int, tq, w int64, smem int) {
 	for threads = 256; threads >= 32; threads /= 2 {
 		tq = int64(threads * perThr)
-		span := mp*(tq-1) + q
+		span := mp*tq + q
 		w = ((span+mp-1)/mp | 1)
 		if b := mp * w * int64(elem); b <= chainSharedLimit {
 			return threads, tq, w, int(b)
@@ -405,6 +413,9 @@ func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) 
 		p0: rd * op.m % op.l, j0: qd*op.m + rd*op.m/op.l - op.t,
 		c0: c0, cps: op.cps, tq: op.tq, w: op.w,
 	}
+	if op.loop {
+		f.pa.loop = 1
+	}
 	if op.shift != nil {
 		ci += 2
 	}
@@ -412,7 +423,10 @@ func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) 
 		var err error
 		if op.threads > 0 {
 			perClass := (nout + op.lp - 1) / op.lp
-			blocks := op.lp * ((perClass + op.tq - 1) / op.tq)
+			blocks := (perClass + op.tq - 1) / op.tq
+			if !op.loop {
+				blocks *= op.lp
+			}
 			if blocks > maxGridX {
 				return 0, fmt.Errorf("gpu: chain: %d outputs need %d blocks", nout, blocks)
 			}

@@ -57,6 +57,7 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"resample48x3/2", cplx, []stage.Stage{resStage(taps(48), 3, 2)}, odd, 40000},
 			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000}, // len(h) < L... and > L
 			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000}, // branches without taps
+			chainCase{"resample40x11/3", cplx, []stage.Stage{resStage(taps(40), 11, 3)}, []int{50, 7}, 3000}, // 11 classes: one per block
 			chainCase{"resample33x2/3", cplx, []stage.Stage{resStage(taps(33), 2, 3)}, []int{100, 31}, 20000},
 			chainCase{"shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 40000},
 			chainCase{"fir16/2+resample24x3/2", cplx, []stage.Stage{firStage(taps(16), 2), resStage(taps(24), 3, 2)}, odd, 40000},
@@ -94,9 +95,13 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 	return outs
 }
 
+// Kernel modes the tests force: the tiled kernel as chosen, the tiled
+// kernel with one class per block, the direct kernel.
+var chainModes = []string{"tiled", "perclass", "direct"}
+
 // gpuChain runs the case on a ChainFilter the way the explicit transport
 // does: each block copied after the history the previous block left.
-func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, direct bool) [][]float32 {
+func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, mode string) [][]float32 {
 	t.Helper()
 	f, err := NewChainFilter(c, maxBlock, chainPTX())
 	if err != nil {
@@ -107,8 +112,11 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 			t.Error(err)
 		}
 	}()
-	if direct {
-		for i := range f.ops {
+	for i := range f.ops {
+		switch mode {
+		case "perclass":
+			f.ops[i].loop = false
+		case "direct":
 			f.ops[i].threads = 0
 		}
 	}
@@ -204,9 +212,9 @@ func TestChainFilterMatchesCPU(t *testing.T) {
 				maxBlock = max(maxBlock, b)
 			}
 			want := cpuChain(t, c, x, tc.blocks, maxBlock)
-			for _, direct := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/complex=%v/direct=%v", tc.name, tc.complex, direct), func(t *testing.T) {
-					got := gpuChain(t, c, x, tc.blocks, maxBlock, direct)
+			for _, mode := range chainModes {
+				t.Run(fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
+					got := gpuChain(t, c, x, tc.blocks, maxBlock, mode)
 					compareChain(t, got, want, channels(c.OutComplex()))
 				})
 			}
@@ -327,8 +335,8 @@ func TestChainMemcheck(t *testing.T) {
 			x := randSignal(r, 500*channels(cplx))
 			blocks := []int{37, 64, 1}
 			want := cpuChain(t, c, x, blocks, 64)
-			for _, direct := range []bool{false, true} {
-				compareChain(t, gpuChain(t, c, x, blocks, 64, direct), want, channels(c.OutComplex()))
+			for _, mode := range chainModes {
+				compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, channels(c.OutComplex()))
 			}
 		}
 	})
