@@ -55,8 +55,8 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"shift", cplx, []stage.Stage{shiftStage(-123457)}, []int{101, 7}, 3000},
 			chainCase{"fir129/8", cplx, []stage.Stage{firStage(taps(129), 8)}, odd, 40000},
 			chainCase{"resample48x3/2", cplx, []stage.Stage{resStage(taps(48), 3, 2)}, odd, 40000},
-			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000}, // len(h) < L... and > L
-			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000}, // branches without taps
+			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000},     // len(h) < L... and > L
+			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000},     // branches without taps
 			chainCase{"resample40x11/3", cplx, []stage.Stage{resStage(taps(40), 11, 3)}, []int{50, 7}, 3000}, // 11 classes: one per block
 			chainCase{"resample33x2/3", cplx, []stage.Stage{resStage(taps(33), 2, 3)}, []int{100, 31}, 20000},
 			chainCase{"shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 40000},
