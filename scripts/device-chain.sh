@@ -67,7 +67,7 @@ EOF
 cat "$L/compare.txt" >> "$S"
 # Throughput end to end, null sink, 64 Ki blocks.
 step run-null 15 ./build/sigproc-cuda run -c configs/channelize.yaml --backend cuda \
-  --sink-type null --num-samples 67108864 --block-size 65536
+  --sink-type null --num-samples 16777216 --block-size 65536
 grep -iE 'MS/s|samples|transport' "$L/run-null.txt" | head -5 >> "$S"
 
 rm -rf "$W"
