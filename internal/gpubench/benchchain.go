@@ -13,7 +13,7 @@ type BenchChainConfig struct {
 	Device  int         // CUDA device ordinal
 	Chain   stage.Chain // the stages to time (one channel)
 	Samples int         // input samples per pass (IQ pairs when Chain.Complex)
-	Seed    uint64      // seed of the random input
+	Seed    uint64      // seed of the random input (1 Mi values, repeated)
 	Warmup  int         // untimed passes before the timed ones
 	Reps    int         // timed passes, each one Launch over all of the input
 	PTXPath string      // load the chain kernels from this PTX file ("" = embedded)
