@@ -91,9 +91,6 @@ type chainOp struct {
 	loop            bool // a tiled block runs every class (lp <= chainLoopClasses)
 }
 
-// chainSharedLimit is the dynamic shared memory a tile may take (the
-// default per-block limit, no opt-in needed).
-const chainSharedLimit = 48 << 10
 
 // NewChainFilter loads the chain kernels into the current CUDA context
 // (from the PTX file at ptxPath, or the embedded kernels.ChainPTX when it
@@ -207,12 +204,6 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	return f, nil
 }
 
-func channels(complex bool) int {
-	if complex {
-		return 2
-	}
-	return 1
-}
 
 func (f *ChainFilter) alloc(n int64) (cu.DevicePtr, error) {
 	p, err := cu.MemAlloc(max(n, 4))
@@ -281,34 +272,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 	return nil
 }
 
-// chainLoopClasses is the most output classes (L/gcd(L, M)) one tiled
-// block loops over; with more, each block takes one class, so that a
-// large L still makes a grid of many blocks.
-const chainLoopClasses = 8
 
-// chainTile picks the tiled kernel's geometry: the most threads (256 down
-// to 32) whose tile of tq = threads·perThr outputs per class, with its
-// input span mp·tq+q samples de-interleaved into mp rows of w (odd, so
-// the staging writes spread over the banks), fits chainSharedLimit. It
-// returns threads 0 when none fits: the direct kernel runs.
-func chainTile(mp, q int64, elem, perThr int) (threads int, tq, w int64, smem int) {
-	for threads = 256; threads >= 32; threads /= 2 {
-		tq = int64(threads * perThr)
-		span := mp*tq + q
-		w = ((span+mp-1)/mp | 1)
-		if b := mp * w * int64(elem); b <= chainSharedLimit {
-			return threads, tq, w, int(b)
-		}
-	}
-	return 0, 0, 0, 0
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return max(a, 1)
-}
 
 // HistoryValues is how many values of history Launch's input starts with:
 // the first op's, (Q−1) samples for a filter, none for a shift alone.
@@ -333,10 +297,6 @@ func (op *chainOp) maxOut(n int) int {
 	return int(ceilMulDiv(int64(n), op.l, op.m))
 }
 
-func ceilMulDiv(n, l, m int64) int64 {
-	q, r := n/m, n%m
-	return q*l + (r*l+m-1)/m
-}
 
 // Launch enqueues the chain on block of n input values at in (after
 // HistoryValues() values of history) on stream st, writing the outputs to
