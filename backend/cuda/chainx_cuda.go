@@ -91,7 +91,6 @@ type chainOp struct {
 	loop            bool // a tiled block runs every class (lp <= chainLoopClasses)
 }
 
-
 // NewChainFilter loads the chain kernels into the current CUDA context
 // (from the PTX file at ptxPath, or the embedded kernels.ChainPTX when it
 // is "") and builds the ops of c for blocks of at most maxBlock input
@@ -204,7 +203,6 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	return f, nil
 }
 
-
 func (f *ChainFilter) alloc(n int64) (cu.DevicePtr, error) {
 	p, err := cu.MemAlloc(max(n, 4))
 	if err != nil {
@@ -272,8 +270,6 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 	return nil
 }
 
-
-
 // HistoryValues is how many values of history Launch's input starts with:
 // the first op's, (Q−1) samples for a filter, none for a shift alone.
 func (f *ChainFilter) HistoryValues() int { return f.ops[0].hist * f.ops[0].inCh }
@@ -296,7 +292,6 @@ func (op *chainOp) maxOut(n int) int {
 	}
 	return int(ceilMulDiv(int64(n), op.l, op.m))
 }
-
 
 // Launch enqueues the chain on block of n input values at in (after
 // HistoryValues() values of history) on stream st, writing the outputs to
