@@ -53,11 +53,10 @@ func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipelin
 		} else if _, err := cuda.Probe(GPUOptions(cfg, log)); err != nil {
 			reason = err.Error()
 		}
-		if _, plain := chain.PlainFIR(); reason == "" && !plain {
-			reason = cuda.ErrStages.Error()
-		}
-		if reason == "" && chain.ChannelCount() > 1 {
-			reason = cuda.ErrChannels.Error()
+		if reason == "" {
+			if err := cuda.CheckChain(chain, GPUOptions(cfg, log)); err != nil {
+				reason = err.Error()
+			}
 		}
 		if reason != "" {
 			log.Info().Str("reason", reason).Msg("backend auto: using cpu")

@@ -380,7 +380,7 @@ type CUDA struct {
 	// instead of copying them into the ring: fewer CPU cores busy, and on
 	// the H200 host a lower rate than the parallel copy. Default false.
 	PinSource bool `yaml:"pin_source"`
-	// PTXDir is a directory holding fir.ptx and batch.ptx (as `make ptx`
+	// PTXDir is a directory holding fir.ptx, batch.ptx and chain.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,
 	// for a driver older than the embedded PTX. Relative to the config
 	// file. Default: the embedded PTX.

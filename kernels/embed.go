@@ -21,3 +21,10 @@ var BatchPTX string
 //
 //go:embed bw.ptx
 var BandwidthPTX string
+
+// ChainPTX is the embedded PTX of chain.cu: the stage chain's kernels
+// (shift, polyphase decimating FIR and resampler) for data already in
+// device memory (the explicit transport, bench chain).
+//
+//go:embed chain.ptx
+var ChainPTX string

@@ -8,28 +8,57 @@ import (
 	"github.com/sigproc/sigproc/stage"
 )
 
-// ErrStages is returned by NewChainBackend for a chain the GPU kernels do
-// not run yet: anything but a single fir stage without decimation.
-var ErrStages = errors.New("stages are not yet supported on cuda")
+// ErrStages is returned by NewChainBackend for a chain of stages on a
+// transport that does not run them yet: the zero-copy transport runs a
+// single plain FIR only.
+var ErrStages = errors.New("stages are not yet supported on the cuda zero-copy transport")
 
-// ErrChannels is wrapped by the error Start returns for a stream of more
-// than one channel on the zero-copy transport, which does not yet take the
-// channels as a batch (the explicit transport does).
+// ErrChannels is returned for N channels where the CUDA backend does not
+// take them yet: a chain of stages (a plain FIR takes them, on the explicit
+// transport, as a batch dimension), or the zero-copy transport (at Start).
 var ErrChannels = errors.New("N channels are not yet supported on cuda")
 
-// NewChainBackend returns the CUDA backend for the stage chain c. Until the
-// kernels run shift, decimation and resampling, only the plain FIR chain
-// (a filter: section) is accepted; any other fails with ErrStages. A
-// stream of N channels runs on the explicit transport (transport: auto
-// picks it), the channels a batch dimension of its kernel. The backend is
-// a pipeline.Retuner: the explicit transport retunes a plain fir, others
-// refuse with ErrRetune.
-func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
-	taps, ok := c.PlainFIR()
-	if !ok {
-		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)
+// CheckChain reports whether the CUDA backend runs the chain c with the
+// given options: a plain FIR on any number of channels (N channels on the
+// explicit transport, which transport auto picks for them), or any valid
+// chain of shift, fir (decimating or not) and resample stages of one
+// channel on the explicit transports (transport auto picks explicit for a
+// chain of stages); the zero-copy transport runs only a single plain FIR
+// (ErrStages), and a chain of stages on several channels fails with
+// ErrChannels. It needs no GPU.
+func CheckChain(c stage.Chain, opts Options) error {
+	if _, ok := c.PlainFIR(); ok {
+		return nil
 	}
-	be, err := NewBackend(taps, c.Complex, opts)
+	if n := c.ChannelCount(); n > 1 {
+		return fmt.Errorf("%w (a chain of stages on %d channels; use backend: cpu)", ErrChannels, n)
+	}
+	if opts.Transport == TransportZeroCopy {
+		return fmt.Errorf("%w (the chain is %s; use transport: explicit or auto, or backend: cpu)", ErrStages, c)
+	}
+	return c.Validate()
+}
+
+// NewChainBackend returns the CUDA backend for the stage chain c. A plain
+// FIR (a filter: section) runs on any transport; a chain of shift, fir and
+// resample stages runs on the explicit transport (see CheckChain). The
+// backend is a pipeline.Retuner: the explicit transport retunes a plain
+// fir, others refuse with ErrRetune.
+func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
+	if err := CheckChain(c, opts); err != nil {
+		return nil, err
+	}
+	if _, err := ParseTransport(string(opts.Transport)); err != nil {
+		return nil, err
+	}
+	if taps, ok := c.PlainFIR(); ok {
+		be, err := NewBackend(taps, c.Complex, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &chainBackend{Backend: be, chain: c}, nil
+	}
+	be, err := newStages(c, opts)
 	if err != nil {
 		return nil, err
 	}

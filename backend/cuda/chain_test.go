@@ -2,31 +2,57 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
-func TestNewChainBackendRejectsStages(t *testing.T) {
+// TestCheckChain: chains of stages run on the explicit transports (and
+// auto), the zero-copy transport refuses them with ErrStages, and the plain
+// FIR runs anywhere. No GPU needed.
+func TestCheckChain(t *testing.T) {
 	taps := []float32{0.5, 0.5}
-	for _, c := range []stage.Chain{
+	stages := []stage.Chain{
 		{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{{Kind: stage.KindShift, FrequencyHz: 1}, {Kind: stage.KindFIR, Taps: taps, Decimate: 1}}},
 		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: taps, Decimate: 8}}},
 		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindResample, Taps: taps, Up: 3, Down: 2}}},
-	} {
-		if _, err := NewChainBackend(c, Options{}); !errors.Is(err, ErrStages) {
-			t.Errorf("%s: err %v, want ErrStages", c, err)
+		{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindShift, FrequencyHz: -1e5}}},
+	}
+	for _, c := range stages {
+		for _, tr := range []Transport{"", TransportAuto, TransportExplicit, TransportExplicitPageable} {
+			if err := CheckChain(c, Options{Transport: tr}); err != nil {
+				t.Errorf("%s on %q: %v", c, tr, err)
+			}
+		}
+		err := CheckChain(c, Options{Transport: TransportZeroCopy})
+		if !errors.Is(err, ErrStages) || !strings.Contains(err.Error(), "use transport: explicit or auto") {
+			t.Errorf("%s on zero-copy: err %v, want ErrStages", c, err)
+		}
+		if _, err := NewChainBackend(c, Options{Transport: TransportZeroCopy}); !errors.Is(err, ErrStages) {
+			t.Errorf("NewChainBackend(%s) on zero-copy: err %v, want ErrStages", c, err)
+		}
+		// Elsewhere it goes through (or fails only for lack of CUDA).
+		if _, err := NewChainBackend(c, Options{}); errors.Is(err, ErrStages) {
+			t.Errorf("%s rejected: %v", c, err)
 		}
 	}
-	// The plain FIR goes through (or fails only for lack of CUDA).
-	if _, err := NewChainBackend(stage.FIR(1e6, false, taps), Options{}); errors.Is(err, ErrStages) {
-		t.Errorf("plain fir rejected: %v", err)
+	bad := stage.Chain{SampleRate: 1e6, Stages: []stage.Stage{{Kind: stage.KindResample, Taps: taps, Up: 0, Down: 2}}}
+	if err := CheckChain(bad, Options{}); !errors.Is(err, stage.ErrChain) {
+		t.Errorf("up 0: err %v, want stage.ErrChain", err)
+	}
+	for _, tr := range []Transport{TransportAuto, TransportZeroCopy, TransportExplicit} {
+		if err := CheckChain(stage.FIR(1e6, false, taps), Options{Transport: tr}); err != nil {
+			t.Errorf("plain fir on %s: %v", tr, err)
+		}
 	}
 }
 
-// N channels go through NewChainBackend (or fail only for lack of CUDA):
-// the explicit transport takes them, the zero-copy one refuses at Start.
+// N channels go through NewChainBackend for a plain FIR (or fail only for
+// lack of CUDA): the explicit transport takes them, the zero-copy one
+// refuses at Start. A chain of stages on N channels is refused.
 func TestNewChainBackendTakesChannels(t *testing.T) {
 	for _, n := range []int{1, 2, 8} {
 		for _, cplx := range []bool{false, true} {
@@ -36,6 +62,11 @@ func TestNewChainBackendTakesChannels(t *testing.T) {
 				t.Errorf("%d channels, complex %v: %v", n, cplx, err)
 			}
 		}
+	}
+	c := stage.Chain{SampleRate: 1e6, Channels: 2, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: []float32{1}, Decimate: 2}}}
+	_, err := NewChainBackend(c, Options{})
+	if !errors.Is(err, ErrChannels) || err.Error() != fmt.Sprintf("N channels are not yet supported on cuda (a chain of stages on %d channels; use backend: cpu)", 2) {
+		t.Errorf("fir÷2 on 2 channels: err %v, want ErrChannels", err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 	"gorgonia.org/cu"
 )
 
@@ -110,6 +111,8 @@ type backend struct {
 	// live is the transport once Start has set it up, nil before and
 	// after Close: what a retune, on any goroutine, dispatches on.
 	live atomic.Pointer[Transport]
+
+	chain *stage.Chain // stages beyond a plain FIR (explicit transport only)
 }
 
 func (b *backend) Name() string {
@@ -146,6 +149,9 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	b.info = info
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
+	if b.chain != nil && b.opts.Transport == TransportAuto {
+		b.transport, why = TransportExplicit, "stages run on the explicit transport"
+	}
 	if one := pipeline.FrameValues(1, b.complex); l.Channels != one && b.transport == TransportZeroCopy {
 		// The persistent kernel takes one channel; the explicit transport's
 		// batch kernel takes N as a batch dimension.
@@ -167,11 +173,13 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
 	}
-	if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
-		return nil, err
-	}
-	if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
-		return nil, fmt.Errorf("gpu: copy taps: %w", err)
+	if len(b.taps) > 0 { // a chain of stages brings its own taps
+		if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
+			return nil, err
+		}
+		if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
+			return nil, fmt.Errorf("gpu: copy taps: %w", err)
+		}
 	}
 	b.out = make([]float32, l.BlockValues())
 	b.next = 0
@@ -203,7 +211,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 		}
 		return n
 	case TransportExplicit:
-		return explicitPinned(l)
+		return explicitPinned(l, b.maxOutValues(l))
 	}
 	return 0 // explicit-pageable pins nothing
 }

@@ -345,9 +345,9 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 			}
 			o := testOptions(TransportExplicit)
 			o.PinSource = true
-			o.MaxPinned = explicitPinned(l) + 2*pinThreads*minWindow // 16 MiB windows
+			o.MaxPinned = explicitPinned(l, l.BlockValues()) + 2*pinThreads*minWindow // 16 MiB windows
 			if !inPlace {
-				o.MaxPinned = explicitPinned(l) + minWindow // too little: read into the ring
+				o.MaxPinned = explicitPinned(l, l.BlockValues()) + minWindow // too little: read into the ring
 			}
 			be, err := NewBackend(taps, complex, o)
 			if err != nil {

@@ -2,7 +2,11 @@
 // FIR kernel that polls a ring in mapped, pinned host memory (zero-copy, for
 // small blocks), and the explicit transport, which keeps several large
 // blocks in flight on several streams through the batch FIR (copies in,
-// filtering and copies out of different blocks overlap).
+// filtering and copies out of different blocks overlap). A chain of stages
+// (shift, decimating fir, resample; package stage) runs on the explicit
+// transport through ChainFilter, the polyphase kernels of kernels/chain.cu,
+// which compute only the kept outputs and keep every stage's history,
+// decimation phase and shift phase from block to block.
 //
 // Its driver code is behind the `cuda` build tag, and its cgo lives in
 // internal/cudrv. Without the tag the package still builds: Built reports

@@ -102,12 +102,11 @@ type explicitState struct {
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {
-	// The frame's values (channels, I and Q) are the batch kernel's lanes.
-	fir, err := NewBatchFIRLanes(b.taps, l.Channels, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
+	filt, err := b.newBlockFilter(l)
 	if err != nil {
 		return err
 	}
-	x := &explicitState{filt: batchBlocks{fir}, tune: &b.xtune}
+	x := &explicitState{filt: filt, tune: &b.xtune}
 	b.x = x
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
@@ -119,8 +118,10 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 		x.streams = append(x.streams, s)
 	}
 	// A plain fir is retunable: history for the most taps it may take.
-	if err := b.retunable(x, fir); err != nil {
-		return err
+	if fir, ok := filt.(batchBlocks); ok {
+		if err := b.retunable(x, fir.BatchFIR); err != nil {
+			return err
+		}
 	}
 	x.hist = x.filt.HistoryValues()
 	vals := l.BlockValues()
@@ -174,11 +175,12 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 }
 
 // explicitPinned is the pinned memory the explicit transport takes: the
-// ring and one output buffer per buffer set, for a filter with at most one
-// output per input value, and the retune's two tap staging buffers.
-func explicitPinned(l pipeline.Layout) int64 {
+// ring and one output buffer per buffer set, for a filter with at most
+// outVals output values per block (more than its input when it upsamples),
+// and a retunable FIR's two tap staging buffers.
+func explicitPinned(l pipeline.Layout, outVals int) int64 {
 	inFlight, _ := explicitGeometry(l.Slots)
-	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(l.BlockValues())*4) +
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(outVals)*4) +
 		2*cudrv.PageAlign(BatchMaxTaps*4)
 }
 
@@ -313,7 +315,7 @@ func (b *backend) UseRegion(region []byte) (bool, error) {
 	if b.x == nil || b.transport != TransportExplicit || !b.opts.PinSource {
 		return false, nil
 	}
-	room := b.opts.maxPinned() - explicitPinned(b.l)
+	room := b.opts.maxPinned() - explicitPinned(b.l, b.maxOutValues(b.l))
 	window := min(maxWindow, room/(2*pinThreads)) &^ 4095
 	if window < minWindow {
 		b.opts.Log.Info().Int64("room_mib", room>>20).

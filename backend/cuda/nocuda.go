@@ -5,6 +5,7 @@ package cuda
 import (
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // Built reports whether this binary was built with CUDA support.
@@ -18,3 +19,5 @@ func Probe(Options) (cudrv.DeviceInfo, error) { return cudrv.DeviceInfo{}, ErrNo
 func NewBackend(taps []float32, complex bool, opts Options) (pipeline.Backend, error) {
 	return nil, ErrNotBuilt
 }
+
+func newStages(stage.Chain, Options) (pipeline.Backend, error) { return nil, ErrNotBuilt }

@@ -15,8 +15,9 @@ var ErrNotBuilt = errors.New("gpu: this sigproc was built without CUDA support; 
 type Transport string
 
 const (
-	// TransportAuto picks zero-copy on integrated GPUs and for blocks up to
-	// ZeroCopyMaxBlock samples on discrete ones, explicit otherwise.
+	// TransportAuto picks explicit for a chain of stages; for a plain FIR,
+	// zero-copy on integrated GPUs and for blocks up to ZeroCopyMaxBlock
+	// samples on discrete ones, explicit otherwise.
 	TransportAuto Transport = "auto"
 	// TransportZeroCopy is the persistent kernel polling mapped host memory.
 	TransportZeroCopy Transport = "zero-copy"
@@ -57,7 +58,7 @@ type Options struct {
 	// pinning it window by window, instead of having them copied into the
 	// ring (see UseRegion).
 	PinSource bool
-	PTXDir    string // load fir.ptx and batch.ptx from this directory instead of the embedded PTX
+	PTXDir    string // load fir.ptx, batch.ptx and chain.ptx from this directory instead of the embedded PTX
 	StallAt   int64  // fault injection: the kernel hangs at this block (1-based); 0 = never
 	Timing    bool   // record GPU-side per-block times (zero-copy), see ComputeTimes
 	Split     int    // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic

@@ -1,0 +1,458 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/kernels"
+	"github.com/sigproc/sigproc/mixer"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+	"gorgonia.org/cu"
+)
+
+// ChainFilter runs a stage chain (shift, decimating fir, resample) on data
+// already in device memory with the kernels of kernels/chain.cu, with
+// package stage's semantics. It is the explicit transport's blockFilter
+// for chains, and what `sigproc bench chain` times.
+//
+// The chain becomes a list of ops: a fir or resample stage with the shift
+// just before it fused into its input staging, or a shift on its own. The
+// first op reads the caller's [history | block] layout (HistoryValues);
+// every later op reads a device buffer of its own that holds its history
+// before the previous op's output, two of them taking turns so that the
+// tail of one block becomes the head of the next without an overlapping
+// copy. The host keeps each op's stream position (inputs consumed, outputs
+// produced), from which every launch's decimation phase and shift phase
+// follow exactly.
+//
+// Launches must be issued in stream order, each after the previous one
+// (same stream, or a stream that waits for it), from one goroutine, with
+// the CUDA context current: the ops' buffers are reused from one launch to
+// the next.
+type ChainFilter struct {
+	mod      cu.Module
+	shiftFn  [2]cu.Function // by input complexness
+	tiledFn  [4]cu.Function // by input complexness + 2·fused shift
+	directFn [4]cu.Function
+	ops      []chainOp
+	inCh     int // values per input sample
+	outCh    int // values per output sample
+	maxIn    int // input samples per block at most
+	dev      []cu.DevicePtr
+	closed   bool
+
+	// Launch arguments; the params slices point at them (no allocation).
+	pa          polyLaunch
+	polyParams  [17]unsafe.Pointer
+	sa          shiftLaunch
+	shiftParams [5]unsafe.Pointer
+}
+
+type polyLaunch struct {
+	x, y, b                          cu.DevicePtr
+	n, nout, l, m, lp, mp, q, p0, j0 int64
+	c0, cps                          float64
+	tq, w, loop                      int64
+}
+
+type shiftLaunch struct {
+	x, y    cu.DevicePtr
+	n       int64
+	c0, cps float64
+}
+
+// chainOp is one kernel launch per block: a polyphase filter (with an
+// optional fused shift in front) or a shift alone.
+type chainOp struct {
+	poly    bool
+	inCplx  bool
+	shift   *mixer.Shifter // nil: no shift
+	cps     float64        // shift frequency / rate
+	inCh    int            // values per input sample
+	outCh   int            // values per output sample
+	maxIn   int            // input samples per block at most
+	hist    int            // history samples before the input (Q−1)
+	buf     [2]cu.DevicePtr
+	cur     int // buf[cur] takes the next block (ops after the first)
+	t, next int64
+
+	// polyphase
+	l, m, lp, mp, q int64
+	branches        cu.DevicePtr
+	threads         int   // 0: direct kernel
+	tq, w           int64 // tiled geometry
+	smem            int
+	loop            bool // a tiled block runs every class (lp <= chainLoopClasses)
+}
+
+// NewChainFilter loads the chain kernels into the current CUDA context
+// (from the PTX file at ptxPath, or the embedded kernels.ChainPTX when it
+// is "") and builds the ops of c for blocks of at most maxBlock input
+// samples. c must be valid and of one channel.
+func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter, err error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.ChannelCount() > 1 {
+		return nil, fmt.Errorf("%w (the stream has %d channels)", ErrChannels, c.ChannelCount())
+	}
+	if maxBlock <= 0 {
+		return nil, fmt.Errorf("gpu: chain: max block %d must be > 0", maxBlock)
+	}
+	f = &ChainFilter{inCh: channels(c.Complex), maxIn: maxBlock}
+	if f.mod, err = cudrv.LoadModule(ptxPath, kernels.ChainPTX, "chain"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	fn := func(name string) (cu.Function, error) {
+		k, err := f.mod.Function(name)
+		if err != nil {
+			return k, fmt.Errorf("gpu: kernel %s: %w", name, err)
+		}
+		return k, nil
+	}
+	for i, name := range []string{"real", "iq"} {
+		if f.shiftFn[i], err = fn("chain_shift_" + name); err != nil {
+			return nil, err
+		}
+	}
+	for i, name := range []string{"real", "iq", "real_shift", "iq_shift"} {
+		if f.tiledFn[i], err = fn("chain_poly_tiled_" + name); err != nil {
+			return nil, err
+		}
+		if f.directFn[i], err = fn("chain_poly_direct_" + name); err != nil {
+			return nil, err
+		}
+	}
+	perThr, err := moduleInt(f.mod, "chain_per_thread")
+	if err != nil {
+		return nil, err
+	}
+	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
+	var pending *stage.Stage // a shift waiting for the filter it fuses into
+	var pendRate float64
+	for i := range c.Stages {
+		s := c.Stages[i]
+		if s.Kind == stage.KindShift {
+			if pending != nil { // two shifts in a row: the first runs alone
+				if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+					return nil, err
+				}
+				cplx = true
+			}
+			pending, pendRate = &c.Stages[i], rate
+			continue
+		}
+		if err := f.addPoly(s, pending, rate, cplx, n, perThr); err != nil {
+			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
+		}
+		pending = nil
+		cplx = f.ops[len(f.ops)-1].outCh == 2
+		n = s.MaxOut(n)
+		rate = s.Rate(rate)
+	}
+	if pending != nil {
+		if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+			return nil, err
+		}
+		cplx = true
+	}
+	f.outCh = channels(cplx)
+	// Every op after the first reads its own [history | block] buffers.
+	for k := 1; k < len(f.ops); k++ {
+		op := &f.ops[k]
+		nb := 1
+		if op.hist > 0 {
+			nb = 2
+		}
+		for j := range nb {
+			size := int64(op.hist+op.maxIn) * int64(op.inCh) * 4
+			if op.buf[j], err = f.alloc(size); err != nil {
+				return nil, err
+			}
+			if err := cu.MemsetD32(op.buf[j], 0, size/4); err != nil {
+				return nil, fmt.Errorf("gpu: clear chain history: %w", err)
+			}
+		}
+		if nb == 1 {
+			op.buf[1] = op.buf[0]
+		}
+	}
+	p := &f.pa
+	f.polyParams = [17]unsafe.Pointer{
+		unsafe.Pointer(&p.x), unsafe.Pointer(&p.y), unsafe.Pointer(&p.b), unsafe.Pointer(&p.n),
+		unsafe.Pointer(&p.nout), unsafe.Pointer(&p.l), unsafe.Pointer(&p.m), unsafe.Pointer(&p.lp),
+		unsafe.Pointer(&p.mp), unsafe.Pointer(&p.q), unsafe.Pointer(&p.p0), unsafe.Pointer(&p.j0),
+		unsafe.Pointer(&p.c0), unsafe.Pointer(&p.cps), unsafe.Pointer(&p.tq), unsafe.Pointer(&p.w),
+		unsafe.Pointer(&p.loop),
+	}
+	s := &f.sa
+	f.shiftParams = [5]unsafe.Pointer{
+		unsafe.Pointer(&s.x), unsafe.Pointer(&s.y), unsafe.Pointer(&s.n), unsafe.Pointer(&s.c0), unsafe.Pointer(&s.cps),
+	}
+	return f, nil
+}
+
+func (f *ChainFilter) alloc(n int64) (cu.DevicePtr, error) {
+	p, err := cu.MemAlloc(max(n, 4))
+	if err != nil {
+		return 0, fmt.Errorf("gpu: allocate %d bytes for the chain: %w", n, err)
+	}
+	f.dev = append(f.dev, p)
+	return p, nil
+}
+
+func newShifter(s stage.Stage, rate float64, cplx bool) (*mixer.Shifter, float64, error) {
+	sh, err := mixer.New(s.FrequencyHz, rate, cplx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sh, s.FrequencyHz / rate, nil
+}
+
+func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int) error {
+	sh, cps, err := newShifter(s, rate, cplx)
+	if err != nil {
+		return fmt.Errorf("gpu: chain shift: %w", err)
+	}
+	f.ops = append(f.ops, chainOp{inCplx: cplx, shift: sh, cps: cps, inCh: channels(cplx), outCh: 2, maxIn: maxIn})
+	return nil
+}
+
+func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn, perThr int) error {
+	op := chainOp{poly: true, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: 1, m: int64(s.Decimate)}
+	if s.Kind == stage.KindResample {
+		op.l, op.m = int64(s.Up), int64(s.Down)
+	}
+	if shift != nil {
+		sh, cps, err := newShifter(*shift, rate, cplx)
+		if err != nil {
+			return err
+		}
+		op.shift, op.cps = sh, cps
+	}
+	op.outCh = channels(cplx || shift != nil)
+	g := int64(gcd(int(op.l), int(op.m)))
+	op.lp, op.mp = op.l/g, op.m/g
+	ntaps := int64(len(s.Taps))
+	op.q = (ntaps + op.l - 1) / op.l
+	op.hist = int(op.q - 1)
+	// Branch ph holds h[ph], h[ph+L], ... zero-padded to Q taps.
+	br := make([]float32, op.l*op.q)
+	for k, t := range s.Taps {
+		ph, i := int64(k)%op.l, int64(k)/op.l
+		br[ph*op.q+i] = t
+	}
+	var err error
+	if op.branches, err = f.alloc(int64(len(br)) * 4); err != nil {
+		return err
+	}
+	if err := cu.MemcpyHtoD(op.branches, unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
+		return fmt.Errorf("gpu: copy taps: %w", err)
+	}
+	elem := 4
+	if op.outCh == 2 {
+		elem = 8
+	}
+	op.threads, op.tq, op.w, op.smem = chainTile(op.mp, op.q, elem, perThr)
+	op.loop = op.lp <= chainLoopClasses
+	f.ops = append(f.ops, op)
+	return nil
+}
+
+// HistoryValues is how many values of history Launch's input starts with:
+// the first op's, (Q−1) samples for a filter, none for a shift alone.
+func (f *ChainFilter) HistoryValues() int { return f.ops[0].hist * f.ops[0].inCh }
+
+// MaxOutValues bounds the output values of a block of n input values.
+func (f *ChainFilter) MaxOutValues(n int) int {
+	s := n / f.inCh
+	for i := range f.ops {
+		s = f.ops[i].maxOut(s)
+	}
+	return s * f.outCh
+}
+
+// OutComplex reports whether the output is complex (interleaved I/Q).
+func (f *ChainFilter) OutComplex() bool { return f.outCh == 2 }
+
+func (op *chainOp) maxOut(n int) int {
+	if !op.poly {
+		return n
+	}
+	return int(ceilMulDiv(int64(n), op.l, op.m))
+}
+
+// Launch enqueues the chain on block of n input values at in (after
+// HistoryValues() values of history) on stream st, writing the outputs to
+// out (room for MaxOutValues(n)), and returns how many output values it
+// writes. n must be a whole number of samples, at most the max block.
+func (f *ChainFilter) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+	switch {
+	case f.closed:
+		return 0, errors.New("gpu: chain: launch after Close")
+	case n < 0 || n%f.inCh != 0 || n/f.inCh > f.maxIn:
+		return 0, fmt.Errorf("gpu: chain: block of %d values: want whole samples of %d values, at most %d samples", n, f.inCh, f.maxIn)
+	case n == 0:
+		return 0, nil
+	}
+	ns := n / f.inCh
+	src := in
+	for k := range f.ops {
+		op := &f.ops[k]
+		if k > 0 {
+			src = op.buf[op.cur]
+		}
+		dst := out
+		if k+1 < len(f.ops) {
+			nx := &f.ops[k+1]
+			dst = nx.buf[nx.cur] + cu.DevicePtr(nx.hist*nx.inCh*4)
+		}
+		nout, err := f.run(st, op, src, dst, ns)
+		if err != nil {
+			return 0, err
+		}
+		if k > 0 && op.hist > 0 && ns > 0 {
+			// This block's tail is the next block's history.
+			other := op.buf[1-op.cur]
+			if err := cu.MemcpyDtoDAsync(other, src+cu.DevicePtr(ns*op.inCh*4), int64(op.hist*op.inCh)*4, st); err != nil {
+				return 0, fmt.Errorf("gpu: chain: carry history: %w", err)
+			}
+			op.cur = 1 - op.cur
+		}
+		ns = nout
+	}
+	return ns * f.outCh, nil
+}
+
+// run enqueues op on ns input samples at x ([history | block]) and returns
+// its output samples.
+func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) (int, error) {
+	if ns == 0 {
+		return 0, nil
+	}
+	var c0 float64
+	if op.shift != nil {
+		c0 = op.shift.Phase(op.t) / (2 * math.Pi)
+	}
+	ci := 0
+	if op.inCplx {
+		ci = 1
+	}
+	if !op.poly {
+		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps}
+		blocks := int(min((int64(ns)+255)/256, 1<<16))
+		if err := f.shiftFn[ci].Launch(blocks, 1, 1, 256, 1, 1, 0, st, f.shiftParams[:]); err != nil {
+			return 0, fmt.Errorf("gpu: launch chain shift (%d samples): %w", ns, err)
+		}
+		op.t += int64(ns)
+		return ns, nil
+	}
+	end := ceilMulDiv(op.t+int64(ns), op.l, op.m)
+	nout := end - op.next
+	// First output's j0 and branch, split so next·M cannot overflow.
+	qd, rd := op.next/op.l, op.next%op.l
+	f.pa = polyLaunch{
+		x: x, y: y, b: op.branches, n: int64(ns), nout: nout,
+		l: op.l, m: op.m, lp: op.lp, mp: op.mp, q: op.q,
+		p0: rd * op.m % op.l, j0: qd*op.m + rd*op.m/op.l - op.t,
+		c0: c0, cps: op.cps, tq: op.tq, w: op.w,
+	}
+	if op.loop {
+		f.pa.loop = 1
+	}
+	if op.shift != nil {
+		ci += 2
+	}
+	if nout > 0 {
+		var err error
+		if op.threads > 0 {
+			perClass := (nout + op.lp - 1) / op.lp
+			blocks := (perClass + op.tq - 1) / op.tq
+			if !op.loop {
+				blocks *= op.lp
+			}
+			if blocks > maxGridX {
+				return 0, fmt.Errorf("gpu: chain: %d outputs need %d blocks", nout, blocks)
+			}
+			err = f.tiledFn[ci].Launch(int(blocks), 1, 1, op.threads, 1, 1, op.smem, st, f.polyParams[:])
+		} else {
+			blocks := int(min((nout+255)/256, 1<<16))
+			err = f.directFn[ci].Launch(blocks, 1, 1, 256, 1, 1, 0, st, f.polyParams[:])
+		}
+		if err != nil {
+			return 0, fmt.Errorf("gpu: launch chain filter (L %d, M %d, %d taps/branch, %d outputs): %w", op.l, op.m, op.q, nout, err)
+		}
+	}
+	op.t += int64(ns)
+	op.next = end
+	return int(nout), nil
+}
+
+// Close frees the chain's buffers and unloads its module. The context
+// must still be current and the launches finished. Close is idempotent.
+func (f *ChainFilter) Close() error {
+	if f == nil || f.closed {
+		return nil
+	}
+	f.closed = true
+	var errs []error
+	for _, p := range f.dev {
+		if err := cu.MemFree(p); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: free chain memory: %w", err))
+		}
+	}
+	f.dev = nil
+	if f.mod != (cu.Module{}) {
+		if err := f.mod.Unload(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: unload chain module: %w", err))
+		}
+		f.mod = cu.Module{}
+	}
+	return errors.Join(errs...)
+}
+
+// newStages returns the backend that runs the chain c (stages beyond a
+// plain FIR) on the explicit transport; NewChainBackend has checked c.
+func newStages(c stage.Chain, opts Options) (pipeline.Backend, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Transport == "" {
+		opts.Transport = TransportAuto
+	}
+	c.Stages = append([]stage.Stage(nil), c.Stages...)
+	return &backend{complex: c.Complex, opts: opts, chain: &c}, nil
+}
+
+// newBlockFilter returns the explicit transport's filter: the chain's
+// kernels for a chain of stages, the batch FIR otherwise.
+func (b *backend) newBlockFilter(l pipeline.Layout) (blockFilter, error) {
+	if b.chain != nil {
+		return NewChainFilter(*b.chain, l.BlockSize, cudrv.PTXFile(b.opts.PTXDir, "chain.ptx"))
+	}
+	// The frame's values (channels, I and Q) are the batch kernel's lanes.
+	fir, err := NewBatchFIRLanes(b.taps, l.Channels, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
+	if err != nil {
+		return nil, err
+	}
+	return batchBlocks{fir}, nil
+}
+
+// maxOutValues bounds the output values of one block of l.
+func (b *backend) maxOutValues(l pipeline.Layout) int {
+	if b.chain == nil {
+		return l.BlockValues()
+	}
+	return b.chain.MaxOut(l.BlockSize) * channels(b.chain.OutComplex())
+}

@@ -1,0 +1,343 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/sigproc/sigproc/backend/cpu"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+	"gorgonia.org/cu"
+)
+
+// Tolerance of the chain tests: the largest difference between the GPU
+// and the CPU backend, relative to the RMS of the CPU output. Both sum
+// in float32 (in different orders) and the shift takes its rotations from
+// sincospif on the GPU and a table on the CPU: about 1e-7 each.
+const chainTol = 1e-5
+
+func shiftStage(f float64) stage.Stage { return stage.Stage{Kind: stage.KindShift, FrequencyHz: f} }
+
+func firStage(taps []float32, m int) stage.Stage {
+	return stage.Stage{Kind: stage.KindFIR, Taps: taps, Decimate: m}
+}
+
+func resStage(taps []float32, l, m int) stage.Stage {
+	return stage.Stage{Kind: stage.KindResample, Taps: taps, Up: l, Down: m}
+}
+
+type chainCase struct {
+	name    string
+	complex bool
+	stages  []stage.Stage
+	blocks  []int // input samples per block, cycled
+	total   int   // input samples
+}
+
+// chainCases runs from small to large, so a failing kernel shows first on
+// a case small enough to read.
+func chainCases(r *rand.Rand) []chainCase {
+	taps := func(n int) []float32 { return randSignal(r, n) }
+	odd := []int{37, 1000, 129, 4099, 1, 2048}
+	var cs []chainCase
+	for _, cplx := range []bool{false, true} {
+		cs = append(cs,
+			chainCase{"fir5/3", cplx, []stage.Stage{firStage(taps(5), 3)}, []int{7, 3, 1, 10}, 200},
+			chainCase{"shift", cplx, []stage.Stage{shiftStage(-123457)}, []int{101, 7}, 3000},
+			chainCase{"fir129/8", cplx, []stage.Stage{firStage(taps(129), 8)}, odd, 40000},
+			chainCase{"resample48x3/2", cplx, []stage.Stage{resStage(taps(48), 3, 2)}, odd, 40000},
+			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000},     // len(h) < L... and > L
+			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000},     // branches without taps
+			chainCase{"resample40x11/3", cplx, []stage.Stage{resStage(taps(40), 11, 3)}, []int{50, 7}, 3000}, // 11 classes: one per block
+			chainCase{"resample33x2/3", cplx, []stage.Stage{resStage(taps(33), 2, 3)}, []int{100, 31}, 20000},
+			chainCase{"shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 40000},
+			chainCase{"fir16/2+resample24x3/2", cplx, []stage.Stage{firStage(taps(16), 2), resStage(taps(24), 3, 2)}, odd, 40000},
+			chainCase{"shift+fir65/4+resample48x3/2", cplx, []stage.Stage{shiftStage(300001.5), firStage(taps(65), 4), resStage(taps(48), 3, 2)}, odd, 60000},
+			chainCase{"fir31/4+shift", cplx, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)}, odd, 20000},
+			chainCase{"shift+shift+fir9/2", cplx, []stage.Stage{shiftStage(1000), shiftStage(-77777), firStage(taps(9), 2)}, []int{999, 64}, 10000},
+			chainCase{"fir2000/3", cplx, []stage.Stage{firStage(taps(2000), 3)}, []int{5000, 333}, 20000},
+		)
+	}
+	return cs
+}
+
+// cpuChain runs the case on the CPU backend's chain, block by block, and
+// returns every block's output.
+func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int) [][]float32 {
+	t.Helper()
+	ref, err := cpu.NewChain(c, maxBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	ch := channels(c.Complex)
+	outCh := channels(c.OutComplex())
+	var outs [][]float32
+	buf := make([]float32, ref.MaxOut(maxBlock)*outCh)
+	for pos, i := 0, 0; pos < len(x)/ch; i++ {
+		n := min(blocks[i%len(blocks)], len(x)/ch-pos)
+		k, err := ref.Process(buf, x[pos*ch:(pos+n)*ch])
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, append([]float32(nil), buf[:k]...))
+		pos += n
+	}
+	return outs
+}
+
+// Kernel modes the tests force: the tiled kernel as chosen, the tiled
+// kernel with one class per block, the direct kernel.
+var chainModes = []string{"tiled", "perclass", "direct"}
+
+// gpuChain runs the case on a ChainFilter the way the explicit transport
+// does: each block copied after the history the previous block left.
+func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, mode string) [][]float32 {
+	t.Helper()
+	f, err := NewChainFilter(c, maxBlock, chainPTX())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range f.ops {
+		switch mode {
+		case "perclass":
+			f.ops[i].loop = false
+		case "direct":
+			f.ops[i].threads = 0
+		}
+	}
+	ch := channels(c.Complex)
+	hist := f.HistoryValues()
+	din := devBuf(t, hist+maxBlock*ch)
+	maxOut := f.MaxOutValues(maxBlock * ch)
+	dout := devBuf(t, maxOut+4)
+	host := make([]float32, hist+maxBlock*ch)
+	got := make([]float32, maxOut+4)
+	var outs [][]float32
+	for pos, i := 0, 0; pos < len(x)/ch; i++ {
+		n := min(blocks[i%len(blocks)], len(x)/ch-pos)
+		copy(host[hist:], x[pos*ch:(pos+n)*ch])
+		toDev(t, din, host[:hist+n*ch])
+		if err := cu.MemsetD32(dout, 0xffffffff, int64(maxOut+4)); err != nil { // NaN
+			t.Fatal(err)
+		}
+		k, err := f.Launch(cu.Stream{}, din, dout, n*ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > f.MaxOutValues(n*ch) {
+			t.Fatalf("block %d: %d outputs > MaxOutValues %d", i, k, f.MaxOutValues(n*ch))
+		}
+		if err := cu.Synchronize(); err != nil {
+			t.Fatalf("block %d: kernel: %v", i, err)
+		}
+		fromDev(t, got, dout)
+		for j := k; j < len(got); j++ {
+			if !math.IsNaN(float64(got[j])) {
+				t.Fatalf("block %d: value %d past the %d outputs was written (%v)", i, j, k, got[j])
+			}
+		}
+		outs = append(outs, append([]float32(nil), got[:k]...))
+		// The history of the next block: the last hist values of this one.
+		copy(host, host[n*ch:hist+n*ch])
+		pos += n
+	}
+	return outs
+}
+
+// chainPTX is the PTX file the tests load: from SIGPROC_PTX_DIR when set,
+// else the embedded one.
+func chainPTX() string { return cudrv.PTXFile(os.Getenv("SIGPROC_PTX_DIR"), "chain.ptx") }
+
+// compareChain checks the GPU's blocks against the CPU's: the same output
+// count for every block, and values within chainTol of the output RMS.
+// On a mismatch it logs where and what.
+func compareChain(t *testing.T, got, want [][]float32, outCh int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d blocks, want %d", len(got), len(want))
+	}
+	var g, w []float32
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("block %d: %d output values, want %d (CPU)", i, len(got[i]), len(want[i]))
+		}
+		g, w = append(g, got[i]...), append(w, want[i]...)
+	}
+	e := filter.MaxErrRMS(g, w)
+	if e <= chainTol {
+		t.Logf("%d output values, max error %.2g of the RMS", len(w), e)
+		return
+	}
+	var ss float64
+	for _, v := range w {
+		ss += float64(v) * float64(v)
+	}
+	rms := math.Sqrt(ss / float64(max(1, len(w))))
+	bad := 0
+	for i := range w {
+		if d := math.Abs(float64(g[i]) - float64(w[i])); !(d <= chainTol*rms) {
+			if bad < 12 {
+				t.Logf("value %d (sample %d, part %d): got %.7g want %.7g", i, i/outCh, i%outCh, g[i], w[i])
+			}
+			bad++
+		}
+	}
+	t.Fatalf("max error %g of the RMS %.4g > %g; %d of %d values off", e, rms, chainTol, bad, len(w))
+}
+
+func TestChainFilterMatchesCPU(t *testing.T) {
+	withBatchContext(t, func() {
+		r := rand.New(rand.NewPCG(16, 1))
+		for _, tc := range chainCases(r) {
+			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
+			ch := channels(tc.complex)
+			x := randSignal(r, tc.total*ch)
+			maxBlock := 0
+			for _, b := range tc.blocks {
+				maxBlock = max(maxBlock, b)
+			}
+			want := cpuChain(t, c, x, tc.blocks, maxBlock)
+			for _, mode := range chainModes {
+				t.Run(fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
+					got := gpuChain(t, c, x, tc.blocks, maxBlock, mode)
+					compareChain(t, got, want, channels(c.OutComplex()))
+				})
+			}
+		}
+	})
+}
+
+// TestChainShiftPhaseAtLargeIndex: the shift's phase at samples past 10⁹
+// against the closed form exp(j·2π·(n·f mod fs)/fs) in exact integer
+// arithmetic: no drift, error at float32 rounding.
+func TestChainShiftPhaseAtLargeIndex(t *testing.T) {
+	withBatchContext(t, func() {
+		const fs, f = 2_000_000, -250_001
+		c := stage.Chain{SampleRate: fs, Complex: true, Stages: []stage.Stage{shiftStage(f)}}
+		const n = 4096
+		filt, err := NewChainFilter(c, n, chainPTX())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer filt.Close()
+		x := make([]float32, 2*n)
+		for i := range n {
+			x[2*i] = 1 // ones: the output is the rotation itself
+		}
+		din, dout := devBuf(t, 2*n), devBuf(t, 2*n)
+		toDev(t, din, x)
+		got := make([]float32, 2*n)
+		for _, start := range []int64{0, 1_000_000_007, 1 << 40} {
+			filt.ops[0].t = start
+			if _, err := filt.Launch(cu.Stream{}, din, dout, 2*n); err != nil {
+				t.Fatal(err)
+			}
+			if err := cu.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			fromDev(t, got, dout)
+			worst := 0.0
+			for i := range n {
+				k := uint64(start + int64(i))
+				hi, lo := bits.Mul64(k%fs, uint64(f+fs)) // f mod fs ≥ 0
+				_, rem := bits.Div64(hi, lo, fs)
+				s, co := math.Sincos(2 * math.Pi * float64(rem) / fs)
+				worst = max(worst, math.Hypot(float64(got[2*i])-co, float64(got[2*i+1])-s))
+			}
+			t.Logf("start %d: worst error %.2g", start, worst)
+			if worst > 1e-6 {
+				t.Errorf("start %d: rotation off by %g (want <= 1e-6 of the unit signal)", start, worst)
+			}
+		}
+	})
+}
+
+// TestChainBackendMatchesCPU runs chains through pipeline.Run on the
+// explicit transports (and auto, which picks explicit for stages) against
+// the CPU backend on the same stream.
+func TestChainBackendMatchesCPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 2))
+	for _, tc := range []struct {
+		name    string
+		complex bool
+		stages  []stage.Stage
+		block   int
+		total   int
+	}{
+		{"fir129/8", false, []stage.Stage{firStage(randSignal(r, 129), 8)}, 1001, 1001*20 + 77},
+		{"shift+fir129/8", true, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 4099, 4099*12 + 5},
+		{"shift+fir129/8 real", false, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 333, 333 * 50},
+		{"resample48x3/2", true, []stage.Stage{resStage(randSignal(r, 48), 3, 2)}, 1025, 1025*10 + 3},
+		{"shift+fir65/4+resample48x3/2", true, []stage.Stage{shiftStage(123456), firStage(randSignal(r, 65), 4), resStage(randSignal(r, 48), 3, 2)}, 8191, 8191 * 9},
+	} {
+		c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
+		ch := channels(tc.complex)
+		x := randSignal(r, tc.total*ch)
+		cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 8}
+		ref, err := cpu.New(c, tc.block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &collect{}
+		if _, err := pipeline.Run(context.Background(), &sliceSource{x: x}, ref, want, cfg, pipeline.Options{}); err != nil {
+			t.Fatalf("%s: cpu: %v", tc.name, err)
+		}
+		_ = ref.Close()
+		for _, tr := range []Transport{TransportExplicit, TransportExplicitPageable, TransportAuto} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, tr), func(t *testing.T) {
+				be, err := NewChainBackend(c, testOptions(tr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := &collect{}
+				_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, got, cfg, pipeline.Options{})
+				if cb, ok := be.(*chainBackend); ok {
+					if tp, ok := cb.Backend.(*backend); ok && tp.transport == TransportZeroCopy {
+						t.Errorf("transport %s ran the chain on zero-copy", tr)
+					}
+				}
+				if cerr := be.Close(); cerr != nil {
+					t.Errorf("close: %v", cerr)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareChain(t, [][]float32{got.got}, [][]float32{want.got}, channels(c.OutComplex()))
+			})
+		}
+	}
+}
+
+// TestChainMemcheck is a small chain of every kernel, for
+// compute-sanitizer (scripts/device-chain.sh).
+func TestChainMemcheck(t *testing.T) {
+	withBatchContext(t, func() {
+		r := rand.New(rand.NewPCG(16, 3))
+		for _, cplx := range []bool{false, true} {
+			c := stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: []stage.Stage{
+				shiftStage(1000), firStage(randSignal(r, 17), 3), resStage(randSignal(r, 10), 3, 2), shiftStage(-5),
+			}}
+			x := randSignal(r, 500*channels(cplx))
+			blocks := []int{37, 64, 1}
+			want := cpuChain(t, c, x, blocks, 64)
+			for _, mode := range chainModes {
+				compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, channels(c.OutComplex()))
+			}
+		}
+	})
+}

@@ -1,0 +1,54 @@
+package cuda
+
+import "testing"
+
+// TestChainTile: the tiled kernel's tile fits the shared-memory limit, its
+// rows hold the whole staged span plus the reads of every output of the
+// tile, and a tile too big for any thread count falls back to the direct
+// kernel.
+func TestChainTile(t *testing.T) {
+	for _, tc := range []struct {
+		mp, q       int64
+		elem        int
+		wantThreads int
+	}{
+		{8, 129, 8, 128},  // complex ÷8, 129 taps
+		{2, 16, 8, 256},   // complex 3/2, 48 taps
+		{1, 129, 4, 256},  // real, no decimation
+		{3, 2000, 8, 256}, // long filter
+		{8, 2000, 8, 128}, // long filter ÷8
+		{8, 4000, 8, 64},  // longer
+		{1, 8000, 8, 0},   // too long: direct
+		{4096, 2, 4, 0},   // huge decimation: direct
+	} {
+		th, tq, w, smem := chainTile(tc.mp, tc.q, tc.elem, 4)
+		if th != tc.wantThreads {
+			t.Errorf("mp %d q %d: %d threads, want %d", tc.mp, tc.q, th, tc.wantThreads)
+		}
+		if th == 0 {
+			continue
+		}
+		span := tc.mp*tq + tc.q
+		switch {
+		case tq != int64(th*4):
+			t.Errorf("mp %d q %d: tile %d for %d threads", tc.mp, tc.q, tq, th)
+		case smem > chainSharedLimit || int64(smem) != tc.mp*w*int64(tc.elem):
+			t.Errorf("mp %d q %d: %d bytes of shared memory", tc.mp, tc.q, smem)
+		case tc.mp*w < span || w%2 == 0:
+			t.Errorf("mp %d q %d: rows of %d do not hold the span %d (or are even)", tc.mp, tc.q, w, span)
+		case tq+(tc.q-1)/tc.mp >= w: // the largest column a thread reads
+			t.Errorf("mp %d q %d: column %d outside rows of %d", tc.mp, tc.q, tq+(tc.q-1)/tc.mp, w)
+		}
+	}
+}
+
+func TestCeilMulDiv(t *testing.T) {
+	for _, tc := range []struct{ n, l, m, want int64 }{
+		{0, 3, 2, 0}, {1, 3, 2, 2}, {2, 3, 2, 3}, {7, 1, 8, 1}, {8, 1, 8, 1}, {9, 1, 8, 2},
+		{1 << 61, 1, 1 << 16, 1 << 45}, {1<<61 + 1, 3, 1 << 16, 3<<45 + 1}, // n·l overflows int64: the split form does not
+	} {
+		if got := ceilMulDiv(tc.n, tc.l, tc.m); got != tc.want {
+			t.Errorf("ceil(%d·%d/%d) = %d, want %d", tc.n, tc.l, tc.m, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+//go:build cuda
+
+package gpubench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/sigproc/sigproc/stage"
+)
+
+// chainBenchSamples is the input of every chain benchmark pass: 64 Mi
+// complex samples (512 MiB), the size the CuPy anchors were measured at
+// (scripts/bench_chain_cupy.py times CuPy on the same sizes).
+const chainBenchSamples = 64 << 20
+
+// lowpassTaps is a Hamming-windowed sinc of n taps with cutoff fc
+// cycles/sample and DC gain g: the data do not change the speed, but
+// realistic taps keep the output in range.
+func lowpassTaps(n int, fc, g float64) []float32 {
+	h := make([]float32, n)
+	var sum float64
+	for i := range h {
+		t := float64(i) - float64(n-1)/2
+		s := 2 * fc
+		if t != 0 {
+			s = math.Sin(2*math.Pi*fc*t) / (math.Pi * t)
+		}
+		w := 0.54 - 0.46*math.Cos(2*math.Pi*float64(i)/float64(n-1))
+		h[i] = float32(s * w)
+		sum += s * w
+	}
+	for i := range h {
+		h[i] = float32(float64(h[i]) * g / sum)
+	}
+	return h
+}
+
+// BenchmarkChainGPU times the chain kernels on data in device memory:
+// input GS/s (complex samples) of shift + 129-tap FIR ÷8, the FIR ÷8
+// alone, and resample 3/2 with 48 taps, on 64 Mi complex samples per
+// pass. Run with -test.benchtime Nx: each b.N is one timed pass; the best
+// pass is reported as GS/s.
+func BenchmarkChainGPU(b *testing.B) {
+	const fs = 2e6
+	for _, bc := range []struct {
+		name   string
+		stages []stage.Stage
+	}{
+		{"shift+fir129/8", []stage.Stage{{Kind: stage.KindShift, FrequencyHz: -250000}, {Kind: stage.KindFIR, Taps: lowpassTaps(129, 0.05, 1), Decimate: 8}}},
+		{"fir129/8", []stage.Stage{{Kind: stage.KindFIR, Taps: lowpassTaps(129, 0.05, 1), Decimate: 8}}},
+		{"resample48x3/2", []stage.Stage{{Kind: stage.KindResample, Taps: lowpassTaps(48, 1.0/6, 3), Up: 3, Down: 2}}},
+		{"shift", []stage.Stage{{Kind: stage.KindShift, FrequencyHz: -250000}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := BenchChainConfig{
+				Chain:   stage.Chain{SampleRate: fs, Complex: true, Stages: bc.stages},
+				Samples: chainBenchSamples, Seed: 1, Warmup: 2, Reps: b.N,
+				PTXPath: os.Getenv("SIGPROC_CHAIN_PTX"),
+			}
+			res, err := BenchChain(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res.InGSps(), "GS/s")
+			b.ReportMetric(res.Best()*1e3, "best-ms")
+			b.SetBytes(int64(chainBenchSamples) * 8)
+			b.Logf("%s", fmt.Sprintf("chain %s on %s: %d complex samples in, %d out, best %.3f ms, %.1f GS/s of input (%d passes)",
+				res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds)))
+		})
+	}
+}

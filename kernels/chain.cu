@@ -1,0 +1,237 @@
+// sigproc stage-chain kernels: frequency shift, decimating FIR and rational
+// resampler on data already in device memory (the explicit transport, bench
+// chain). The semantics are package stage's:
+//
+//   shift f:          y[n] = x[n]·exp(j·2π·c[n]),  c[n] = n·f/fs mod 1
+//   resample L/M, h:  y[m] = Σ_k h[k]·u[m·M − k]   (u: x with L−1 zeros after each sample)
+//   fir h, ÷M:        the resampler with L = 1
+//
+// The phase never accumulates: the host passes c0, the phase (in cycles) of
+// the block's first sample computed exactly (package mixer), and the kernel
+// takes c0 + j·(f/fs) in float64 for the block's sample j, reduced to
+// [-0.5, 0.5) before the float32 sincospi. Its error is float64 rounding of
+// j·f/fs (1e-16·j cycles) plus float32 rounding of the reduced phase, the
+// same at sample 10⁹ as at sample 0.
+//
+// Polyphase (chain_poly_*): output m reads branch ph = m·M mod L of the
+// taps, b[ph][i] = h[ph + i·L] (zero past the taps, Q = ceil(ntaps/L) per
+// branch), against x[j0 − i] with j0 = floor(m·M/L). With g = gcd(L, M),
+// L' = L/g and M' = M/g, the outputs o ≡ r (mod L') of a launch share a
+// branch and their j0 step by M': each class r is a decimating FIR by M'.
+// So a thread block owns a tile of tq outputs of each class (of one class
+// when L' is large), stages the tile's input in shared memory once,
+// de-interleaved by M' (row p holds the inputs whose offset is p mod M'),
+// and for every class and tap the threads of a warp read consecutive words
+// of one row (no bank conflicts) and one broadcast tap.
+// Only kept outputs are computed.
+//
+// Input layout: x points at H = Q−1 samples of history (zeros at the
+// start of a stream) followed by the block's n new samples; sample j of
+// the block (j ≥ −H) is x[H + j]. A launch computes nout outputs; output o
+// has j0 = J0 + floor((P0 + o·M)/L) and branch (P0 + o·M) mod L, where the
+// host passes P0 = (first·M) mod L and J0 = floor(first·M/L) − t for the
+// launch's first output index first and the block's first input index t.
+//
+// Real data without a shift is filtered as float; complex data, or any
+// data with a shift fused in front (SHIFT: the shift is applied while the
+// input is staged), as float2 (interleaved I/Q), complex out.
+//
+// Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
+// every launch argument as 8 bytes. Only PTX ISA 7.0 / sm_75 features.
+
+typedef long long i64;
+
+#define CHAIN_R 4  // outputs per thread in the tiled kernel
+
+// The host reads this (backend/cuda/chainx_cuda.go) to size tiles.
+extern "C" __device__ int chain_per_thread = CHAIN_R;
+
+__device__ __forceinline__ float2 rot(double c0, double cps, i64 j) {
+    double c = fma((double)j, cps, c0);
+    c -= floor(c);
+    if (c >= 0.5) c -= 1.0;
+    float s, co;
+    sincospif(2.0f * (float)c, &s, &co);
+    return make_float2(co, s);
+}
+
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// Accumulator and staged element types: float for real data without a
+// shift, float2 otherwise.
+template <bool CPLX> struct elem { typedef float T; };
+template <> struct elem<true> { typedef float2 T; };
+
+__device__ __forceinline__ float zero(float) { return 0.f; }
+__device__ __forceinline__ float2 zero(float2) { return make_float2(0.f, 0.f); }
+__device__ __forceinline__ void mac(float& a, float t, float x) { a = fmaf(t, x, a); }
+__device__ __forceinline__ void mac(float2& a, float t, float2 x) {
+    a.x = fmaf(t, x.x, a.x);
+    a.y = fmaf(t, x.y, a.y);
+}
+
+// load returns block sample j (relative, j ≥ −H) of x, shifted when SHIFT.
+template <bool INC, bool SHIFT>
+__device__ __forceinline__ typename elem<INC || SHIFT>::T load(const float* __restrict__ x, i64 hist, i64 j,
+                                                               double c0, double cps) {
+    if (INC) {
+        float2 v = __ldg(reinterpret_cast<const float2*>(x) + hist + j);
+        if (SHIFT) v = cmul(v, rot(c0, cps, j));
+        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
+    } else {
+        float v = __ldg(x + hist + j);
+        if (SHIFT) {
+            float2 r = rot(c0, cps, j);
+            float2 o = make_float2(v * r.x, v * r.y);
+            return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&o);
+        }
+        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
+    }
+}
+
+// chain_shift: y[j] = x[j]·exp(j·2π·(c0 + j·cps)) for j < n; y complex.
+template <bool INC>
+__device__ __forceinline__ void shift_body(const float* __restrict__ x, float2* __restrict__ y, i64 n, double c0,
+                                           double cps) {
+    for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (i64)gridDim.x * blockDim.x) {
+        float2 r = rot(c0, cps, j);
+        if (INC) {
+            float2 v = __ldg(reinterpret_cast<const float2*>(x) + j);
+            y[j] = cmul(v, r);
+        } else {
+            float v = __ldg(x + j);
+            y[j] = make_float2(v * r.x, v * r.y);
+        }
+    }
+}
+
+extern "C" __global__ void chain_shift_real(const float* x, float2* y, i64 n, double c0, double cps) {
+    shift_body<false>(x, y, n, c0, cps);
+}
+extern "C" __global__ void chain_shift_iq(const float* x, float2* y, i64 n, double c0, double cps) {
+    shift_body<true>(x, y, n, c0, cps);
+}
+
+// Polyphase launch parameters, gathered from the kernels' arguments.
+struct polyArgs {
+    const float* x;  // [H | n] samples
+    void* y;         // nout outputs
+    const float* b;  // branches: L rows of Q taps
+    i64 n;           // new input samples in x
+    i64 nout;        // outputs to compute
+    i64 L, M;        // factors
+    i64 Lp, Mp;      // L/g, M/g
+    i64 Q;           // taps per branch; history H = Q−1
+    i64 P0, J0;      // see the top of the file
+    double c0, cps;  // fused shift (SHIFT only)
+    i64 tq;          // tiled: outputs of a class per block (blockDim.x·CHAIN_R)
+    i64 W;           // tiled: shared-memory row length (elements)
+    i64 loop;        // tiled: a block loops over all Lp classes (else one class per block)
+};
+
+// chain_poly_direct: one output per thread, input straight from global
+// memory; the fallback for tiles that do not fit in shared memory.
+template <bool INC, bool SHIFT>
+__device__ __forceinline__ void poly_direct(const polyArgs& a) {
+    typedef typename elem<INC || SHIFT>::T T;
+    const i64 H = a.Q - 1;
+    for (i64 o = (i64)blockIdx.x * blockDim.x + threadIdx.x; o < a.nout; o += (i64)gridDim.x * blockDim.x) {
+        const i64 A = a.P0 + o * a.M;
+        const i64 j0 = a.J0 + A / a.L;
+        const float* br = a.b + (A % a.L) * a.Q;
+        T acc = zero(T());
+        for (i64 i = 0; i < a.Q; i++) {
+            const i64 j = j0 - i;
+            if (j < a.n) mac(acc, __ldg(br + i), load<INC, SHIFT>(a.x, H, j, a.c0, a.cps));
+        }
+        reinterpret_cast<T*>(a.y)[o] = acc;
+    }
+}
+
+// chain_poly_tiled: see the top of the file. With loop set, block k owns
+// the outputs of every class r < Lp with q in [k·tq, (k+1)·tq) (output
+// o = r + Lp·q), looping over the classes on one staged input tile: the
+// classes of a tile read the same inputs, so each input is staged once
+// and the block writes a contiguous range of outputs. Without loop (many
+// classes), block (class r, tile k) = blockIdx.x (r + Lp·k) owns class r's
+// outputs alone. Thread t computes q = k·tq + t + s·blockDim.x, s < CHAIN_R.
+template <bool INC, bool SHIFT>
+__device__ __forceinline__ void poly_tiled(const polyArgs& a) {
+    typedef typename elem<INC || SHIFT>::T T;
+    extern __shared__ float2 chain_sm2[];
+    T* sm = reinterpret_cast<T*>(chain_sm2);
+
+    const i64 H = a.Q - 1;
+    const bool loop = a.loop != 0;
+    const i64 rlo = loop ? 0 : blockIdx.x % a.Lp;
+    const i64 rhi = loop ? a.Lp : rlo + 1;
+    const i64 tile = loop ? blockIdx.x : blockIdx.x / a.Lp;
+    if (rlo >= a.nout) return;
+    const i64 q0 = tile * a.tq;
+    if (q0 * a.Lp + rlo >= a.nout) return;  // the tile's first output
+    const i64 jr0 = a.J0 + (a.P0 + rlo * a.M) / a.L;  // newest input of class rlo's first output
+    const int Mp = (int)a.Mp, W = (int)a.W, T_ = blockDim.x, tid = threadIdx.x;
+
+    // Stage inputs jlo .. jlo+span−1, de-interleaved by Mp: offset off at
+    // row off mod Mp, column off div Mp.
+    const i64 jlo = jr0 + q0 * a.Mp - H;
+    const int span = (int)(a.Mp * a.tq + H + 1);
+    for (int off = tid; off < span; off += T_) {
+        const i64 j = jlo + off;
+        sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a.x, H, j, a.c0, a.cps) : zero(T());
+    }
+    __syncthreads();
+
+    T* y = reinterpret_cast<T*>(a.y);
+    for (i64 r = rlo; r < rhi && r < a.nout; r++) {
+        const i64 cnt = (a.nout - r + a.Lp - 1) / a.Lp;  // outputs of class r
+        const i64 Ar = a.P0 + r * a.M;
+        const int d = (int)(a.J0 + Ar / a.L - jr0);  // class r's start, 0 .. Mp
+        const float* br = a.b + (Ar % a.L) * a.Q;
+        T acc[CHAIN_R];
+#pragma unroll
+        for (int s = 0; s < CHAIN_R; s++) acc[s] = zero(T());
+        // Tap i of output q reads offset d + (q−q0)·Mp + H − i.
+        const int e = d + (int)H;
+        int row = e % Mp, col = e / Mp;
+#pragma unroll 4
+        for (int i = 0; i < (int)a.Q; i++) {
+            const float t = __ldg(br + i);
+            const T* p = sm + row * W + col + tid;
+#pragma unroll
+            for (int s = 0; s < CHAIN_R; s++) mac(acc[s], t, p[s * T_]);
+            if (--row < 0) {
+                row = Mp - 1;
+                col--;
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < CHAIN_R; s++) {
+            const i64 q = q0 + tid + s * T_;
+            if (q < cnt) y[r + a.Lp * q] = acc[s];
+        }
+    }
+}
+
+// Every launch argument is passed on its own, 8 bytes wide (see the top).
+#define POLY_PARAMS                                                                                        \
+    const float *x, void *y, const float *b, i64 n, i64 nout, i64 L, i64 M, i64 Lp, i64 Mp, i64 Q, i64 P0, \
+        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop
+#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop}
+
+#define POLY(name, INC, SHIFT)                                           \
+    extern "C" __global__ void chain_poly_direct_##name(POLY_PARAMS) { \
+        const polyArgs a = POLY_ARGS;                                    \
+        poly_direct<INC, SHIFT>(a);                                      \
+    }                                                                    \
+    extern "C" __global__ void chain_poly_tiled_##name(POLY_PARAMS) {  \
+        const polyArgs a = POLY_ARGS;                                    \
+        poly_tiled<INC, SHIFT>(a);                                       \
+    }
+
+POLY(real, false, false)
+POLY(iq, true, false)
+POLY(real_shift, false, true)
+POLY(iq_shift, true, true)
