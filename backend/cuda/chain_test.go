@@ -31,9 +31,15 @@ func TestNewChainBackendRejectsChannels(t *testing.T) {
 		for _, cplx := range []bool{false, true} {
 			c := stage.FIR(1e6, cplx, []float32{0.5, 0.5})
 			c.Channels = n
-			_, err := NewChainBackend(c, Options{})
-			if !errors.Is(err, ErrChannels) || err.Error() != fmt.Sprintf("N channels are not yet supported on cuda (the stream has %d channels; use backend: cpu)", n) {
+			_, err := NewChainBackend(c, Options{Transport: TransportExplicit})
+			if !errors.Is(err, ErrChannels) || err.Error() != fmt.Sprintf(`N channels are not yet supported on cuda on transport "explicit" (the stream has %d channels; use transport: zero-copy or backend: cpu)`, n) {
 				t.Errorf("%d channels, complex %v: err %v, want ErrChannels", n, cplx, err)
+			}
+			// Zero-copy, and auto (which Start resolves), take them.
+			for _, tr := range []Transport{TransportZeroCopy, TransportAuto} {
+				if _, err := NewChainBackend(c, Options{Transport: tr}); errors.Is(err, ErrChannels) {
+					t.Errorf("%d channels, complex %v, transport %s: %v", n, cplx, tr, err)
+				}
 			}
 		}
 	}

@@ -72,12 +72,17 @@ func NewBackend(taps []float32, complex bool, opts Options) (pipeline.Backend, e
 	if opts.Transport == "" {
 		opts.Transport = TransportAuto
 	}
-	return &backend{taps: append([]float32(nil), taps...), complex: complex, opts: opts}, nil
+	return &backend{taps: append([]float32(nil), taps...), complex: complex, lanes: pipeline.FrameValues(1, complex), opts: opts}, nil
 }
+
+// setLanes sets the values per frame of an N-channel stream
+// (NewChainBackend); NewBackend's backend takes one channel.
+func (b *backend) setLanes(n int) { b.lanes = n }
 
 type backend struct {
 	taps    []float32
 	complex bool
+	lanes   int // values per frame: channels, times 2 when complex
 	opts    Options
 
 	info      cudrv.DeviceInfo
@@ -104,6 +109,7 @@ type backend struct {
 	t0       time.Time
 	launched bool
 	deadline time.Duration
+	zr       zcRetune // retunes, see zc_retune_cuda.go
 
 	x *explicitState // explicit transports
 }
@@ -126,8 +132,8 @@ func (b *backend) Device() cudrv.DeviceInfo { return b.info }
 // pipeline's consumer). A configuration that needs more pinned memory than
 // allowed is refused before any is allocated.
 func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Ring, err error) {
-	if (l.Channels == 2) != b.complex {
-		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d channels", b.complex, l.Channels)
+	if l.Channels != b.lanes {
+		return nil, fmt.Errorf("gpu: backend built for %d values per frame (complex=%v), the stream has %d", b.lanes, b.complex, l.Channels)
 	}
 	b.l = l
 	defer func() {
@@ -143,6 +149,9 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
+	if l.Channels > pipeline.FrameValues(1, b.complex) && !transportChannels(b.transport) {
+		return nil, fmt.Errorf("%w on transport %s (the stream has %d values per frame; use transport: zero-copy or backend: cpu)", ErrChannels, b.transport, l.Channels)
+	}
 	if b.transport == TransportZeroCopy && !info.CanMapHost {
 		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
 	}
@@ -183,7 +192,8 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	switch b.transport {
 	case TransportZeroCopy:
 		words := int64(evenWords(l))
-		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8)
+		hcap := retuneCapacity(len(b.taps), l.BlockSize, l.Channels, b.info.SharedOptin)
+		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(paramFloats(hcap))*4)
 		if b.opts.Timing {
 			n += timesCap * timesWords * 8
 		}
@@ -217,11 +227,13 @@ func (b *backend) pin(n int64, mapped, wc bool) (*cudrv.HostBuf, error) {
 func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	ntaps := len(b.taps)
 	b.words = evenWords(l)
-	// Shared memory: padded taps, then three [history | block] buffers.
-	smem := ((ntaps+3)&^3)*4 + 3*(ntaps-1+l.BlockSize)*l.Channels*4
-	if smem > b.info.SharedOptin {
-		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
-			smem>>10, ntaps, l.BlockSize, b.info.Name, b.info.SharedOptin>>10)
+	// Shared memory: padded taps, then three [history | block] buffers,
+	// both sized for the most taps a retune may bring.
+	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, b.info.SharedOptin)
+	smem := persistentSmem(hcap, l.BlockSize, l.Channels)
+	if smem+zcStaticSmem > b.info.SharedOptin {
+		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks of %d values per frame, %s has %d KiB; use smaller blocks, fewer channels or transport: explicit",
+			smem>>10, ntaps, l.BlockSize, l.Channels, b.info.Name, b.info.SharedOptin>>10)
 	}
 	fn, err := b.mod.Function("fir_persistent")
 	if err != nil {
@@ -258,6 +270,11 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 			return err
 		}
 	}
+	params, err := b.pin(int64(paramFloats(hcap))*4, true, false)
+	if err != nil {
+		return err
+	}
+	b.zr.init(params.Ptr(), hcap, b.taps)
 	b.ctrl = ctrl.Bytes()
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
@@ -271,6 +288,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	words, slots := b.words, uint64(l.Slots)
 	inWords := b.inWords
 	hostT, t0 := b.hostT, b.t0
+	zr, lanes := &b.zr, l.Channels
 	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
 		s := int(i%slots) * words
 		dst := inWords[s : s+words]
@@ -278,7 +296,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		if hostT != nil {
 			hostT[j] = int64(time.Since(t0))
 		}
-		tagged.Write(dst, blk.Samples, uint32(i+1))
+		tagged.Write(dst, blk.Samples, zr.publish(i, len(blk.Samples)/lanes))
 		// The kernel polls these lines over PCIe: in the shared cache rather
 		// than modified in this core's, its reads need not snoop them out
 		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
@@ -290,14 +308,15 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	b.ring = ring
 
 	threads, split := persistentGeometry(b.words/2, ntaps, b.opts.Split)
-	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
-	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), b.opts.StallAt}
-	params := []unsafe.Pointer{
+	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), b.opts.StallAt, int64(hcap)}
+	kparams := []unsafe.Pointer{
 		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&b.dtaps),
 		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
 		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
+		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
 	}
-	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, params); err != nil {
+	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, kparams); err != nil {
 		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
 	}
 	b.launched = true
@@ -305,8 +324,9 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	if err := b.waitCtrl(ctrlRunning, 1, b.opts.watchdog()); err != nil {
 		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
 	}
+	b.zr.live.Store(true)
 	b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).
-		Msg("persistent FIR kernel running")
+		Int("lanes", l.Channels).Int("retune_max_taps", hcap).Msg("persistent FIR kernel running")
 	return nil
 }
 
@@ -505,6 +525,7 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 func (b *backend) Close() error {
 	var errs []error
 	b.logBreakdown()
+	b.zr.stop()
 	if b.launched {
 		b.ctrlWord(ctrlStop).Store(1)
 		if err := b.waitCtrl(ctrlRunning, 2, b.opts.watchdog()); err != nil {

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
@@ -27,15 +28,32 @@ var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda (use backe
 // continuous phase, without relaunching the kernel or draining the ring.
 type chainBackend struct {
 	pipeline.Backend
+	mu    sync.Mutex // orders retunes; guards chain
 	chain stage.Chain
 }
 
-// Chain returns the chain the backend runs.
-func (b *chainBackend) Chain() stage.Chain { return b.chain }
+// zcRetuner is the zero-copy backend's retune (zc_retune_cuda.go): new
+// taps from the next block published on, returning that block's first
+// frame in the stream.
+type zcRetuner interface {
+	retuneZeroCopy(taps []float32) (at int64, err error)
+	retuneLive() bool // the persistent kernel is running
+}
 
-// Retune refuses every retune with ErrRetune, after the same checks as
-// any backend (a structural change is reported as such).
+// Chain returns the chain the backend runs, retunes accepted so far
+// included.
+func (b *chainBackend) Chain() stage.Chain {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.chain
+}
+
+// Retune checks the changes as any backend does (a structural change is
+// reported as such) and applies them on the zero-copy transport, all at
+// the same block; other transports refuse with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	c := b.chain
 	for _, r := range changes {
 		s, err := stage.CheckRetune(c, r.Index, r.Stage)
@@ -44,12 +62,35 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 		}
 		c = c.With(r.Index, s)
 	}
-	return nil, ErrRetune
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	zr, ok := b.Backend.(zcRetuner)
+	if !ok || !zr.retuneLive() {
+		return nil, ErrRetune
+	}
+	taps, _ := c.PlainFIR() // NewChainBackend takes no other chain
+	at, err := zr.retuneZeroCopy(taps)
+	if err != nil {
+		return nil, err
+	}
+	c.Stages[0].Taps = append([]float32(nil), taps...) // not the caller's slice
+	b.chain = c
+	out := make([]stage.Retune, len(changes))
+	for k, r := range changes {
+		out[k] = stage.Retune{Index: r.Index, Stage: c.Stages[r.Index], At: c.InputAt(r.Index, at), ChainAt: at}
+	}
+	return out, nil
 }
 
 // RetuneRefusal is the standing refusal the control page shows before
-// anyone tries: ErrRetune.
-func (b *chainBackend) RetuneRefusal() error { return ErrRetune }
+// anyone tries: none while the zero-copy kernel runs, ErrRetune otherwise.
+func (b *chainBackend) RetuneRefusal() error {
+	if zr, ok := b.Backend.(zcRetuner); ok && zr.retuneLive() {
+		return nil
+	}
+	return ErrRetune
+}
 
 // UseRegion forwards pipeline.RegionBackend.
 func (b *chainBackend) UseRegion(region []byte) (bool, error) {
