@@ -65,6 +65,15 @@ type Config struct {
 	// stream: Chain.Complex = Complex.
 	Chain stage.Chain
 
+	// RetuneEvery > 0 retunes the path's fir (the backend must be a
+	// pipeline.Retuner) every so long while it runs, alternating
+	// RetuneTaps and Taps; the shadow check switches taps at the sample
+	// each retune reports. Block-count mode, a plain FIR, every block
+	// verified.
+	RetuneEvery time.Duration
+	// RetuneTaps is the other tap set; empty = Taps × -0.5.
+	RetuneTaps []float32
+
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
 }
 
@@ -115,6 +124,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("probe: warmup must be >= 0, got %d", c.Warmup)
 	case c.Period < 0:
 		return fmt.Errorf("probe: period must be >= 0, got %v", c.Period)
+	case c.RetuneEvery < 0:
+		return fmt.Errorf("%w: must be >= 0, got %v", errRetuneConfig, c.RetuneEvery)
+	case c.RetuneEvery > 0 && (c.Duration > 0 || c.chain() || c.VerifyEvery > 1):
+		return fmt.Errorf("%w: retunes are checked in the block-count mode of a plain FIR with every block verified", errRetuneConfig)
 	}
 	return nil
 }
@@ -159,9 +172,15 @@ type Result struct {
 	MSps float64 `json:"msps"`
 	// GPU-side time from the last input word arriving to the output being
 	// written (zero-copy with timing), µs.
-	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
-	ComputeP99 float64   `json:"gpu_compute_p99_us,omitempty"`
-	Latencies  []float64 `json:"-"` // block-count mode only
+	ComputeP50 float64 `json:"gpu_compute_p50_us,omitempty"`
+	ComputeP99 float64 `json:"gpu_compute_p99_us,omitempty"`
+	// Retunes accepted during the run (Config.RetuneEvery), and the time
+	// from a Retune call to the consumer's first block filtered with the
+	// new taps, µs.
+	Retunes        int       `json:"retunes,omitempty"`
+	RetuneApplyP50 float64   `json:"retune_apply_p50_us,omitempty"`
+	RetuneApplyMax float64   `json:"retune_apply_max_us,omitempty"`
+	Latencies      []float64 `json:"-"` // block-count mode only
 	// Soak holds the per-interval figures of a soak run (Config.Duration >
 	// 0); the fields above are then the figures of the whole soak, with
 	// percentiles from its histogram.
@@ -234,7 +253,11 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	total := cfg.Warmup + cfg.Blocks
 	src := newSource(cfg, ch)
-	ver, err := newVerifier(cfg, src, ch)
+	var rt *retuner
+	if cfg.RetuneEvery > 0 {
+		rt = newRetuner(cfg)
+	}
+	ver, err := newVerifier(cfg, src, ch, rt)
 	if err != nil {
 		_ = be.Close()
 		return res, err
@@ -245,11 +268,26 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		return res, err
 	}
 	lat := make([]int64, 0, cfg.Blocks)
+	started, stop := make(chan struct{}), make(chan struct{})
+	var retunes sync.WaitGroup
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
+		if rt != nil {
+			if len(lat) == 1 && o.Seq == uint64(cfg.Warmup) {
+				close(started) // retunes start with the measured blocks
+			}
+			rt.seen(len(o.Samples) / ch)
+		}
 		chk.submit(ctx, o)
+	}
+	if rt != nil {
+		retunes.Add(1)
+		go func() {
+			defer retunes.Done()
+			rt.run(ctx, be, started, stop)
+		}()
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
@@ -258,7 +296,13 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)
+	close(stop)
+	retunes.Wait()
 	chkErr := chk.close() // every submitted block checked; res's counts are final
+	if rt != nil {
+		rt.report(&res)
+		chkErr = errors.Join(chkErr, rt.err)
+	}
 	res.Backend = be.Name()
 	if t, ok := be.(interface{ ComputeTimes() []float64 }); ok {
 		if ct := t.ComputeTimes(); len(ct) > 0 {

@@ -311,7 +311,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: cfg.ntaps(), Complex: cfg.Complex, Chain: cfg.Chain.String(),
 		PeriodUs: float64(cfg.Period) / 1e3}
 	src := newSource(cfg, ch)
-	ver, err := newVerifier(cfg, src, ch)
+	ver, err := newVerifier(cfg, src, ch, nil)
 	if err != nil {
 		return res, err
 	}

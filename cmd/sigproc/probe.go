@@ -44,6 +44,7 @@ type probeFlags struct {
 	duration   time.Duration
 	interval   time.Duration
 	verifyN    int
+	retune     time.Duration
 }
 
 func newProbeCmd() *cobra.Command {
@@ -83,6 +84,9 @@ reference (default every block). --json holds every interval and the totals.`,
   # CPU only (works in the pure-Go build)
   sigproc probe --paths cpu --blocks 2000
 
+  # Zero-copy latency while the taps change every 10 ms (every block checked)
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --retune-every 10ms --blocks 20000
+
   # Soak: 10 minutes of the paced zero-copy path, a report line per minute
   sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json`,
 		Args: cobra.NoArgs,
@@ -112,6 +116,7 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.DurationVar(&f.duration, "duration", 0, "soak: measure each path for this long (e.g. 10m) instead of --blocks blocks")
 	fl.DurationVar(&f.interval, "interval", 0, "soak: report every this long (default 1m, or --duration if shorter)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
+	fl.DurationVar(&f.retune, "retune-every", 0, "retune the filter this often while measuring (e.g. 10ms), alternating the taps and a second set; every block is still checked")
 	return cmd
 }
 
@@ -243,7 +248,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		taps, _ := chain.PlainFIR()
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
-			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt}
+			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt, RetuneEvery: f.retune}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
