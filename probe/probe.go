@@ -62,7 +62,8 @@ type Config struct {
 	// Chain, when it has stages, is run and checked instead of Taps: the
 	// CPU reference is backend/cpu's Chain, fed every delivered block
 	// (VerifyEvery must be 0 or 1). Its input must match BlockSize's
-	// stream: Chain.Complex = Complex.
+	// stream: Chain.Complex = Complex. Chain.Channels > 1 (a chain, even a
+	// plain FIR) makes each frame that many channels.
 	Chain stage.Chain
 
 	// RetuneEvery > 0 retunes the path's fir (the backend must be a
@@ -76,6 +77,10 @@ type Config struct {
 
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
 }
+
+// frameValues is the float32 values per frame: the chain's channels (N
+// channels run as a Chain with Channels = N), each real or complex.
+func (c Config) frameValues() int { return pipeline.FrameValues(c.Chain.Channels, c.Complex) }
 
 // chain reports whether the probe runs a stage chain.
 func (c Config) chain() bool { return len(c.Chain.Stages) > 0 }
@@ -234,10 +239,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	if cfg.Duration > 0 {
 		return runSoak(ctx, cfg, p)
 	}
-	ch := 1
-	if cfg.Complex {
-		ch = 2
-	}
+	ch := cfg.frameValues()
 	tol := cfg.Tolerance
 	if tol == 0 {
 		tol = 1e-5
@@ -291,7 +293,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})

@@ -300,10 +300,7 @@ func (m *meter) finish() {
 }
 
 func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
-	ch := 1
-	if cfg.Complex {
-		ch = 2
-	}
+	ch := cfg.frameValues()
 	tol := cfg.Tolerance
 	if tol == 0 {
 		tol = 1e-5
@@ -330,7 +327,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, src, be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: m.onBlock})
