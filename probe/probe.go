@@ -272,12 +272,14 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	lat := make([]int64, 0, cfg.Blocks)
 	started, stop := make(chan struct{}), make(chan struct{})
 	var retunes sync.WaitGroup
+	measuring := false
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
 		if rt != nil {
-			if len(lat) == 1 && o.Seq == uint64(cfg.Warmup) {
+			if !measuring && o.Seq >= uint64(cfg.Warmup) {
+				measuring = true
 				close(started) // retunes start with the measured blocks
 			}
 			rt.seen(len(o.Samples) / ch)

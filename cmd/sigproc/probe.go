@@ -45,6 +45,7 @@ type probeFlags struct {
 	interval   time.Duration
 	verifyN    int
 	retune     time.Duration
+	channels   int
 }
 
 func newProbeCmd() *cobra.Command {
@@ -84,6 +85,9 @@ reference (default every block). --json holds every interval and the totals.`,
   # CPU only (works in the pure-Go build)
   sigproc probe --paths cpu --blocks 2000
 
+  # 8 complex channels per frame through the zero-copy kernel
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --channels 8 --complex --blocks 20000
+
   # Zero-copy latency while the taps change every 10 ms (every block checked)
   sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --retune-every 10ms --blocks 20000
 
@@ -116,6 +120,7 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.DurationVar(&f.duration, "duration", 0, "soak: measure each path for this long (e.g. 10m) instead of --blocks blocks")
 	fl.DurationVar(&f.interval, "interval", 0, "soak: report every this long (default 1m, or --duration if shorter)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
+	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
 	fl.DurationVar(&f.retune, "retune-every", 0, "retune the filter this often while measuring (e.g. 10ms), alternating the taps and a second set; every block is still checked")
 	return cmd
 }
@@ -245,6 +250,10 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if err != nil {
 			return err
 		}
+		if f.channels < 1 {
+			return fmt.Errorf("--channels: must be >= 1, got %d", f.channels)
+		}
+		chain.Channels = f.channels
 		taps, _ := chain.PlainFIR()
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
@@ -252,7 +261,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
-		if taps == nil {
+		if taps == nil || chain.Channels > 1 {
 			pc.Chain = chain // checked against the CPU chain
 			fmt.Fprintf(cmd.OutOrStdout(), "chain: %s (%g S/s in, %g S/s out)\n", chain, chain.SampleRate, chain.OutRate())
 		}
