@@ -199,7 +199,12 @@ func TestZeroCopyRetuneAtBlock(t *testing.T) {
 				done <- err
 			}()
 			for i := range tc.gateBlocks {
-				at := <-src.reached
+				var at int64
+				select {
+				case at = <-src.reached:
+				case err := <-done:
+					t.Fatalf("the run ended before gate %d: %v", i, err)
+				}
 				if i == 0 {
 					// Beyond the history the kernel keeps: refused, as a
 					// StageError, with nothing changed.
