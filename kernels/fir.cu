@@ -265,15 +265,18 @@ __device__ __forceinline__ void compute_at(int E, const float* sm, int xs, int q
 }
 // End of the compute helpers (kernels/sim/gen.sh extracts them from ld4_lim on).
 
+// The parity bit of each buffer's block, written by its poller of pair 0
+// and read by all after the barrier; indexed like the buffers, so a write
+// for block b+1 never meets a read for block b. At file scope so that the
+// instantiations share it (static shared memory: 12 bytes, zcStaticSmem in
+// backend/cuda).
+__shared__ int parity_of[3];
+
 template <int CH>
 __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int hcap,
                                     int lanes, int B, int nslots, int S, i64 stall_at, u64* times,
                                     const float* params) {
     extern __shared__ __align__(16) float sm[];  // 16-byte aligned: float4 loads
-    // The parity bit of each buffer's block, written by its poller of pair
-    // 0 and read by all after the barrier; indexed like the buffers, so a
-    // write for block b+1 never meets a read for block b.
-    __shared__ int parity_of[3];
     const int C = CH > 0 ? CH : lanes;      // values per frame
     // Taps and history are sized for hcap >= ntaps taps, so that a retune
     // may change the tap count without moving anything.
@@ -462,24 +465,35 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
 
 // split (S above) must be a power of two <= 32, and blockDim.x a multiple
 // of 32, so the lanes of a pair never straddle a warp. bsize is in
-// samples (frames of ch values: N channels, 2N when complex); a block of
-// an odd number of values has one pad word per slot. params (null: no
-// retunes) is the parameter block, hcap (>= ntaps) the most taps a retune
-// may bring. ch 1 and 2 have their own register-blocked compute phase;
-// 4, 8 and 16 their own instantiation of the generic one, and any other
-// count the generic one with ch a run-time value.
-extern "C" __global__ void __launch_bounds__(1024) fir_persistent(Ctrl* ctrl, const u64* in, u64* out,
-                                          const float* taps, i64 ntaps, i64 bsize, i64 ch, i64 nslots,
-                                          i64 split, i64 stall_at, u64* times, const float* params,
-                                          i64 hcap) {
-    const int nt = (int)ntaps, hc = hcap > ntaps ? (int)hcap : (int)ntaps, c = (int)ch, B = (int)bsize,
-              ns = (int)nslots, S = (int)split;
-    switch (c) {
-        case 1: fir_persistent_body<1>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
-        case 2: fir_persistent_body<2>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
-        case 4: fir_persistent_body<4>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
-        case 8: fir_persistent_body<8>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
-        case 16: fir_persistent_body<16>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
-        default: fir_persistent_body<0>(ctrl, in, out, taps, nt, hc, c, B, ns, S, stall_at, times, params); break;
+// samples (frames of ch values); a block of an odd number of values has one
+// pad word per slot. params (null: no retunes) is the parameter block, hcap
+// (>= ntaps) the most taps a retune may bring.
+//
+// fir_persistent takes ch 1 and 2, with their register-blocked compute
+// phase; fir_persistent_lanes any other count (N channels, 2N values when
+// complex), 4, 8 and 16 with their own instantiation of the generic compute
+// phase and the rest with ch a run-time value. Two kernels, so that the
+// generic paths' registers never weigh on the latency-critical one (in one
+// kernel they made ptxas spill under the 64-register cap of 1024 threads).
+#define FIR_PERSISTENT_ARGS                                                                                        \
+    Ctrl *ctrl, const u64 *in, u64 *out, const float *taps, i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 split, \
+        i64 stall_at, u64 *times, const float *params, i64 hcap
+#define FIR_PERSISTENT_BODY(T)                                                                                     \
+    fir_persistent_body<T>(ctrl, in, out, taps, (int)ntaps, hcap > ntaps ? (int)hcap : (int)ntaps, (int)ch,       \
+                           (int)bsize, (int)nslots, (int)split, stall_at, times, params)
+
+extern "C" __global__ void __launch_bounds__(1024) fir_persistent(FIR_PERSISTENT_ARGS) {
+    if (ch == 2)
+        FIR_PERSISTENT_BODY(2);
+    else
+        FIR_PERSISTENT_BODY(1);
+}
+
+extern "C" __global__ void __launch_bounds__(1024) fir_persistent_lanes(FIR_PERSISTENT_ARGS) {
+    switch (ch) {
+        case 4: FIR_PERSISTENT_BODY(4); break;
+        case 8: FIR_PERSISTENT_BODY(8); break;
+        case 16: FIR_PERSISTENT_BODY(16); break;
+        default: FIR_PERSISTENT_BODY(0); break;
     }
 }

@@ -235,11 +235,12 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks of %d values per frame, %s has %d KiB; use smaller blocks, fewer channels or transport: explicit",
 			smem>>10, ntaps, l.BlockSize, l.Channels, b.info.Name, b.info.SharedOptin>>10)
 	}
-	fn, err := b.mod.Function("fir_persistent")
+	kernel := persistentKernel(l.Channels)
+	fn, err := b.mod.Function(kernel)
 	if err != nil {
-		return fmt.Errorf("gpu: kernel fir_persistent: %w", err)
+		return fmt.Errorf("gpu: kernel %s: %w", kernel, err)
 	}
-	if smem > 48<<10 {
+	if smem+zcStaticSmem > 48<<10 {
 		if err := cudrv.SetMaxDynamicSmem(fn, smem); err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
@@ -317,7 +318,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
 	}
 	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, kparams); err != nil {
-		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
+		return fmt.Errorf("gpu: launch %s (%d threads, %d B shared): %w", kernel, threads, smem, err)
 	}
 	b.launched = true
 	// The kernel must report running within the watchdog, or it never will.

@@ -51,6 +51,16 @@ const (
 	zcStaticSmem = 16
 )
 
+// persistentKernel names the zero-copy kernel for frames of lanes values:
+// fir_persistent's register-blocked paths take one real or complex
+// channel, fir_persistent_lanes any other count.
+func persistentKernel(lanes int) string {
+	if lanes <= 2 {
+		return "fir_persistent"
+	}
+	return "fir_persistent_lanes"
+}
+
 // persistentSmem is the dynamic shared memory of fir_persistent sized for
 // hcap taps: the padded taps, then three [history | block] buffers of
 // block frames of lanes values.

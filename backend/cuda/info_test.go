@@ -61,6 +61,11 @@ func TestRetuneCapacity(t *testing.T) {
 	if got, want := persistentSmem(256, 256, 1), 256*4+3*511*4; got != want {
 		t.Errorf("persistentSmem(256, 256, 1) = %d, want %d", got, want)
 	}
+	for lanes, want := range map[int]string{1: "fir_persistent", 2: "fir_persistent", 3: "fir_persistent_lanes", 16: "fir_persistent_lanes"} {
+		if got := persistentKernel(lanes); got != want {
+			t.Errorf("persistentKernel(%d) = %s, want %s", lanes, got, want)
+		}
+	}
 	if got, want := paramFloats(61), 2*(paramHdr+64); got != want {
 		t.Errorf("paramFloats(61) = %d, want %d", got, want)
 	}
