@@ -39,7 +39,7 @@ grep -E -- '--- FAIL|_test.go:[0-9]+:' "$D/tests-zc.txt" | head -10 | tee -a "$S
 #    path's 16 instantiation) with retunes every ms, and 1 real channel.
 for tool in memcheck racecheck synccheck; do
   timeout "$(left 22)" compute-sanitizer --tool $tool --print-limit 20 $B probe --paths zero-copy --block-size 64 --taps 17 \
-    --channels 8 --complex --blocks 200 --warmup 10 --period 0 --retune-every 1ms --watchdog 15s > "$D/san-$tool.txt" 2>&1
+    --channels 8 --complex --blocks 120 --warmup 5 --period 0 --retune-every 1ms --watchdog 15s > "$D/san-$tool.txt" 2>&1
   rc=$?; say "sanitizer $tool (8 complex ch, retunes): rc=$rc $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY|retunes' "$D/san-$tool.txt" | tr -s ' ' | tr '\n' ' ')"
 done
 
