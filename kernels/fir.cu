@@ -29,6 +29,20 @@ struct Ctrl {
     u64 pad3[15];
 };
 
+// Input tags carry the block index + 1 in their low 31 bits and the
+// parameter parity in the top bit: the host flips it, from the first block
+// that must use new taps on, after writing them into the parameter buffer
+// of that parity (see fir_persistent_body). Output tags are the whole
+// block index + 1.
+#define TAG_MASK 0x7fffffffu
+
+// Parameter block (retunes), in mapped host memory: two buffers of
+// PARAM_HDR + hcap floats, buffer b for parity b; a buffer's first word
+// (u32) is its tap count, its taps start at float PARAM_HDR (128 bytes in,
+// so the count and the taps never share a line with the other buffer's).
+// Mirrored in backend/cuda (paramHdr).
+#define PARAM_HDR 32
+
 // How many polls between reads of the stop flag. Reading it in every poll
 // costs another PCIe round trip in the loop (about 4 us on an H200).
 #define STOP_EVERY 1024
@@ -68,8 +82,9 @@ __device__ __forceinline__ u64 pack(float v, unsigned tag) {
 // on an H200 and made the p50 worse each time: 4.6, 5.9, 8.1, 11.8 us for
 // 1, 2, 4, 8, as the extra PCIe reads contend with the host's writes.
 //
-// Shared memory: taps (padded to a multiple of 4), then three linear
-// buffers of [hist | block], hist = (ntaps-1)*CH values. Block b lives in
+// Shared memory: taps (room for hcap, padded to a multiple of 4), then
+// three linear buffers of [hist | block], hist = (hcap-1)*CH values (CH
+// values per frame). Block b lives in
 // buffer b%3; the pollers of block b also write its last hist values into
 // the history part of buffer (b+1)%3, and history older than the block is
 // carried there during the compute phase. Buffer (b+1)%3 was last read by
@@ -117,6 +132,10 @@ __device__ __forceinline__ float4 ld4_lim(const float* p, int rem) {
     if (rem > 2) v.z = p[2];
     return v;
 }
+
+// One float at p (a function of its own so that the simulator can check
+// every scalar load).
+__device__ __forceinline__ float ld1(const float* p) { return p[0]; }
 
 // A whole float4 at sm[i], or zeros when i < 0 (only in the last group,
 // where such values meet pad taps, which are skipped).
@@ -203,19 +222,72 @@ __device__ __forceinline__ void fir_quad_at(int E, const float* sm, int xa, int 
         fir_quad<2, -2>(sm, xa, rem, k0, kf, k1, ntaps, y);
     }
 }
+// Compute phase for C > 2 lanes (values per frame; N channels, I/Q
+// interleaved when complex): the same four consecutive values v0..v0+3 per
+// thread and the same split of the taps into chunks, but one tap at a
+// time: y[i] += h[k] * x[v0 + i - C*k] for k in [k0, k1) (k1 <= ntaps, so
+// no pad tap is ever used). x0 is the sm index of value v0 and rem the
+// block's values from it on. With C a multiple of 4 (VEC) the four values
+// of a tap are one aligned float4: a buffer's value 0 is aligned then
+// (tcap, H and L are multiples of 4) and so is v0 - C*k; and rem >= 4, as
+// the block has a multiple of 4 values. Otherwise four scalar loads, cut at
+// the block's end. Every read is inside this buffer's [hist | block].
+template <bool VEC>
+__device__ __forceinline__ void fir_lanes(const float* sm, int x0, int rem, int C, int k0, int k1, float (&y)[4]) {
+#pragma unroll 4
+    for (int k = k0; k < k1; k++) {
+        const float hk = ld1(sm + k);
+        const float* x = sm + x0 - C * k;
+        if (VEC) {
+            const float4 v = *reinterpret_cast<const float4*>(x);
+            y[0] = fmaf(hk, v.x, y[0]);
+            y[1] = fmaf(hk, v.y, y[1]);
+            y[2] = fmaf(hk, v.z, y[2]);
+            y[3] = fmaf(hk, v.w, y[3]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (i < rem) y[i] = fmaf(hk, ld1(x + i), y[i]);
+        }
+    }
+}
+
+// fir_quad_at for CH 1 and 2, fir_lanes for any other C (CH 0: C only known
+// at run time).
+template <int CH>
+__device__ __forceinline__ void compute_at(int E, const float* sm, int xs, int q, int xa, int words, int C, int k0,
+                                           int kf, int k1, int ntaps, float (&y)[4]) {
+    if (CH == 1 || CH == 2) {
+        fir_quad_at<CH == 2 ? 2 : 1>(E, sm, xa, xs + words - xa, k0, kf, k1, ntaps, y);
+    } else {
+        fir_lanes<(CH > 0 && CH % 4 == 0)>(sm, xs + 4 * q, words - 4 * q, C, k0, min(k1, ntaps), y);
+    }
+}
 // End of the compute helpers (kernels/sim/gen.sh extracts them from ld4_lim on).
 
+// The parity bit of each buffer's block, written by its poller of pair 0
+// and read by all after the barrier; indexed like the buffers, so a write
+// for block b+1 never meets a read for block b. At file scope so that the
+// instantiations share it (static shared memory: 12 bytes, zcStaticSmem in
+// backend/cuda).
+__shared__ int parity_of[3];
+
 template <int CH>
-__device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int B,
-                                    int nslots, int S, i64 stall_at, u64* times) {
+__device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const float* taps, int ntaps, int hcap,
+                                    int lanes, int B, int nslots, int S, i64 stall_at, u64* times,
+                                    const float* params) {
     extern __shared__ __align__(16) float sm[];  // 16-byte aligned: float4 loads
-    const int tpad = (ntaps + 3) & ~3;
+    const int C = CH > 0 ? CH : lanes;      // values per frame
+    // Taps and history are sized for hcap >= ntaps taps, so that a retune
+    // may change the tap count without moving anything.
+    const int tcap = (hcap + 3) & ~3;
+    int tpad = (ntaps + 3) & ~3;
     float* h = sm;
-    const int H = (ntaps - 1) * CH;         // history values
-    const int words = B * CH;               // values per block
+    const int H = (hcap - 1) * C;           // history values
+    const int words = B * C;                // values per block
     const int pairs = (words + 1) / 2;      // slots are padded to whole pairs
     const int L = H + words;                // one linear buffer
-    float* bufs = sm + tpad;                // 3 x L
+    float* bufs = sm + tcap;                // 3 x L
     // Compute geometry (see fir_quad): G lanes per four values, each
     // with a contiguous chunk of cpl groups of four taps, [k0, k1); the
     // taps below kf form whole groups. A warp holds R = 32/G groups of four
@@ -229,18 +301,21 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     const int R = 1 << lgR;
     const int half = G >> 1;
     const int Q = (pairs + 1) >> 1;        // groups of four values (two pairs)
-    const int cpl = ((tpad >> 2) + G - 1) >> lgG;
     const int lane = threadIdx.x & 31;
     const int g = lane >> lgR;              // this lane's chunk of the taps
-    const int k0 = min(4 * g * cpl, tpad);
-    const int k1 = min(k0 + 4 * cpl, tpad);
-    const int kf = min(k1, ntaps & ~3);
+    // The chunk moves when a retune changes the tap count.
+    int cpl = ((tpad >> 2) + G - 1) >> lgG;
+    int k0 = min(4 * g * cpl, tpad);
+    int k1 = min(k0 + 4 * cpl, tpad);
+    int kf = min(k1, ntaps & ~3);
     // This thread's first group of four values, and how far q moves per
     // round of the whole thread block.
     const int q0 = ((threadIdx.x >> 5) << lgR) + (lane & (R - 1));
     const int qstep = (blockDim.x >> 5) << lgR;
 
-    for (int i = threadIdx.x; i < tpad; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
+    for (int i = threadIdx.x; i < tcap; i += blockDim.x) h[i] = i < ntaps ? taps[i] : 0.f;
+    if (threadIdx.x < 3) parity_of[threadIdx.x] = 0;
+    int curpar = 0;  // parity of the taps in sm: 0 = the launch's
     for (int i = threadIdx.x; i < 3 * L; i += blockDim.x) bufs[i] = 0.f;
     if (threadIdx.x == 0) ctrl->running = 1;
     __syncthreads();
@@ -249,6 +324,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
     int slot = 0;  // blk % nslots
     for (u64 blk = 0;; blk++) {
         const unsigned tag = (unsigned)(blk + 1);
+        const unsigned itag = tag & TAG_MASK;
         const u64* src = in + slot * (u64)(2 * pairs);
         u64* dst = out + slot * (u64)(2 * pairs);
         const int nxt = cur == 2 ? 0 : cur + 1;
@@ -258,10 +334,10 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         // the block is awaited rather than after the barrier. (On the H200
         // this moved nothing measurable: the ~255 SM cycles from the barrier
         // to the first FMA are not this arithmetic.)
-        const int xs = tpad + cur * L + H;  // sm index of this block's value 0
+        const int xs = tcap + cur * L + H;  // sm index of this block's value 0
         const int al = xs & 3;
         const int E = CH == 1 ? ((al + 1) & 3) - 1 : (al != 0 ? -2 : 0);
-        const int xa0 = xs + 4 * q0 - CH * k0 - E;  // aligned; see fir_quad
+        int xa0 = xs + 4 * q0 - C * k0 - E;  // aligned; see fir_quad
 
         // Each thread decides for itself whether to stop (it read the stop
         // flag while waiting), and the barrier ORs the decisions, so no
@@ -281,8 +357,11 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
                 int spins = 0;
                 for (;;) {
                     ld_v2(w, va, vb);
-                    if ((unsigned)(va >> 32) == tag && (unsigned)(vb >> 32) == tag) {
-                        if (times != 0 && p == 0) c_first = clock64();
+                    if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) {
+                        if (p == 0) {
+                            parity_of[cur] = (int)(va >> 63);
+                            if (times != 0) c_first = clock64();
+                        }
                         break;
                     }
                     if (++spins == STOP_EVERY) {
@@ -304,6 +383,25 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
             }
         }
         if (__syncthreads_or(mystop)) break;
+        if (params != 0 && parity_of[cur] != curpar) {
+            // A retune from this block on (uniform: all read the same word).
+            // The host wrote the buffer's taps before this block's words,
+            // and this block's words were seen before the barrier, so a
+            // load issued now sees them. Block b-1's compute, the last
+            // reader of the old taps, finished before the barrier.
+            curpar = parity_of[cur];
+            __threadfence_system();
+            const volatile float* pb = params + curpar * (PARAM_HDR + tcap);
+            ntaps = (int)*reinterpret_cast<const volatile unsigned*>(pb);
+            tpad = (ntaps + 3) & ~3;
+            for (int i = threadIdx.x; i < tcap; i += blockDim.x) h[i] = i < ntaps ? pb[PARAM_HDR + i] : 0.f;
+            cpl = ((tpad >> 2) + G - 1) >> lgG;
+            k0 = min(4 * g * cpl, tpad);
+            k1 = min(k0 + 4 * cpl, tpad);
+            kf = min(k1, ntaps & ~3);
+            xa0 = xs + 4 * q0 - C * k0 - E;
+            __syncthreads();
+        }
         long long c_in = 0;
         if (times != 0 && threadIdx.x == 0) c_in = clock64();
 
@@ -319,11 +417,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         {
             for (int t0 = 0, q = q0; t0 < Q * G; t0 += blockDim.x, q += qstep) {
                 float y[4] = {0.f, 0.f, 0.f, 0.f};
-                if (q < Q && k0 < k1) {
-                    const int xa = xa0 + 4 * (q - q0);
-                    const int rem = xs + words - xa;
-                    fir_quad_at<CH>(E, sm, xa, rem, k0, kf, k1, ntaps, y);
-                }
+                if (q < Q && k0 < k1) compute_at<CH>(E, sm, xs, q, xa0 + 4 * (q - q0), words, C, k0, kf, k1, ntaps, y);
                 // Reduce-scatter across the group (its lanes R apart): lanes
                 // in the lower half of the group keep pair 2q (y[0], y[1]),
                 // the upper half pair 2q+1 (y[2], y[3]), each sending the
@@ -342,7 +436,7 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
                 if (q < Q && (g & (half - 1)) == 0 && p < pairs) {
                     // A real odd block's pad word repeats the last value, as
                     // the scalar kernel stored it.
-                    if (CH == 1 && 2 * p + 1 >= words) b = a;
+                    if (CH != 2 && 2 * p + 1 >= words) b = a;
                     st_v2(dst + 2 * p, pack(a, tag), pack(b, tag));
                 }
             }
@@ -371,12 +465,35 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
 
 // split (S above) must be a power of two <= 32, and blockDim.x a multiple
 // of 32, so the lanes of a pair never straddle a warp. bsize is in
-// samples; a real block of odd size has one pad word per slot.
-extern "C" __global__ void __launch_bounds__(1024) fir_persistent(Ctrl* ctrl, const u64* in, u64* out,
-                                          const float* taps, i64 ntaps, i64 bsize, i64 ch, i64 nslots,
-                                          i64 split, i64 stall_at, u64* times) {
+// samples (frames of ch values); a block of an odd number of values has one
+// pad word per slot. params (null: no retunes) is the parameter block, hcap
+// (>= ntaps) the most taps a retune may bring.
+//
+// fir_persistent takes ch 1 and 2, with their register-blocked compute
+// phase; fir_persistent_lanes any other count (N channels, 2N values when
+// complex), 4, 8 and 16 with their own instantiation of the generic compute
+// phase and the rest with ch a run-time value. Two kernels, so that the
+// generic paths' registers never weigh on the latency-critical one (in one
+// kernel they made ptxas spill under the 64-register cap of 1024 threads).
+#define FIR_PERSISTENT_ARGS                                                                                        \
+    Ctrl *ctrl, const u64 *in, u64 *out, const float *taps, i64 ntaps, i64 bsize, i64 ch, i64 nslots, i64 split, \
+        i64 stall_at, u64 *times, const float *params, i64 hcap
+#define FIR_PERSISTENT_BODY(T)                                                                                     \
+    fir_persistent_body<T>(ctrl, in, out, taps, (int)ntaps, hcap > ntaps ? (int)hcap : (int)ntaps, (int)ch,       \
+                           (int)bsize, (int)nslots, (int)split, stall_at, times, params)
+
+extern "C" __global__ void __launch_bounds__(1024) fir_persistent(FIR_PERSISTENT_ARGS) {
     if (ch == 2)
-        fir_persistent_body<2>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
+        FIR_PERSISTENT_BODY(2);
     else
-        fir_persistent_body<1>(ctrl, in, out, taps, (int)ntaps, (int)bsize, (int)nslots, (int)split, stall_at, times);
+        FIR_PERSISTENT_BODY(1);
+}
+
+extern "C" __global__ void __launch_bounds__(1024) fir_persistent_lanes(FIR_PERSISTENT_ARGS) {
+    switch (ch) {
+        case 4: FIR_PERSISTENT_BODY(4); break;
+        case 8: FIR_PERSISTENT_BODY(8); break;
+        case 16: FIR_PERSISTENT_BODY(16); break;
+        default: FIR_PERSISTENT_BODY(0); break;
+    }
 }

@@ -74,11 +74,25 @@ type Config struct {
 	// Chain, when it has stages, is run and checked instead of Taps: the
 	// CPU reference is backend/cpu's Chain, fed every delivered block
 	// (VerifyEvery must be 0 or 1). Its input must match BlockSize's
-	// stream: Chain.Complex = Complex.
+	// stream: Chain.Complex = Complex. Chain.Channels > 1 (a chain, even a
+	// plain FIR) makes each frame that many channels.
 	Chain stage.Chain
+
+	// RetuneEvery > 0 retunes the path's fir (the backend must be a
+	// pipeline.Retuner) every so long while it runs, alternating
+	// RetuneTaps and Taps; the shadow check switches taps at the sample
+	// each retune reports. Block-count mode, a plain FIR, every block
+	// verified.
+	RetuneEvery time.Duration
+	// RetuneTaps is the other tap set; empty = Taps × -0.5.
+	RetuneTaps []float32
 
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
 }
+
+// frameValues is the float32 values per frame: the chain's channels (N
+// channels run as a Chain with Channels = N), each real or complex.
+func (c Config) frameValues() int { return pipeline.FrameValues(c.Chain.Channels, c.Complex) }
 
 // chain reports whether the probe runs a stage chain.
 func (c Config) chain() bool { return len(c.Chain.Stages) > 0 }
@@ -127,6 +141,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("probe: warmup must be >= 0, got %d", c.Warmup)
 	case c.Period < 0:
 		return fmt.Errorf("probe: period must be >= 0, got %v", c.Period)
+	case c.RetuneEvery < 0:
+		return fmt.Errorf("%w: must be >= 0, got %v", errRetuneConfig, c.RetuneEvery)
+	case c.RetuneEvery > 0 && (c.Duration > 0 || c.chain() || c.VerifyEvery > 1):
+		return fmt.Errorf("%w: retunes are checked in the block-count mode of a plain FIR with every block verified", errRetuneConfig)
 	}
 	return nil
 }
@@ -171,9 +189,15 @@ type Result struct {
 	MSps float64 `json:"msps"`
 	// GPU-side time from the last input word arriving to the output being
 	// written (zero-copy with timing), µs.
-	ComputeP50 float64   `json:"gpu_compute_p50_us,omitempty"`
-	ComputeP99 float64   `json:"gpu_compute_p99_us,omitempty"`
-	Latencies  []float64 `json:"-"` // block-count mode only
+	ComputeP50 float64 `json:"gpu_compute_p50_us,omitempty"`
+	ComputeP99 float64 `json:"gpu_compute_p99_us,omitempty"`
+	// Retunes accepted during the run (Config.RetuneEvery), and the time
+	// from a Retune call to the consumer's first block filtered with the
+	// new taps, µs.
+	Retunes        int       `json:"retunes,omitempty"`
+	RetuneApplyP50 float64   `json:"retune_apply_p50_us,omitempty"`
+	RetuneApplyMax float64   `json:"retune_apply_max_us,omitempty"`
+	Latencies      []float64 `json:"-"` // block-count mode only
 	// FillUs is the time to fill a block at the sample rate,
 	// (BlockSize−1)/rate in µs: how old a block's first sample is when its
 	// last arrives (0 = no rate).
@@ -262,10 +286,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	if cfg.Duration > 0 {
 		return runSoak(ctx, cfg, p)
 	}
-	ch := 1
-	if cfg.Complex {
-		ch = 2
-	}
+	ch := cfg.frameValues()
 	tol := cfg.Tolerance
 	if tol == 0 {
 		tol = 1e-5
@@ -281,7 +302,11 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	total := cfg.Warmup + cfg.Blocks
 	src := newSource(cfg, ch)
-	ver, err := newVerifier(cfg, src, ch)
+	var rt *retuner
+	if cfg.RetuneEvery > 0 {
+		rt = newRetuner(cfg)
+	}
+	ver, err := newVerifier(cfg, src, ch, rt)
 	if err != nil {
 		_ = be.Close()
 		return res, err
@@ -292,20 +317,43 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		return res, err
 	}
 	lat := make([]int64, 0, cfg.Blocks)
+	started, stop := make(chan struct{}), make(chan struct{})
+	var retunes sync.WaitGroup
+	measuring := false
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
+		if rt != nil {
+			if !measuring && o.Seq >= uint64(cfg.Warmup) {
+				measuring = true
+				close(started) // retunes start with the measured blocks
+			}
+			rt.seen(len(o.Samples) / ch)
+		}
 		chk.submit(ctx, o)
+	}
+	if rt != nil {
+		retunes.Add(1)
+		go func() {
+			defer retunes.Done()
+			rt.run(ctx, be, started, stop)
+		}()
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})
 	wall := time.Since(t0)
+	close(stop)
+	retunes.Wait()
 	chkErr := chk.close() // every submitted block checked; res's counts are final
+	if rt != nil {
+		rt.report(&res)
+		chkErr = errors.Join(chkErr, rt.err)
+	}
 	res.Backend = be.Name()
 	if t, ok := be.(interface{ ComputeTimes() []float64 }); ok {
 		if ct := t.ComputeTimes(); len(ct) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 func cpuPath(t *testing.T, taps []float32, complex bool, block int) Path {
@@ -134,7 +135,7 @@ func TestReportFiles(t *testing.T) {
 func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
 	cfg := Config{BlockSize: 4, Taps: []float32{1}}
 	src := newSource(cfg, 1)
-	ver, err := newVerifier(cfg, src, 1)
+	ver, err := newVerifier(cfg, src, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +183,34 @@ func TestRecordSlotsCoverTheCheckLag(t *testing.T) {
 		if got != tt.want || got < max(tt.slots, 64)+checkerSlots {
 			t.Errorf("slots %d: %d copies, want %d", tt.slots, got, tt.want)
 		}
+	}
+}
+
+// TestRetuneEveryChecked: periodic retunes of the cpu backend, alternating
+// two tap sets, are followed by the shadow check at the sample each one
+// reports: no block mismatches (without the switch the
+// check fails, as the second set is the first × -0.5).
+func TestRetuneEveryChecked(t *testing.T) {
+	taps := []float32{0.1, 0.2, 0.4, 0.2, 0.1, -0.05, 0.3}
+	for _, complex := range []bool{false, true} {
+		cfg := Config{BlockSize: 64, Taps: taps, Complex: complex, Blocks: 1500, Warmup: 10, Period: 100 * time.Microsecond,
+			Slots: 64, Seed: 3, RetuneEvery: 5 * time.Millisecond}
+		path := Path{Name: "cpu", New: func() (pipeline.Backend, error) {
+			return cpu.New(stage.FIR(1, complex, taps), 64)
+		}}
+		rs, err := Run(context.Background(), cfg, []Path{path})
+		if err != nil {
+			t.Fatalf("complex=%v: %v", complex, err)
+		}
+		r := rs[0]
+		// A loaded machine may drop blocks (and lose the check's history
+		// after them), never mismatch.
+		if r.Retunes == 0 || r.Mismatches != 0 || r.Verified == 0 {
+			t.Errorf("complex=%v: retunes %d, verified %d, unverified %d, dropped %d, mismatches %d (worst %g)", complex, r.Retunes, r.Verified, r.Unverified, r.Dropped, r.Mismatches, r.MaxRelErr)
+		}
+		t.Logf("complex=%v: %d retunes, apply p50 %.1f µs", complex, r.Retunes, r.RetuneApplyP50)
+	}
+	if err := (Config{BlockSize: 64, Taps: taps, Duration: time.Second, RetuneEvery: time.Millisecond}).validate(); err == nil {
+		t.Error("retunes in a soak accepted")
 	}
 }

@@ -70,6 +70,9 @@ func (r Report) WriteTable(w io.Writer) {
 		if x.ComputeP50 > 0 {
 			fmt.Fprintf(w, "  gpu compute p50 %.2f p99 %.2f µs", x.ComputeP50, x.ComputeP99)
 		}
+		if x.Retunes > 0 {
+			fmt.Fprintf(w, "  retunes %d, call to first retuned block p50 %.1f max %.1f µs", x.Retunes, x.RetuneApplyP50, x.RetuneApplyMax)
+		}
 		fmt.Fprintln(w)
 	}
 	keys := make([]string, 0, len(r.Ratios))

@@ -300,10 +300,7 @@ func (m *meter) finish() {
 }
 
 func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
-	ch := 1
-	if cfg.Complex {
-		ch = 2
-	}
+	ch := cfg.frameValues()
 	tol := cfg.Tolerance
 	if tol == 0 {
 		tol = 1e-5
@@ -311,7 +308,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	res := Result{Path: p.Name, BlockSize: cfg.BlockSize, Taps: cfg.ntaps(), Complex: cfg.Complex, Chain: cfg.Chain.String(),
 		PeriodUs: float64(cfg.Period) / 1e3}
 	src := newSource(cfg, ch)
-	ver, err := newVerifier(cfg, src, ch)
+	ver, err := newVerifier(cfg, src, ch, nil)
 	if err != nil {
 		return res, err
 	}
@@ -330,7 +327,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: m.onBlock})

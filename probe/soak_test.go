@@ -198,9 +198,9 @@ func TestVerifierSampledMatchesContinuous(t *testing.T) {
 		cfg := Config{BlockSize: 32, Taps: taps, Complex: complex, Seed: 5}
 		src := newSource(cfg, ch)
 		backend, _ := filter.NewFIR(taps, complex, 32)
-		cont, _ := newVerifier(cfg, src, ch)
+		cont, _ := newVerifier(cfg, src, ch, nil)
 		cfg.VerifyEvery = 3
-		samp, _ := newVerifier(cfg, src, ch)
+		samp, _ := newVerifier(cfg, src, ch, nil)
 		buf := make([]float32, 32*ch)
 		out := make([]float32, 32*ch)
 		sampled := 0
@@ -312,7 +312,7 @@ func TestSoakReportJSON(t *testing.T) {
 func BenchmarkSoakOnBlock(b *testing.B) {
 	cfg := Config{BlockSize: 256, Taps: []float32{1}, Duration: time.Hour, Interval: time.Minute, VerifyEvery: 1 << 30}
 	src := newSource(cfg, 1)
-	ver, _ := newVerifier(cfg, src, 1)
+	ver, _ := newVerifier(cfg, src, 1, nil)
 	m, err := newMeter(context.Background(), cfg, "bench", src, ver, 1, 1e-5, &Result{})
 	if err != nil {
 		b.Fatal(err)
@@ -339,7 +339,7 @@ func BenchmarkShadowCheck(b *testing.B) {
 		b.Run(fmt.Sprint("verify every ", every), func(b *testing.B) {
 			cfg := Config{BlockSize: 256, Taps: taps, Duration: time.Hour, Interval: time.Minute, VerifyEvery: every}
 			src := newSource(cfg, 1)
-			ver, _ := newVerifier(cfg, src, 1)
+			ver, _ := newVerifier(cfg, src, 1, nil)
 			res := &Result{}
 			// A real stream of n blocks and its filtered output, replayed
 			// (the source keeps the last 1024 inputs).

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"fmt"
+
 	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
@@ -53,6 +55,15 @@ type verifier struct {
 	broken  bool // continuous: a lost copy broke the history
 	resync  bool // continuous: re-prime a broken history (soak mode)
 
+	// Retunes (Config.RetuneEvery): alt filters every block with the
+	// other tap set over the same history, and rt says which set is in
+	// force at a block's first frame (frames delivered before it).
+	alt    shadow
+	altRef []float32
+	rt     *retuner
+	frames int64
+	ch     int
+
 	// sampled mode: the last delivered sequence numbers, a ring of the
 	// blocks that can hold the ntaps-1 history samples.
 	need       int // history values: (ntaps-1)·channels
@@ -60,7 +71,7 @@ type verifier struct {
 	head, nrec int
 }
 
-func newVerifier(cfg Config, src *source, ch int) (*verifier, error) {
+func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error) {
 	if cfg.chain() {
 		// The chain's state (phase, decimation position) depends on the
 		// whole stream, so it is checked continuously, never re-primed.
@@ -68,10 +79,7 @@ func newVerifier(cfg Config, src *source, ch int) (*verifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		outCh := 1
-		if cfg.Chain.OutComplex() {
-			outCh = 2
-		}
+		outCh := pipeline.FrameValues(cfg.Chain.Channels, cfg.Chain.OutComplex())
 		return &verifier{src: src, shadow: c, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
 	}
 	fir, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
@@ -81,6 +89,13 @@ func newVerifier(cfg Config, src *source, ch int) (*verifier, error) {
 	v := &verifier{src: src, shadow: firShadow{fir}, every: uint64(max(1, cfg.VerifyEvery)), resync: cfg.Duration > 0,
 		ref: make([]float32, cfg.BlockSize*ch), scratch: make([]float32, cfg.BlockSize*ch)}
 	v.need = (len(cfg.Taps) - 1) * ch
+	if rt != nil {
+		alt, err := filter.NewFIR(rt.sets[1], cfg.Complex, cfg.BlockSize)
+		if err != nil {
+			return nil, fmt.Errorf("probe: retune taps: %w", err)
+		}
+		v.alt, v.altRef, v.rt, v.ch = firShadow{alt}, make([]float32, cfg.BlockSize*ch), rt, ch
+	}
 	// Probe blocks are all full, so this many hold the history.
 	v.prev = make([]uint64, (v.need+cfg.BlockSize*ch-1)/(cfg.BlockSize*ch))
 	return v, nil
@@ -115,14 +130,25 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 			var err error
 			n, err = v.shadow.Process(v.ref, in)
 			ok = err == nil
+			if ok && v.alt != nil {
+				_, err = v.alt.Process(v.altRef, in)
+				ok = err == nil
+			}
 			v.src.release(o.Seq)
 		}
 		v.broken = !ok // the copy was overwritten: history lost
 	}
+	ref := v.ref[:n]
+	if v.rt != nil {
+		if v.rt.setAt(v.frames) == 1 {
+			ref = v.altRef[:n]
+		}
+		v.frames += int64(len(o.Samples) / v.ch)
+	}
 	if v.broken {
 		return unverified, 0
 	}
-	return verified, filter.MaxErrRMS(o.Samples, v.ref[:n]) // +Inf on a length mismatch
+	return verified, filter.MaxErrRMS(o.Samples, ref) // +Inf on a length mismatch
 }
 
 func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {

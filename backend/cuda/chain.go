@@ -14,13 +14,12 @@ import (
 var ErrStages = errors.New("stages are not yet supported on the cuda zero-copy transport")
 
 // ErrChannels is returned for N channels where the CUDA backend does not
-// take them yet: a chain of stages (a plain FIR takes them, on the explicit
-// transport, as a batch dimension), or the zero-copy transport (at Start).
+// take them yet: a chain of stages (a plain FIR takes them on both
+// transports, as a batch dimension of one kernel).
 var ErrChannels = errors.New("N channels are not yet supported on cuda")
 
 // CheckChain reports whether the CUDA backend runs the chain c with the
-// given options: a plain FIR on any number of channels (N channels on the
-// explicit transport, which transport auto picks for them), or any valid
+// given options: a plain FIR on any number of channels, or any valid
 // chain of shift, fir (decimating or not) and resample stages of one
 // channel on the explicit transports (transport auto picks explicit for a
 // chain of stages); the zero-copy transport runs only a single plain FIR

@@ -51,8 +51,8 @@ func TestCheckChain(t *testing.T) {
 }
 
 // N channels go through NewChainBackend for a plain FIR (or fail only for
-// lack of CUDA): the explicit transport takes them, the zero-copy one
-// refuses at Start. A chain of stages on N channels is refused.
+// lack of CUDA): both transports take them. A chain of stages on N
+// channels is refused.
 func TestNewChainBackendTakesChannels(t *testing.T) {
 	for _, n := range []int{1, 2, 8} {
 		for _, cplx := range []bool{false, true} {

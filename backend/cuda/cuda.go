@@ -105,6 +105,7 @@ type backend struct {
 	t0       time.Time
 	launched bool
 	deadline time.Duration
+	zr       zcRetune // retunes, see zc_retune_cuda.go
 
 	x     *explicitState // explicit transports
 	xtune explicitTune   // retunes handed to the explicit transport (x_retune_cuda.go)
@@ -152,14 +153,6 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if b.chain != nil && b.opts.Transport == TransportAuto {
 		b.transport, why = TransportExplicit, "stages run on the explicit transport"
 	}
-	if one := pipeline.FrameValues(1, b.complex); l.Channels != one && b.transport == TransportZeroCopy {
-		// The persistent kernel takes one channel; the explicit transport's
-		// batch kernel takes N as a batch dimension.
-		if b.opts.Transport != TransportAuto {
-			return nil, fmt.Errorf("gpu: %w on the zero-copy transport (%d values per frame); use transport: explicit", ErrChannels, l.Channels)
-		}
-		b.transport, why = TransportExplicit, fmt.Sprintf("%d values per frame: N channels run on the explicit transport", l.Channels)
-	}
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.transport == TransportZeroCopy && !info.CanMapHost {
 		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
@@ -205,7 +198,8 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	switch b.transport {
 	case TransportZeroCopy:
 		words := int64(evenWords(l))
-		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8)
+		hcap := retuneCapacity(len(b.taps), l.BlockSize, l.Channels, b.info.SharedOptin)
+		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(paramFloats(hcap))*4)
 		if b.opts.Timing {
 			n += timesCap * timesWords * 8
 		}
@@ -239,17 +233,20 @@ func (b *backend) pin(n int64, mapped, wc bool) (*cudrv.HostBuf, error) {
 func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	ntaps := len(b.taps)
 	b.words = evenWords(l)
-	// Shared memory: padded taps, then three [history | block] buffers.
-	smem := ((ntaps+3)&^3)*4 + 3*(ntaps-1+l.BlockSize)*l.Channels*4
-	if smem > b.info.SharedOptin {
-		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
-			smem>>10, ntaps, l.BlockSize, b.info.Name, b.info.SharedOptin>>10)
+	// Shared memory: padded taps, then three [history | block] buffers,
+	// both sized for the most taps a retune may bring.
+	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, b.info.SharedOptin)
+	smem := persistentSmem(hcap, l.BlockSize, l.Channels)
+	if smem+zcStaticSmem > b.info.SharedOptin {
+		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks of %d values per frame, %s has %d KiB; use smaller blocks, fewer channels or transport: explicit",
+			smem>>10, ntaps, l.BlockSize, l.Channels, b.info.Name, b.info.SharedOptin>>10)
 	}
-	fn, err := b.mod.Function("fir_persistent")
+	kernel := persistentKernel(l.Channels)
+	fn, err := b.mod.Function(kernel)
 	if err != nil {
-		return fmt.Errorf("gpu: kernel fir_persistent: %w", err)
+		return fmt.Errorf("gpu: kernel %s: %w", kernel, err)
 	}
-	if smem > 48<<10 {
+	if smem+zcStaticSmem > 48<<10 {
 		if err := cudrv.SetMaxDynamicSmem(fn, smem); err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
@@ -280,6 +277,11 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 			return err
 		}
 	}
+	params, err := b.pin(int64(paramFloats(hcap))*4, true, false)
+	if err != nil {
+		return err
+	}
+	b.zr.init(params.Ptr(), hcap, b.taps)
 	b.ctrl = ctrl.Bytes()
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
@@ -294,6 +296,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	words, slots := b.words, uint64(l.Slots)
 	inWords := b.inWords
 	hostT, t0 := b.hostT, b.t0
+	zr, lanes := &b.zr, l.Channels
 	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
 		s := int(i%slots) * words
 		dst := inWords[s : s+words]
@@ -301,7 +304,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		if hostT != nil {
 			hostT[j] = int64(time.Since(t0))
 		}
-		tagged.Write(dst, blk.Samples, uint32(i+1))
+		tagged.Write(dst, blk.Samples, zr.publish(i, len(blk.Samples)/lanes))
 		// The kernel polls these lines over PCIe: in the shared cache rather
 		// than modified in this core's, its reads need not snoop them out
 		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
@@ -335,23 +338,25 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	b.ring = ring
 
 	threads, split := persistentGeometry(b.words/2, ntaps, b.opts.Split)
-	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
-	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), b.opts.StallAt}
-	params := []unsafe.Pointer{
+	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), b.opts.StallAt, int64(hcap)}
+	kparams := []unsafe.Pointer{
 		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&b.dtaps),
 		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
 		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
+		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
 	}
-	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, params); err != nil {
-		return fmt.Errorf("gpu: launch fir_persistent (%d threads, %d B shared): %w", threads, smem, err)
+	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, kparams); err != nil {
+		return fmt.Errorf("gpu: launch %s (%d threads, %d B shared): %w", kernel, threads, smem, err)
 	}
 	b.launched = true
 	// The kernel must report running within the watchdog, or it never will.
 	if err := b.waitCtrl(ctrlRunning, 1, b.opts.watchdog()); err != nil {
 		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
 	}
+	b.zr.live.Store(true)
 	b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).
-		Msg("persistent FIR kernel running")
+		Int("lanes", l.Channels).Int("retune_max_taps", hcap).Msg("persistent FIR kernel running")
 	return nil
 }
 
@@ -553,6 +558,7 @@ func (b *backend) Close() error {
 	b.live.Store(nil)
 	var errs []error
 	b.logBreakdown()
+	b.zr.stop()
 	if b.launched {
 		b.ctrlWord(ctrlStop).Store(1)
 		if err := b.waitCtrl(ctrlRunning, 2, b.opts.watchdog()); err != nil {

@@ -38,3 +38,50 @@ func persistentGeometry(pairs, ntaps, force int) (threads, split int) {
 	threads = min(1024, (pairs*split+31)&^31)
 	return threads, split
 }
+
+// Retune geometry of the zero-copy kernel (kernels/fir.cu).
+const (
+	// zcRetuneTaps is the most taps a zero-copy run can be retuned to
+	// unless it started with more or shared memory is short: the kernel
+	// keeps the input history and room for the taps of that many.
+	zcRetuneTaps = 256
+	// paramHdr is the floats before a parameter buffer's taps (PARAM_HDR).
+	paramHdr = 32
+	// zcStaticSmem is the kernel's static shared memory (parity_of).
+	zcStaticSmem = 16
+)
+
+// persistentKernel names the zero-copy kernel for frames of lanes values:
+// fir_persistent's register-blocked paths take one real or complex
+// channel, fir_persistent_lanes any other count.
+func persistentKernel(lanes int) string {
+	if lanes <= 2 {
+		return "fir_persistent"
+	}
+	return "fir_persistent_lanes"
+}
+
+// persistentSmem is the dynamic shared memory of fir_persistent sized for
+// hcap taps: the padded taps, then three [history | block] buffers of
+// block frames of lanes values.
+func persistentSmem(hcap, block, lanes int) int {
+	return ((hcap+3)&^3)*4 + 3*(hcap-1+block)*lanes*4
+}
+
+// retuneCapacity is the most taps a zero-copy run of ntaps taps on blocks
+// of block frames of lanes values can be retuned to: zcRetuneTaps (or
+// ntaps, if more), less what does not fit in optin bytes of shared memory
+// (never below ntaps; a run that does not fit even then is refused at
+// start).
+func retuneCapacity(ntaps, block, lanes, optin int) int {
+	hcap := max(ntaps, zcRetuneTaps)
+	for hcap > ntaps && persistentSmem(hcap, block, lanes)+zcStaticSmem > optin {
+		// Shrink in steps of 4 taps (no gain below: the taps are padded).
+		hcap = max(ntaps, (hcap-1)&^3)
+	}
+	return hcap
+}
+
+// paramFloats is the size, in floats, of the zero-copy kernel's parameter
+// block for hcap taps: two buffers of a header and room for the taps.
+func paramFloats(hcap int) int { return 2 * (paramHdr + (hcap+3)&^3) }

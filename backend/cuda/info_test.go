@@ -16,6 +16,9 @@ func TestPersistentGeometry(t *testing.T) {
 		{3, 64, 0, 32, 8},      // tiny block: one warp
 		{128, 64, 8, 1024, 8},  // forced
 		{2048, 64, 4, 1024, 4}, // forced, capped
+		{128, 64, 0, 256, 2},   // 8 real channels of 32 frames: as one channel of 256
+		{2048, 64, 0, 1024, 1}, // 8 complex channels of 256 frames (16 lanes): threads capped
+		{1025, 64, 0, 1024, 1}, // 16 lanes, 129 frames: an odd number of pairs
 	}
 	for _, tt := range tests {
 		th, sp := persistentGeometry(tt.pairs, tt.taps, tt.force)
@@ -25,6 +28,46 @@ func TestPersistentGeometry(t *testing.T) {
 		if th%32 != 0 || 32%sp != 0 {
 			t.Errorf("pairs %d taps %d: threads %d not a warp multiple or split %d does not divide 32", tt.pairs, tt.taps, th, sp)
 		}
+	}
+}
+
+func TestRetuneCapacity(t *testing.T) {
+	const h200 = 227 << 10
+	tests := []struct{ ntaps, block, lanes, optin, want int }{
+		{64, 256, 1, h200, 256},    // the latency case: room for 256 taps
+		{64, 256, 2, h200, 256},    // complex
+		{64, 256, 16, h200, 256},   // 8 complex channels: 98 KiB
+		{1000, 64, 1, h200, 1000},  // more taps than the default: its own
+		{64, 2048, 16, h200, 64},   // 8 complex channels of 2048: too big even at ntaps (refused at start)
+		{64, 1024, 16, h200, 180},  // 8 complex channels of 1024: shrunk to what fits
+		{64, 256, 16, 64 << 10, 0}, // shrunk to fit 64 KiB (checked below)
+	}
+	for _, tt := range tests {
+		got := retuneCapacity(tt.ntaps, tt.block, tt.lanes, tt.optin)
+		if got < tt.ntaps {
+			t.Errorf("retuneCapacity(%d, %d, %d, %d) = %d < ntaps", tt.ntaps, tt.block, tt.lanes, tt.optin, got)
+		}
+		if tt.want != 0 && got != tt.want {
+			t.Errorf("retuneCapacity(%d, %d, %d, %d) = %d, want %d", tt.ntaps, tt.block, tt.lanes, tt.optin, got, tt.want)
+		}
+		if got > tt.ntaps && persistentSmem(got, tt.block, tt.lanes)+zcStaticSmem > tt.optin {
+			t.Errorf("retuneCapacity(%d, %d, %d, %d) = %d does not fit", tt.ntaps, tt.block, tt.lanes, tt.optin, got)
+		}
+		if got > tt.ntaps && got < zcRetuneTaps && persistentSmem(got+4, tt.block, tt.lanes)+zcStaticSmem <= tt.optin {
+			t.Errorf("retuneCapacity(%d, %d, %d, %d) = %d, but %d fits", tt.ntaps, tt.block, tt.lanes, tt.optin, got, got+4)
+		}
+	}
+	// The 256/64 latency case: 1 KiB of taps and three 511-value buffers.
+	if got, want := persistentSmem(256, 256, 1), 256*4+3*511*4; got != want {
+		t.Errorf("persistentSmem(256, 256, 1) = %d, want %d", got, want)
+	}
+	for lanes, want := range map[int]string{1: "fir_persistent", 2: "fir_persistent", 3: "fir_persistent_lanes", 16: "fir_persistent_lanes"} {
+		if got := persistentKernel(lanes); got != want {
+			t.Errorf("persistentKernel(%d) = %s, want %s", lanes, got, want)
+		}
+	}
+	if got, want := paramFloats(61), 2*(paramHdr+64); got != want {
+		t.Errorf("paramFloats(61) = %d, want %d", got, want)
 	}
 }
 

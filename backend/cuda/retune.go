@@ -13,7 +13,7 @@ import (
 // do not yet take new stage parameters at a block boundary: the explicit
 // transport retunes a plain fir, other transports and chains do not yet.
 // The control API turns it into a 409 refusal; the run goes on.
-var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this transport or chain (the explicit transport retunes a plain fir; use backend: cpu to retune anything while running)", stage.ErrRetuneUnsupported)
+var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir; use backend: cpu to retune stages while running)", stage.ErrRetuneUnsupported)
 
 // tapRetuner is the transport's side of a plain fir's retune (the cuda
 // build's backend): retuneTaps schedules taps for the first block not yet
@@ -81,6 +81,7 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Stages[0].Taps = append([]float32(nil), taps...) // not the caller's slice
 	b.chain = c
 	for i := range out {
 		out[i].At, out[i].ChainAt = at, at // one stage: its input is the chain's

@@ -43,6 +43,8 @@ type probeFlags struct {
 	interval   time.Duration
 	verifyN    int
 	staged     bool
+	retune     time.Duration
+	channels   int
 }
 
 func newProbeCmd() *cobra.Command {
@@ -95,6 +97,12 @@ reference (default every block). --json holds every interval and the totals.`,
   # CPU only (works in the pure-Go build)
   sigproc probe --paths cpu --blocks 2000
 
+  # 8 complex channels per frame through the zero-copy kernel
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --channels 8 --complex --blocks 20000
+
+  # Zero-copy latency while the taps change every 10 ms (every block checked)
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --retune-every 10ms --blocks 20000
+
   # Soak: 10 minutes of the paced zero-copy path, a report line per minute
   sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json`,
 		Args: cobra.NoArgs,
@@ -125,6 +133,8 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.DurationVar(&f.interval, "interval", 0, "soak: report every this long (default 1m, or --duration if shorter)")
 	fl.BoolVar(&f.staged, "staged-input", false, "zero-copy: copy each block from a staging slot into the mapped ring at publish time (the old path, for A/B)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
+	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
+	fl.DurationVar(&f.retune, "retune-every", 0, "retune the filter this often while measuring (e.g. 10ms), alternating the taps and a second set; every block is still checked")
 	return cmd
 }
 
@@ -253,15 +263,19 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		if err != nil {
 			return err
 		}
+		if f.channels < 1 {
+			return fmt.Errorf("--channels: must be >= 1, got %d", f.channels)
+		}
+		chain.Channels = f.channels
 		taps, _ := chain.PlainFIR()
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
 			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt,
-			SampleRate: rate, StagedInput: f.staged}
+			SampleRate: rate, StagedInput: f.staged, RetuneEvery: f.retune}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
-		if taps == nil {
+		if taps == nil || chain.Channels > 1 {
 			pc.Chain = chain // checked against the CPU chain
 			fmt.Fprintf(cmd.OutOrStdout(), "chain: %s (%g S/s in, %g S/s out)\n", chain, chain.SampleRate, chain.OutRate())
 		}

@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     CK(cudaHostAlloc((void**)&times, (size_t)TIMES_CAP * TIMES_WORDS * 8, cudaHostAllocMapped | cudaHostAllocPortable));
     CK(cudaHostGetDevicePointer((void**)&dtimes, times, 0));
 #endif
-    fir_persistent<<<1, threads, smem, s>>>(dctrl, din, dout, dtaps, ntaps, B, 1, nslots, split, -1, dtimes);
+    fir_persistent<<<1, threads, smem, s>>>(dctrl, din, dout, dtaps, ntaps, B, 1, nslots, split, -1, dtimes, nullptr, ntaps);
     CK(cudaGetLastError());
     while (((volatile Ctrl*)ctrl)->running == 0) {}
 
