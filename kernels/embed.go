@@ -21,3 +21,9 @@ var BatchPTX string
 //
 //go:embed bw.ptx
 var BandwidthPTX string
+
+// OLSPTX is the embedded PTX of ols.cu: the gather, spectrum product and
+// scatter steps of overlap-save fast convolution around cuFFT.
+//
+//go:embed ols.ptx
+var OLSPTX string

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
@@ -28,6 +29,15 @@ func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	taps, ok := c.PlainFIR()
 	if !ok {
 		return nil, fmt.Errorf("%w (the chain is %s; use backend: cpu)", ErrStages, c)
+	}
+	if opts.Method == filter.MethodAuto {
+		// The fir stage's method (a config's filter.method) applies unless
+		// the options force one.
+		m, err := filter.ParseMethod(c.Stages[0].Method)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: %w", err)
+		}
+		opts.Method = m
 	}
 	be, err := NewBackend(taps, c.Complex, opts)
 	if err != nil {

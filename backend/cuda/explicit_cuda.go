@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
-
 	"github.com/sigproc/sigproc/pipeline"
 	"gorgonia.org/cu"
 )
@@ -100,12 +100,44 @@ type explicitState struct {
 	ret      uint64 // ring index of the next block to return
 }
 
-func (b *backend) startExplicit(l pipeline.Layout) error {
+// olsBlocks runs an OLSFIR as the explicit transport's blockFilter, with
+// the same layout and output count as batchBlocks.
+type olsBlocks struct{ *OLSFIR }
+
+func (f olsBlocks) MaxOutValues(n int) int { return n }
+
+func (f olsBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+	return n, f.OLSFIR.Launch(st, in, out, n/f.Channels())
+}
+
+// newBlockFilter makes the explicit transport's filter by method (auto
+// resolved by ResolveMethod): the direct batch kernel, or overlap-save
+// sized for blocks of blockSize samples.
+func (b *backend) newBlockFilter(blockSize int) (blockFilter, error) {
+	m := ResolveMethod(b.opts.Method, len(b.taps))
+	log := b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps))
+	if m == filter.MethodFFT {
+		f, err := NewOLSFIR(b.taps, b.complex, OLSOptions{MaxSamples: blockSize, PTXPath: cudrv.PTXFile(b.opts.PTXDir, "ols.ptx")})
+		if err != nil {
+			return nil, err
+		}
+		log.Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("cufft", f.Library().Path).Msg("cuda explicit filter")
+		return olsBlocks{f}, nil
+	}
 	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
+	if err != nil {
+		return nil, err
+	}
+	log.Msg("cuda explicit filter")
+	return batchBlocks{fir}, nil
+}
+
+func (b *backend) startExplicit(l pipeline.Layout) error {
+	filt, err := b.newBlockFilter(l.BlockSize)
 	if err != nil {
 		return err
 	}
-	x := &explicitState{filt: batchBlocks{fir}, hist: fir.HistoryValues()}
+	x := &explicitState{filt: filt, hist: filt.HistoryValues()}
 	b.x = x
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)

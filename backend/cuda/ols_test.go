@@ -1,0 +1,138 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sigproc/sigproc/filter"
+)
+
+func TestOLSFFTSize(t *testing.T) {
+	for _, tc := range []struct{ taps, want int }{
+		{1, OLSMinFFT}, {16, OLSMinFFT}, {64, 256}, {65, 512}, {129, 1024}, {1024, 4096}, {1025, 8192},
+		{4096, 16384}, {16384, 65536}, {OLSMaxTaps, OLSMaxFFT},
+	} {
+		if got := OLSFFTSize(tc.taps); got != tc.want {
+			t.Errorf("OLSFFTSize(%d) = %d, want %d", tc.taps, got, tc.want)
+		}
+		if n := OLSFFTSize(tc.taps); n-tc.taps+1 < 3*n/4-1 && tc.taps > 64 {
+			t.Errorf("%d taps: segments of %d outputs in %d points", tc.taps, n-tc.taps+1, n)
+		}
+	}
+}
+
+func TestResolveMethod(t *testing.T) {
+	for _, tc := range []struct {
+		m     filter.Method
+		taps  int
+		wantM filter.Method
+	}{
+		{filter.MethodAuto, 16, filter.MethodDirect},
+		{filter.MethodAuto, FFTCrossoverTaps - 1, filter.MethodDirect},
+		{filter.MethodAuto, FFTCrossoverTaps, filter.MethodFFT},
+		{filter.MethodAuto, BatchMaxTaps + 1, filter.MethodFFT},
+		{filter.MethodDirect, 4096, filter.MethodDirect},
+		{filter.MethodFFT, 2, filter.MethodFFT},
+	} {
+		if got := ResolveMethod(tc.m, tc.taps); got != tc.wantM {
+			t.Errorf("ResolveMethod(%v, %d) = %v, want %v", tc.m, tc.taps, got, tc.wantM)
+		}
+	}
+}
+
+func TestCheckOLS(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		taps []float32
+		fft  int
+		ok   bool
+	}{
+		{"auto", make([]float32, 100), 0, true},
+		{"forced", make([]float32, 100), 128, true},
+		{"no taps", nil, 0, false},
+		{"nan", []float32{1, float32(math.NaN())}, 0, false},
+		{"not a power of two", make([]float32, 10), 100, false},
+		{"shorter than taps", make([]float32, 100), 64, false},
+		{"too large", make([]float32, 10), 2 * OLSMaxFFT, false},
+	} {
+		if _, err := checkOLS(tc.taps, tc.fft); (err == nil) != tc.ok {
+			t.Errorf("%s: err %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestOLSSpectrumIsDFT checks the float64 transform against the DFT's
+// definition.
+func TestOLSSpectrumIsDFT(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{2, 8, 64, 256} {
+		taps := make([]float32, n/2+1)
+		for i := range taps {
+			taps[i] = float32(r.NormFloat64())
+		}
+		for _, iq := range []bool{false, true} {
+			h := olsSpectrum(taps, n, iq)
+			if want := map[bool]int{false: n/2 + 1, true: n}[iq]; len(h) != want {
+				t.Fatalf("n %d complex %v: %d bins, want %d", n, iq, len(h), want)
+			}
+			for k := range h {
+				var s complex128
+				for j, v := range taps {
+					s += complex(float64(v), 0) * cmplx.Rect(1, -2*math.Pi*float64(j*k)/float64(n))
+				}
+				s /= complex(float64(n), 0)
+				if d := cmplx.Abs(complex128(h[k]) - s); d > 1e-6*(1+cmplx.Abs(s)) {
+					t.Fatalf("n %d bin %d: %v, want %v", n, k, h[k], s)
+				}
+			}
+		}
+	}
+}
+
+// TestOLSLayoutOnHost runs overlap-save as OLSFIR lays it out (segments
+// of n starting l apart in the [history | block] input, the scaled
+// spectrum, points m1 … n−1 kept) in float64 on the host, so the
+// indexing the kernels implement is checked without a GPU.
+func TestOLSLayoutOnHost(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, tc := range []struct{ taps, n, nout int }{{1, 4, 10}, {5, 8, 37}, {16, 64, 300}, {100, 128, 1000}} {
+		t.Run(fmt.Sprintf("taps=%d/n=%d", tc.taps, tc.n), func(t *testing.T) {
+			taps := make([]float32, tc.taps)
+			for i := range taps {
+				taps[i] = float32(r.NormFloat64())
+			}
+			x := make([]float32, tc.nout)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			m1 := tc.taps - 1
+			in := append(make([]float32, m1), x...)
+			h := olsSpectrum(taps, tc.n, true)
+			l := tc.n - m1
+			got := make([]float32, tc.nout)
+			seg := make([]complex128, tc.n)
+			for s := 0; s*l < tc.nout; s++ {
+				for k := range seg {
+					seg[k] = 0
+					if src := s*l + k; src < len(in) {
+						seg[k] = complex(float64(in[src]), 0)
+					}
+				}
+				fft128(seg)
+				for k := range seg {
+					seg[k] = cmplx.Conj(seg[k] * complex128(h[k])) // inverse = conj(fft(conj))
+				}
+				fft128(seg)
+				for k := 0; k < l && s*l+k < tc.nout; k++ {
+					got[s*l+k] = float32(real(seg[m1+k])) // conj leaves the real part
+				}
+			}
+			if e := filter.MaxErrRMS(got, filter.Convolve(taps, x, false)); e > 1e-6 {
+				t.Fatalf("max error %g of the output RMS", e)
+			}
+		})
+	}
+}
