@@ -115,20 +115,25 @@ func (f olsBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error
 // sized for blocks of blockSize samples.
 func (b *backend) newBlockFilter(blockSize int) (blockFilter, error) {
 	m := ResolveMethod(b.opts.Method, len(b.taps))
-	log := b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps))
 	if m == filter.MethodFFT {
 		f, err := NewOLSFIR(b.taps, b.complex, OLSOptions{MaxSamples: blockSize, PTXPath: cudrv.PTXFile(b.opts.PTXDir, "ols.ptx")})
-		if err != nil {
+		switch {
+		case err != nil && b.opts.Method == filter.MethodAuto && errors.Is(err, cudrv.ErrNoCuFFT) && len(b.taps) <= BatchMaxTaps:
+			// auto chose fft, but this machine has no cuFFT: direct still works.
+			b.opts.Log.Warn().Err(err).Msg("method auto: no cuFFT, using direct")
+			m = filter.MethodDirect
+		case err != nil:
 			return nil, err
+		default:
+			b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("cufft", f.Library().Path).Msg("cuda explicit filter")
+			return olsBlocks{f}, nil
 		}
-		log.Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("cufft", f.Library().Path).Msg("cuda explicit filter")
-		return olsBlocks{f}, nil
 	}
 	fir, err := NewBatchFIRFromPTX(b.taps, b.complex, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
 	if err != nil {
 		return nil, err
 	}
-	log.Msg("cuda explicit filter")
+	b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Msg("cuda explicit filter")
 	return batchBlocks{fir}, nil
 }
 

@@ -46,6 +46,9 @@ type benchFIROptions struct {
 	ptx      string
 	threads  int
 	hbmPeak  float64 // GB/s; 0 = from the device attributes
+	method   string  // auto, direct or fft
+	fftSize  int     // overlap-save transform size; 0 = automatic
+	olsChunk int     // overlap-save values per pass; 0 = default
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -71,6 +74,9 @@ type benchFIRReport struct {
 // *_best the fastest.
 type benchFIRRow struct {
 	Taps        int     `json:"taps"`
+	Method      string  `json:"method"`
+	FFTSize     int     `json:"fft_size,omitempty"`
+	Segments    int     `json:"segments,omitempty"`
 	Ms          float64 `json:"ms"`
 	MsBest      float64 `json:"ms_best"`
 	GSps        float64 `json:"gsps"`
@@ -148,6 +154,9 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.ptx, "ptx", "", "load the batch kernels from this PTX file instead of the embedded ones")
 	f.IntVar(&o.threads, "threads", 0, "threads per block, a multiple of 32 up to 256 (0: the default, 128)")
 	f.Float64Var(&o.hbmPeak, "hbm-peak", 0, "HBM peak in GB/s for the bandwidth fraction (0: from the device attributes)")
+	f.StringVar(&o.method, "method", "auto", "direct (the batch kernel), fft (overlap-save with cuFFT) or auto (fft from "+fmt.Sprint(cuda.FFTCrossoverTaps)+" taps up)")
+	f.IntVar(&o.fftSize, "fft-size", 0, "overlap-save transform size, a power of two >= taps (0: 4·taps rounded up, at least 256)")
+	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: about 1 Mi, L2-resident)")
 	return cmd
 }
 
@@ -171,10 +180,17 @@ func (o benchFIROptions) check() error {
 	case o.tapsFile == "" && len(o.taps) == 0:
 		return errors.New("bench fir: --taps is empty")
 	}
+	method, err := filter.ParseMethod(o.method)
+	if err != nil {
+		return fmt.Errorf("bench fir: --method: %w", err)
+	}
+	if o.fftSize < 0 || o.olsChunk < 0 {
+		return fmt.Errorf("bench fir: --fft-size %d and --ols-chunk %d must be >= 0", o.fftSize, o.olsChunk)
+	}
 	if o.tapsFile == "" {
 		for _, n := range o.taps {
-			if n < 1 || n > cuda.BatchMaxTaps {
-				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d)", n, cuda.BatchMaxTaps)
+			if lim := maxBenchTaps(method, n); n < 1 || n > lim {
+				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d with --method %s)", n, lim, method)
 			}
 		}
 		if o.output != "" && len(o.taps) != 1 {
@@ -189,6 +205,14 @@ func (o benchFIROptions) check() error {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
 	return nil
+}
+
+// maxBenchTaps is the most taps the method that m resolves to takes.
+func maxBenchTaps(m filter.Method, n int) int {
+	if cuda.ResolveMethod(m, n) == filter.MethodDirect {
+		return cuda.BatchMaxTaps
+	}
+	return cuda.OLSMaxTaps
 }
 
 func joinInts(v []int) string {
@@ -206,8 +230,9 @@ func (o benchFIROptions) tapSets() ([][]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench fir: %w", err)
 		}
-		if len(taps) > cuda.BatchMaxTaps {
-			return nil, fmt.Errorf("bench fir: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), cuda.BatchMaxTaps)
+		m, _ := filter.ParseMethod(o.method)
+		if lim := maxBenchTaps(m, len(taps)); len(taps) > lim {
+			return nil, fmt.Errorf("bench fir: %s has %d taps, method %s takes at most %d", o.tapsFile, len(taps), m, lim)
 		}
 		return [][]float32{taps}, nil
 	}
@@ -279,7 +304,9 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
+		FFTSize: o.fftSize, ChunkValues: o.olsChunk,
 	}
+	cfg.Method, _ = filter.ParseMethod(o.method) // checked above
 	if o.verify || o.output != "" {
 		cfg.Output = func(_ int, y []float32) error {
 			i := next
@@ -370,7 +397,7 @@ func firRow(run gpubench.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRR
 	bytes := 4 * float64((run.Taps-1)*ch+2*nvals)
 	flops := 2 * float64(run.Taps) * float64(nvals)
 	row := benchFIRRow{
-		Taps: run.Taps, Ms: med * 1e3, MsBest: best * 1e3,
+		Taps: run.Taps, Method: run.Method, FFTSize: run.FFTSize, Segments: run.Segments, Ms: med * 1e3, MsBest: best * 1e3,
 		Threads: run.Threads, Blocks: run.Blocks, SharedBytes: run.SharedBytes,
 	}
 	if med > 0 {
@@ -402,7 +429,7 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 		rep.HBMPeakGBps, rep.HBMPeakSource, rep.MemClockKHz/1000, rep.MemBusWidthBits, rep.SMs, rep.ClockKHz/1000)
 	fmt.Fprintf(&b, "input: %d %s samples (%s), median of %d passes after %d warmup; %s\n",
 		rep.Samples, kind, rep.Input, rep.Reps, rep.Warmup, ver)
-	fmt.Fprintf(&b, "%6s %10s %9s %9s %9s %7s %9s %10s\n", "taps", "ms/pass", "GS/s", "best GS/s", "GB/s", "HBM", "GFLOP/s", "max err")
+	fmt.Fprintf(&b, "%6s %7s %10s %9s %9s %9s %7s %9s %10s\n", "taps", "method", "ms/pass", "GS/s", "best GS/s", "GB/s", "HBM", "GFLOP/s", "max err")
 	for _, r := range rep.Results {
 		e := "-"
 		if r.Match != nil {
@@ -411,8 +438,12 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 				e += " FAIL"
 			}
 		}
-		fmt.Fprintf(&b, "%6d %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",
-			r.Taps, r.Ms, r.GSps, r.GSpsBest, r.GBps, 100*r.HBMFraction, r.GFLOPs, e)
+		m := r.Method
+		if r.FFTSize > 0 {
+			m = fmt.Sprintf("fft%d", r.FFTSize)
+		}
+		fmt.Fprintf(&b, "%6d %7s %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",
+			r.Taps, m, r.Ms, r.GSps, r.GSpsBest, r.GBps, 100*r.HBMFraction, r.GFLOPs, e)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
