@@ -96,7 +96,7 @@ func newBenchFIRCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fir",
 		Short: "Time the GPU batch FIR kernel on data already in device memory",
-		Long: `Time the tiled batch FIR kernel (kernels/batch.cu) on a buffer already in
+		Long: `Time the GPU FIR (the tiled batch kernel of kernels/batch.cu, or overlap-save) on a buffer already in
 GPU memory: no host transfers are timed. The input (seeded noise, or a raw
 float32 file with --input) is copied to the device once per tap count,
 behind a zero history, and each timed pass is one kernel launch over all
@@ -116,6 +116,11 @@ on all cores) and fails if the largest difference exceeds 1e-5 of the
 output RMS. --output writes the GPU's filtered output (one filter only)
 as raw little-endian float32, which is how bench/cupy_compare.py checks
 it against CuPy.
+
+--method chooses the convolution: direct (the batch kernel, up to
+` + fmt.Sprint(cuda.BatchMaxTaps) + ` taps), fft (overlap-save with cuFFT, opened at run time;
+$SIGPROC_CUFFT may name the library or its folder) or auto (fft from
+` + fmt.Sprint(cuda.FFTCrossoverTaps) + ` taps up).
 
 Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 		Example: `  # the default sweep (16 … 1024 taps) over 64 Mi real samples, as a table
