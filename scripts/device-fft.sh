@@ -16,7 +16,8 @@
 #  6. bench stream from memory at 4096 taps, fft (and direct), vs pinned H2D
 #  7. the explicit transport's tests (auto now picks fft from 128 taps)
 #  8. compute-sanitizer memcheck on the small overlap-save test
-#  9. tuning: transform size and pass size at 1025 and 4096 taps
+#  9. tuning: transform size, pass size and the strided transform (no
+#     gather) at 1025 and 4096 taps (pass size default 4 Mi values)
 set -u
 L=${OUT:-/tmp/out}/fft
 mkdir -p "$L"
@@ -139,7 +140,11 @@ if left "tuning"; then
       timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/fft-size $n: /" >> "$L/tune.txt"
     done
   done
-  for c in 262144 4194304 67108864; do
+  for v in "--ols-strided" "--ols-strided --taps 1025" "--taps 1025"; do
+    [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
+    timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps 4096 $v 2>&1 | tail -1 | sed "s/^/$v: /" >> "$L/tune.txt"
+  done
+  for c in 1048576 16777216; do
     [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
     timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps 4096 --ols-chunk "$c" 2>&1 | tail -1 | sed "s/^/ols-chunk $c: /" >> "$L/tune.txt"
   done

@@ -30,10 +30,13 @@ const (
 )
 
 // olsChunkValues is the float32 values (samples × channels) one pass of
-// OLSFIR's kernels covers by default: about 1 Mi, so that the segments
-// and spectra of a pass (about 9 MB) stay in the L2 cache of a data-centre
-// GPU between the gather, the transforms, the product and the scatter.
-const olsChunkValues = 1 << 20
+// OLSFIR's kernels covers by default: 4 Mi, so that the segments and
+// spectra of a pass (about 21 MB, in place) stay in the 50 MB L2 cache of
+// an H100/H200 between the gather, the transforms, the product and the
+// scatter, while a pass is long enough (about 40 µs at 100 GS/s) that
+// its five launches are queued faster than the GPU runs them.
+// scripts/device-fft.sh's tuning step measures other sizes.
+const olsChunkValues = 4 << 20
 
 // ResolveMethod turns MethodAuto into direct or fft for a filter of
 // ntaps taps on the GPU: fft from FFTCrossoverTaps up, and always where

@@ -15,9 +15,15 @@ import (
 // OLSOptions tune an OLSFIR; the zero value chooses everything.
 type OLSOptions struct {
 	FFTSize     int    // transform points, a power of two >= taps; 0 = OLSFFTSize
-	ChunkValues int    // float32 values per pass of the kernels; 0 = about 1 Mi (L2-resident work)
+	ChunkValues int    // float32 values per pass of the kernels; 0 = 4 Mi (L2-resident work)
 	MaxSamples  int    // the largest Launch expected (the explicit transport's block); 0 = unknown
 	PTXPath     string // ols.ptx to load instead of the embedded one
+	// Strided lets the forward transform of a full pass read its
+	// segments straight from the input (cuFFT's advanced layout with
+	// overlapping inputs, idist = L < n) instead of gathering them first,
+	// which saves one pass over the work; a partial last pass still
+	// gathers. Off by default until measured on the device.
+	Strided bool
 }
 
 // OLSFIR filters data already in device memory by overlap-save fast
@@ -39,6 +45,7 @@ type OLSFIR struct {
 	mod                   cu.Module
 	gather, mul, scatter  cu.Function
 	fwd, inv              *cudrv.FFTPlan
+	direct                *cudrv.FFTPlan // the strided forward plan (OLSOptions.Strided), else nil
 	dh, dwork             cu.DevicePtr
 	ntaps, ch, n, l, nseg int
 	stride                int // float32 values from one segment to the next in dwork
@@ -120,6 +127,17 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	}
+	if o.Strided {
+		// Out of place from the input (segments L apart) into the work
+		// layout the in-place plans use.
+		kind, odist := cudrv.FFTR2C, n/2+1
+		if complex {
+			kind, odist = cudrv.FFTC2C, n
+		}
+		if f.direct, err = lib.NewFFTPlan(n, f.l, odist, kind, f.nseg); err != nil {
+			return nil, fmt.Errorf("gpu: strided plan: %w", err)
+		}
+	}
 	h := olsSpectrum(taps, n, complex)
 	hb := int64(len(h)) * 8
 	if f.dh, err = cu.MemAlloc(hb); err != nil {
@@ -157,6 +175,10 @@ func (f *OLSFIR) HistoryValues() int { return (f.ntaps - 1) * f.ch }
 // FFTSize is the transform size in points.
 func (f *OLSFIR) FFTSize() int { return f.n }
 
+// Strided reports whether full passes read their segments straight from
+// the input (OLSOptions.Strided).
+func (f *OLSFIR) Strided() bool { return f.direct != nil }
+
 // SegmentsPerPass is the batch of each pair of transforms.
 func (f *OLSFIR) SegmentsPerPass() int { return f.nseg }
 
@@ -189,19 +211,32 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 	if err := f.inv.SetStream(stream); err != nil {
 		return fmt.Errorf("gpu: overlap-save: %w", err)
 	}
+	if f.direct != nil {
+		if err := f.direct.SetStream(stream); err != nil {
+			return fmt.Errorf("gpu: overlap-save: %w", err)
+		}
+	}
 	m1 := f.ntaps - 1
 	chunk := f.nseg * f.l
 	vb := cu.DevicePtr(4 * f.ch) // bytes per sample
 	segPoints := int64(f.nseg) * int64(f.n)
 	for c0 := 0; c0 < nout; c0 += chunk {
 		cn := min(chunk, nout-c0)
-		f.gArgs = [7]uint64{uint64(in + cu.DevicePtr(c0)*vb), uint64(f.dwork), uint64(f.n),
-			uint64(f.stride / f.ch), uint64(f.l), uint64(f.nseg), uint64(m1 + cn)}
-		if err := f.gather.Launch(olsGrid(segPoints), 1, 1, olsThreads, 1, 1, 0, stream, f.gp[:]); err != nil {
-			return fmt.Errorf("gpu: overlap-save gather: %w", err)
-		}
-		if err := f.fwd.Exec(f.dwork, f.dwork, cudrv.FFTForward); err != nil {
-			return fmt.Errorf("gpu: overlap-save: %w", err)
+		xin := in + cu.DevicePtr(c0)*vb
+		if f.direct != nil && cn == chunk {
+			// A full pass reads at most cn+m1 samples from xin: all data.
+			if err := f.direct.Exec(xin, f.dwork, cudrv.FFTForward); err != nil {
+				return fmt.Errorf("gpu: overlap-save: %w", err)
+			}
+		} else {
+			f.gArgs = [7]uint64{uint64(xin), uint64(f.dwork), uint64(f.n),
+				uint64(f.stride / f.ch), uint64(f.l), uint64(f.nseg), uint64(m1 + cn)}
+			if err := f.gather.Launch(olsGrid(segPoints), 1, 1, olsThreads, 1, 1, 0, stream, f.gp[:]); err != nil {
+				return fmt.Errorf("gpu: overlap-save gather: %w", err)
+			}
+			if err := f.fwd.Exec(f.dwork, f.dwork, cudrv.FFTForward); err != nil {
+				return fmt.Errorf("gpu: overlap-save: %w", err)
+			}
 		}
 		f.mArgs = [4]uint64{uint64(f.dwork), uint64(f.dh), uint64(f.nbins), uint64(f.nseg)}
 		if err := f.mul.Launch(olsGrid(int64(f.nbins)*int64(f.nseg)), 1, 1, olsThreads, 1, 1, 0, stream, f.mp[:]); err != nil {
@@ -230,7 +265,7 @@ func (f *OLSFIR) Close() error {
 	if f.inv != f.fwd {
 		errs = append(errs, f.inv.Destroy())
 	}
-	errs = append(errs, f.fwd.Destroy())
+	errs = append(errs, f.fwd.Destroy(), f.direct.Destroy())
 	for _, p := range []*cu.DevicePtr{&f.dh, &f.dwork} {
 		if *p != 0 {
 			if err := cu.MemFree(*p); err != nil {

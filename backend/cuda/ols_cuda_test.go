@@ -146,31 +146,39 @@ func TestOLSFIRMatchesConvolve(t *testing.T) {
 			if complex {
 				ch = 2
 			}
-			for _, tc := range []struct{ taps, fft, chunk, nout int }{
-				{1, 0, 0, 1000},
-				{2, 0, 0, 4097},
-				{16, 0, 0, 1<<16 + 3},
-				{16, 32, 100, 5000}, // many small passes
-				{64, 0, 0, 100000},
-				{129, 0, 0, 100000},
-				{257, 0, 5000, 100000},
-				{513, 1024, 0, 50000},
-				{1025, 0, 0, 100000},
-				{2049, 0, 0, 50000},
-				{4096, 0, 0, 50000},
-				{4096, 4096, 0, 30000},
-				{8192, 0, 40000, 60000},
-				{16384, 0, 0, 40000},
+			for _, tc := range []struct {
+				taps, fft, chunk, nout int
+				strided                bool
+			}{
+				{1, 0, 0, 1000, false},
+				{2, 0, 0, 4097, false},
+				{16, 0, 0, 1<<16 + 3, false},
+				{16, 32, 100, 5000, false}, // many small passes
+				{16, 32, 100, 5000, true},
+				{64, 0, 0, 100000, false},
+				{129, 0, 0, 100000, false},
+				{129, 0, 20000, 100000, true},
+				{257, 0, 5000, 100000, false},
+				{513, 1024, 0, 50000, false},
+				{1025, 0, 0, 100000, false},
+				{1025, 0, 30000, 100000, true},
+				{2049, 0, 0, 50000, false},
+				{4096, 0, 0, 50000, false},
+				{4096, 4096, 0, 30000, false},
+				{4096, 0, 40000, 100000, true},
+				{8192, 0, 40000, 60000, false},
+				{16384, 0, 0, 40000, false},
 			} {
-				name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/chunk=%d/nout=%d", complex, tc.taps, tc.fft, tc.chunk, tc.nout)
+				name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/chunk=%d/nout=%d/strided=%v", complex, tc.taps, tc.fft, tc.chunk, tc.nout, tc.strided)
 				taps := randSignal(r, tc.taps)
 				x := randSignal(r, tc.nout*ch)
-				f, err := NewOLSFIR(taps, complex, OLSOptions{FFTSize: tc.fft, ChunkValues: tc.chunk, PTXPath: olsPTX()})
+				f, err := NewOLSFIR(taps, complex, OLSOptions{FFTSize: tc.fft, ChunkValues: tc.chunk, Strided: tc.strided, PTXPath: olsPTX()})
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				got := runFilter(t, f, nil, x)
-				checkOLSOut(t, name, got, filter.Convolve(taps, x, complex))
+				want := filter.Convolve(taps, x, complex)
+				checkOLSOut(t, name, got, want)
 				if tc.taps <= BatchMaxTaps {
 					d, err := NewBatchFIRFromPTX(taps, complex, batchPTX())
 					if err != nil {
@@ -186,7 +194,7 @@ func TestOLSFIRMatchesConvolve(t *testing.T) {
 					}
 				}
 				t.Logf("%s: fft %d, %d segments per pass, error/RMS %.2g", name, f.FFTSize(), f.SegmentsPerPass(),
-					filter.MaxErrRMS(got, filter.Convolve(taps, x, complex)))
+					filter.MaxErrRMS(got, want))
 				if err := f.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -206,11 +214,12 @@ func TestOLSFIRRandomSplits(t *testing.T) {
 			if complex {
 				ch = 2
 			}
-			for _, ntaps := range []int{16, 100, 1000, 5000} {
-				name := fmt.Sprintf("complex=%v/taps=%d", complex, ntaps)
+			for i, ntaps := range []int{16, 100, 1000, 5000} {
+				strided := i%2 == 1
+				name := fmt.Sprintf("complex=%v/taps=%d/strided=%v", complex, ntaps, strided)
 				taps := randSignal(r, ntaps)
 				x := randSignal(r, 60000*ch)
-				f, err := NewOLSFIR(taps, complex, OLSOptions{MaxSamples: 7000, PTXPath: olsPTX()})
+				f, err := NewOLSFIR(taps, complex, OLSOptions{MaxSamples: 7000, Strided: strided, PTXPath: olsPTX()})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -49,6 +49,7 @@ type benchFIROptions struct {
 	method   string  // auto, direct or fft
 	fftSize  int     // overlap-save transform size; 0 = automatic
 	olsChunk int     // overlap-save values per pass; 0 = default
+	strided  bool    // overlap-save: transform full passes straight from the input
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -161,7 +162,8 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.Float64Var(&o.hbmPeak, "hbm-peak", 0, "HBM peak in GB/s for the bandwidth fraction (0: from the device attributes)")
 	f.StringVar(&o.method, "method", "auto", "direct (the batch kernel), fft (overlap-save with cuFFT) or auto (fft from "+fmt.Sprint(cuda.FFTCrossoverTaps)+" taps up)")
 	f.IntVar(&o.fftSize, "fft-size", 0, "overlap-save transform size, a power of two >= taps (0: 4·taps rounded up, at least 256)")
-	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: about 1 Mi, L2-resident)")
+	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: 4 Mi, L2-resident)")
+	f.BoolVar(&o.strided, "ols-strided", false, "overlap-save: full passes transform their segments straight from the input (no gather)")
 	return cmd
 }
 
@@ -309,7 +311,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
-		FFTSize: o.fftSize, ChunkValues: o.olsChunk,
+		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided,
 	}
 	cfg.Method, _ = filter.ParseMethod(o.method) // checked above
 	if o.verify || o.output != "" {

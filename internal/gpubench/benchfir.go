@@ -24,8 +24,9 @@ type BenchFIRConfig struct {
 	// Method is direct (the batch kernel), fft (overlap-save with cuFFT)
 	// or auto (cuda.ResolveMethod per tap count).
 	Method      filter.Method
-	FFTSize     int // overlap-save transform size; 0 = cuda.OLSFFTSize
-	ChunkValues int // overlap-save values per pass; 0 = the default
+	FFTSize     int  // overlap-save transform size; 0 = cuda.OLSFFTSize
+	ChunkValues int  // overlap-save values per pass; 0 = the default
+	Strided     bool // overlap-save: full passes transform straight from the input (cuda.OLSOptions.Strided)
 	// Output, if set, receives each tap set's filtered output after its
 	// timed passes (the buffer is reused for the next tap set).
 	Output func(ntaps int, y []float32) error
