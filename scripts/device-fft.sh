@@ -140,9 +140,9 @@ if left "tuning"; then
       timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/fft-size $n: /" >> "$L/tune.txt"
     done
   done
-  for v in "--ols-strided" "--ols-strided --taps 1025" "--taps 1025"; do
+  for v in "4096 --ols-strided" "1025 --ols-strided" "1025" "129" "129 --ols-strided"; do
     [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
-    timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps 4096 $v 2>&1 | tail -1 | sed "s/^/$v: /" >> "$L/tune.txt"
+    timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps $v 2>&1 | tail -1 | sed "s/^/taps $v: /" >> "$L/tune.txt"
   done
   for c in 1048576 16777216; do
     [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
