@@ -76,6 +76,12 @@ fi
 timeout 90 ./build/cuda.test -test.count=1 -test.v -test.run 'TestOLS' > "$L/test-ols.txt" 2>&1
 rc=$?; step "tests OLS (PASS $(grep -c -- '--- PASS' "$L/test-ols.txt"), FAIL $(grep -c -- '--- FAIL' "$L/test-ols.txt"))" $rc
 grep -E -- '--- FAIL|panic|cuFFT|worst at' "$L/test-ols.txt" | head -12 | tee -a "$S"
+timeout 20 ./build/cudrv.test -test.count=1 -test.v -test.run 'TestCuFFTLoad' > "$L/test-cudrv.txt" 2>&1
+rc=$?; step "tests cudrv cuFFT load" $rc
+grep -E -- '--- |cuFFT|lacks' "$L/test-cudrv.txt" | head -4 | tee -a "$S"
+timeout 40 ./build/gpubench.test -test.count=1 -test.v -test.run 'TestBenchFIR' > "$L/test-benchfir.txt" 2>&1
+rc=$?; step "tests gpubench BenchFIR direct/fft (PASS $(grep -c -- '--- PASS' "$L/test-benchfir.txt"), FAIL $(grep -c -- '--- FAIL' "$L/test-benchfir.txt"))" $rc
+grep -E -- '--- FAIL|panic' -A3 "$L/test-benchfir.txt" | head -8 | tee -a "$S"
 
 # 3. The accuracy check of the issue: bench fir --taps 4096 (auto).
 timeout 30 $B bench fir --taps 4096 > "$L/fir-4096.txt" 2>&1
@@ -93,6 +99,8 @@ sweep() { # name timeout args...
 left "sweep auto" && sweep auto 60 --taps $TAPS --method auto
 left "sweep fft" && sweep fft 45 --taps $TAPS --method fft
 left "sweep direct" && sweep direct 40 --taps 16,64,129,257,513,1025,2049,4096,8192 --method direct
+
+left "sweep fft complex" && sweep fft-complex 40 --complex --samples 33554432 --taps 129,1025,4096,16384 --method fft
 
 # 5. CuPy on the same sizes, in this same device session.
 if left "cupy"; then

@@ -91,22 +91,24 @@ var (
 // $SIGPROC_CUFFT when set, else the sonames in turn on the loader's path
 // (LD_LIBRARY_PATH). The error lists what was tried.
 func LoadCuFFT() (*CuFFT, error) {
-	cufftOnce.Do(func() { cufftLib, cufftErr = openCuFFT(os.Getenv(CuFFTEnv)) })
+	cufftOnce.Do(func() { cufftLib, cufftErr = openCuFFT(os.Getenv(CuFFTEnv), cufftSonames) })
 	return cufftLib, cufftErr
 }
 
-func openCuFFT(hint string) (*CuFFT, error) {
+// openCuFFT tries hint (a file, or a folder holding one of sonames), then
+// sonames on the loader's path.
+func openCuFFT(hint string, sonames []string) (*CuFFT, error) {
 	var cands []string
 	if hint != "" {
 		if st, err := os.Stat(hint); err == nil && st.IsDir() {
-			for _, s := range cufftSonames {
+			for _, s := range sonames {
 				cands = append(cands, filepath.Join(hint, s))
 			}
 		} else {
 			cands = append(cands, hint)
 		}
 	}
-	cands = append(cands, cufftSonames...)
+	cands = append(cands, sonames...)
 	var tried []string
 	for _, c := range cands {
 		cs := C.CString(c)
