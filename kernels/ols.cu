@@ -76,3 +76,106 @@ extern "C" __global__ void ols_scatter_r(const float* seg, float* y, i64 stride,
 extern "C" __global__ void ols_scatter_c(const float2* seg, float2* y, i64 stride, i64 l, i64 m1, i64 nout) {
     scatter<float2>(seg, y, stride, l, m1, nout);
 }
+
+// ---------------------------------------------------------------------------
+// ols_fused_*: the whole of overlap-save for one transform in one thread
+// block, in shared memory: one read of the input and one write of the
+// output per sample, for transforms of up to a few thousand points.
+//
+// Block b transforms segment b (complex data) or segments 2b and 2b+1
+// packed as real and imaginary parts (real data: the filter is real, so
+// the inverse transform's real part is segment 2b filtered and its
+// imaginary part segment 2b+1). Radix-2, decimation in frequency forward
+// (natural order in, bit-reversed out), the product with hperm (the
+// filter's n-point spectrum scaled by 1/n, in bit-reversed order) folded
+// into the last forward stage, then decimation in time inverse
+// (bit-reversed in, natural out): no permutation pass. tw holds
+// exp(-2*pi*i*k/n) for k < n/2 (computed in float64 on the host).
+//
+// Dynamic shared memory: 12*n bytes (n float2 data + n/2 float2 twiddles).
+// Grid: one block per transform; any block size that is a multiple of 32.
+// n is a power of two >= 2; log2n its logarithm.
+template <bool IQ>
+__device__ __forceinline__ void ols_fused_body(const float* __restrict__ x, float* __restrict__ y,
+                                               const float2* __restrict__ hperm, const float2* __restrict__ tw, int n,
+                                               int log2n, i64 l, i64 m1, i64 nout) {
+    extern __shared__ float2 fused_sm[];
+    float2* buf = fused_sm;
+    float2* tws = fused_sm + n;
+    const int T = blockDim.x, tid = threadIdx.x, nh = n >> 1;
+    const i64 b = blockIdx.x, nx = m1 + nout;
+    for (int k = tid; k < nh; k += T) tws[k] = __ldg(tw + k);
+    if (IQ) {
+        const float2* x2 = reinterpret_cast<const float2*>(x);
+        const i64 s0 = b * l;
+        for (int i = tid; i < n; i += T) buf[i] = s0 + i < nx ? __ldg(x2 + s0 + i) : make_float2(0.f, 0.f);
+    } else {
+        const i64 sa = 2 * b * l, sb = sa + l;
+        for (int i = tid; i < n; i += T)
+            buf[i] = make_float2(sa + i < nx ? __ldg(x + sa + i) : 0.f, sb + i < nx ? __ldg(x + sb + i) : 0.f);
+    }
+    __syncthreads();
+    // Forward, decimation in frequency: span 2*half, half = n/2 … 1.
+    for (int lh = log2n - 1; lh >= 0; lh--) {
+        const int half = 1 << lh, tstep = log2n - 1 - lh;  // twiddle index k << tstep
+        for (int j = tid; j < nh; j += T) {
+            const int k = j & (half - 1);
+            const int i0 = ((j >> lh) << (lh + 1)) + k, i1 = i0 + half;
+            const float2 u = buf[i0], v = buf[i1];
+            const float2 w = tws[k << tstep];
+            float2 s = make_float2(u.x + v.x, u.y + v.y);
+            const float2 d = make_float2(u.x - v.x, u.y - v.y);
+            float2 t = make_float2(d.x * w.x - d.y * w.y, d.x * w.y + d.y * w.x);
+            if (lh == 0) {  // last stage: times the spectrum, in bit-reversed order
+                const float2 h0 = __ldg(hperm + i0), h1 = __ldg(hperm + i1);
+                s = make_float2(s.x * h0.x - s.y * h0.y, s.x * h0.y + s.y * h0.x);
+                t = make_float2(t.x * h1.x - t.y * h1.y, t.x * h1.y + t.y * h1.x);
+            }
+            buf[i0] = s;
+            buf[i1] = t;
+        }
+        __syncthreads();
+    }
+    // Inverse, decimation in time: span 2*half, half = 1 … n/2, conj twiddles.
+    for (int lh = 0; lh < log2n; lh++) {
+        const int half = 1 << lh, tstep = log2n - 1 - lh;
+        for (int j = tid; j < nh; j += T) {
+            const int k = j & (half - 1);
+            const int i0 = ((j >> lh) << (lh + 1)) + k, i1 = i0 + half;
+            const float2 u = buf[i0], a = buf[i1];
+            const float2 w = tws[k << tstep];
+            const float2 v = make_float2(a.x * w.x + a.y * w.y, a.y * w.x - a.x * w.y);  // a * conj(w)
+            buf[i0] = make_float2(u.x + v.x, u.y + v.y);
+            buf[i1] = make_float2(u.x - v.x, u.y - v.y);
+        }
+        __syncthreads();
+    }
+    // Points m1 … n-1 are outputs.
+    if (IQ) {
+        float2* y2 = reinterpret_cast<float2*>(y);
+        const i64 o0 = b * l;
+        for (int k = (int)m1 + tid; k < n; k += T) {
+            const i64 o = o0 + k - m1;
+            if (o < nout) y2[o] = buf[k];
+        }
+    } else {
+        const i64 oa = 2 * b * l, ob = oa + l;
+        for (int k = (int)m1 + tid; k < n; k += T) {
+            const float2 v = buf[k];
+            if (oa + k - m1 < nout) y[oa + k - m1] = v.x;
+            if (ob + k - m1 < nout) y[ob + k - m1] = v.y;
+        }
+    }
+}
+
+// ols_fused_r: real data, two segments per block; grid ceil(ceil(nout/l)/2).
+extern "C" __global__ void ols_fused_r(const float* x, float* y, const float2* hperm, const float2* tw, i64 n, i64 log2n,
+                                       i64 l, i64 m1, i64 nout) {
+    ols_fused_body<false>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout);
+}
+
+// ols_fused_c: interleaved I/Q data, one segment per block; grid ceil(nout/l).
+extern "C" __global__ void ols_fused_c(const float* x, float* y, const float2* hperm, const float2* tw, i64 n, i64 log2n,
+                                       i64 l, i64 m1, i64 nout) {
+    ols_fused_body<true>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout);
+}

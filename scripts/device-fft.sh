@@ -11,11 +11,12 @@
 #     and export SIGPROC_CUFFT and LD_LIBRARY_PATH
 #  2. GPU tests of overlap-save (small cases first), -test.v
 #  3. bench fir --taps 4096 (method auto → fft): the check must pass
-#  4. bench fir sweeps at 16 … 16384 taps, auto / fft / direct, JSON
+#  4. bench fir sweeps at 16 … 16384 taps, auto / fft (cuFFT) / fused
+#     (one shared-memory kernel, up to 2048 taps) / direct, JSON
 #  5. CuPy oaconvolve and fftconvolve at the same taps, table with ratios
 #  6. bench stream from memory at 4096 taps, fft (and direct), vs pinned H2D
 #  7. the explicit transport's tests (auto now picks fft from 128 taps)
-#  8. compute-sanitizer memcheck on the small overlap-save test
+#  8. compute-sanitizer memcheck on the small overlap-save tests (cuFFT, fused)
 #  9. tuning: transform size, pass size and the strided transform (no
 #     gather) at 1025 and 4096 taps (pass size default 4 Mi values)
 set -u
@@ -98,6 +99,7 @@ sweep() { # name timeout args...
 }
 left "sweep auto" && sweep auto 60 --taps $TAPS --method auto
 left "sweep fft" && sweep fft 45 --taps $TAPS --method fft
+left "sweep fused" && sweep fused 40 --taps 16,64,129,257,513,1025,2048 --method fft --ols-fused
 left "sweep direct" && sweep direct 40 --taps 16,64,129,257,513,1025,2049,4096,8192 --method direct
 
 left "sweep fft complex" && sweep fft-complex 40 --complex --samples 33554432 --taps 129,1025,4096,16384 --method fft
@@ -105,7 +107,7 @@ left "sweep fft complex" && sweep fft-complex 40 --complex --samples 33554432 --
 # 5. CuPy on the same sizes, in this same device session.
 if left "cupy"; then
   timeout 60 python3 bench/fft_vs_cupy.py --taps $TAPS --sigproc auto="$L/fir-auto.json" \
-    --sigproc fft="$L/fir-fft.json" --sigproc direct="$L/fir-direct.json" --json-out "$L/cupy-table.json" > "$L/cupy.txt" 2>&1
+    --sigproc fft="$L/fir-fft.json" --sigproc fused="$L/fir-fused.json" --sigproc direct="$L/fir-direct.json" --json-out "$L/cupy-table.json" > "$L/cupy.txt" 2>&1
   step "CuPy oaconvolve/fftconvolve table" $?
   cat "$L/cupy.txt" | tee -a "$S"
 fi
@@ -133,8 +135,8 @@ fi
 
 # 8. compute-sanitizer on the small overlap-save test.
 if left "sanitizer" && command -v compute-sanitizer >/dev/null; then
-  timeout 60 compute-sanitizer --tool memcheck --print-limit 20 ./build/cuda.test -test.count=1 -test.v -test.run 'TestOLSFIRSmall$' > "$L/sanitizer.txt" 2>&1
-  step "compute-sanitizer memcheck TestOLSFIRSmall" $?
+  timeout 60 compute-sanitizer --tool memcheck --print-limit 20 ./build/cuda.test -test.count=1 -test.v -test.short -test.run 'TestOLSFIRSmall$|TestOLSFusedMatchesConvolve$' > "$L/sanitizer.txt" 2>&1
+  step "compute-sanitizer memcheck TestOLSFIRSmall, TestOLSFusedMatchesConvolve -short" $?
   grep -E 'ERROR SUMMARY|--- (PASS|FAIL)' "$L/sanitizer.txt" | head -4 | tee -a "$S"
 fi
 

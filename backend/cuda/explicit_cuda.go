@@ -125,7 +125,7 @@ func (b *backend) newBlockFilter(blockSize int) (blockFilter, error) {
 		case err != nil:
 			return nil, err
 		default:
-			b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("cufft", f.Library().Path).Msg("cuda explicit filter")
+			b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("transforms", f.LibraryPath()).Msg("cuda explicit filter")
 			return olsBlocks{f}, nil
 		}
 	}

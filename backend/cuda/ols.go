@@ -86,6 +86,35 @@ func checkOLS(taps []float32, fftSize int) (int, error) {
 	return fftSize, nil
 }
 
+// OLSFusedMaxFFT is the largest transform the fused kernel
+// (OLSOptions.Fused) takes: its data and twiddles, 12·n bytes, must fit
+// one block's shared memory.
+const OLSFusedMaxFFT = 8192
+
+// olsFusedTables returns the fused kernel's tables for an n-point
+// transform: the filter's full spectrum scaled by 1/n in bit-reversed
+// order, and the twiddles exp(−2πi·k/n) for k < n/2, both from float64.
+func olsFusedTables(taps []float32, n int) (hperm, tw []complex64) {
+	h := olsSpectrum(taps, n, true)
+	bits := uint(bitsLen(n) - 1)
+	hperm = make([]complex64, n)
+	for i := range hperm {
+		hperm[i] = h[bitrev(i, bits)]
+	}
+	tw = make([]complex64, max(1, n/2))
+	for k := range tw {
+		tw[k] = complex64(cmplx.Rect(1, -2*math.Pi*float64(k)/float64(n)))
+	}
+	return hperm, tw
+}
+
+func bitsLen(n int) int { return bits.Len(uint(n)) }
+
+// bitrev reverses the low nbits bits of i.
+func bitrev(i int, nbits uint) int {
+	return int(bits.Reverse64(uint64(i)) >> (64 - nbits))
+}
+
 // olsSpectrum is the n-point DFT of taps zero-padded to n, scaled by 1/n
 // (the inverse transform is unnormalised), computed in float64 and
 // rounded once: bins 0 … n/2 for real data, all n for complex.

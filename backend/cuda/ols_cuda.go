@@ -24,6 +24,11 @@ type OLSOptions struct {
 	// which saves one pass over the work; a partial last pass still
 	// gathers. Off by default until measured on the device.
 	Strided bool
+	// Fused runs the whole of overlap-save in one kernel per transform
+	// (kernels/ols.cu's ols_fused_*: shared-memory radix-2 transforms,
+	// one read and one write of the data) instead of cuFFT; transforms of
+	// up to OLSFusedMaxFFT points. It needs no cuFFT.
+	Fused bool
 }
 
 // OLSFIR filters data already in device memory by overlap-save fast
@@ -46,6 +51,11 @@ type OLSFIR struct {
 	gather, mul, scatter  cu.Function
 	fwd, inv              *cudrv.FFTPlan
 	direct                *cudrv.FFTPlan // the strided forward plan (OLSOptions.Strided), else nil
+	fused                 cu.Function    // ols_fused_* when OLSOptions.Fused
+	isFused               bool
+	dtw                   cu.DevicePtr // the fused kernel's twiddles
+	fArgs                 [9]uint64
+	fp                    [9]unsafe.Pointer
 	dh, dwork             cu.DevicePtr
 	ntaps, ch, n, l, nseg int
 	stride                int // float32 values from one segment to the next in dwork
@@ -71,6 +81,9 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 	}
 	if o.ChunkValues < 0 || o.MaxSamples < 0 {
 		return nil, fmt.Errorf("gpu: overlap-save: chunk %d and max samples %d must be >= 0", o.ChunkValues, o.MaxSamples)
+	}
+	if o.Fused {
+		return newFusedOLS(taps, complex, n, o)
 	}
 	lib, err := cudrv.LoadCuFFT()
 	if err != nil {
@@ -205,6 +218,9 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 	case in == 0 || out == 0:
 		return errors.New("gpu: overlap-save: nil device pointer")
 	}
+	if f.isFused {
+		return f.launchFused(stream, in, out, nout)
+	}
 	if err := f.fwd.SetStream(stream); err != nil {
 		return fmt.Errorf("gpu: overlap-save: %w", err)
 	}
@@ -266,7 +282,7 @@ func (f *OLSFIR) Close() error {
 		errs = append(errs, f.inv.Destroy())
 	}
 	errs = append(errs, f.fwd.Destroy(), f.direct.Destroy())
-	for _, p := range []*cu.DevicePtr{&f.dh, &f.dwork} {
+	for _, p := range []*cu.DevicePtr{&f.dh, &f.dwork, &f.dtw} {
 		if *p != 0 {
 			if err := cu.MemFree(*p); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: overlap-save: free: %w", err))
@@ -281,4 +297,98 @@ func (f *OLSFIR) Close() error {
 		f.mod = cu.Module{}
 	}
 	return errors.Join(errs...)
+}
+
+// LibraryPath names the transform code in use: cuFFT's file, or "fused".
+func (f *OLSFIR) LibraryPath() string {
+	if f.lib == nil {
+		return "fused"
+	}
+	return f.lib.Path
+}
+
+// Fused reports whether the fused kernel runs (OLSOptions.Fused).
+func (f *OLSFIR) Fused() bool { return f.isFused }
+
+// olsFusedThreads is the fused kernel's block size.
+const olsFusedThreads = 256
+
+// newFusedOLS prepares the fused kernel (OLSOptions.Fused) for an n-point
+// transform.
+func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, err error) {
+	if n > OLSFusedMaxFFT || n < 2 {
+		return nil, fmt.Errorf("gpu: overlap-save: the fused kernel takes transforms of 2 to %d points, %d taps want %d (leave fused off to use cuFFT)",
+			OLSFusedMaxFFT, len(taps), n)
+	}
+	ch := 1
+	name := "ols_fused_r"
+	if complex {
+		ch, name = 2, "ols_fused_c"
+	}
+	f = &OLSFIR{ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1, isFused: true, nseg: 1}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	dev, err := cu.CurrentDevice()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: overlap-save needs a current CUDA context: %w", err)
+	}
+	optin, err := cudrv.OptinSharedMem(dev)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	smem := 12 * n
+	if smem > optin {
+		return nil, fmt.Errorf("gpu: overlap-save: the fused kernel needs %d KiB of shared memory for %d points, the device allows %d KiB",
+			smem>>10, n, optin>>10)
+	}
+	if f.mod, err = cudrv.LoadModule(o.PTXPath, kernels.OLSPTX, "overlap-save"); err != nil {
+		return nil, err
+	}
+	if f.fused, err = f.mod.Function(name); err != nil {
+		return nil, fmt.Errorf("gpu: kernel %s: %w", name, err)
+	}
+	if smem > 48<<10 {
+		if err = cudrv.SetMaxDynamicSmem(f.fused, smem); err != nil {
+			return nil, fmt.Errorf("gpu: %w", err)
+		}
+	}
+	hperm, tw := olsFusedTables(taps, n)
+	for _, t := range []struct {
+		p *cu.DevicePtr
+		v []complex64
+	}{{&f.dh, hperm}, {&f.dtw, tw}} {
+		nb := int64(len(t.v)) * 8
+		if *t.p, err = cu.MemAlloc(nb); err != nil {
+			return nil, fmt.Errorf("gpu: allocate %d bytes for the fused kernel's tables: %w", nb, err)
+		}
+		if err = cu.MemcpyHtoD(*t.p, unsafe.Pointer(&t.v[0]), nb); err != nil {
+			return nil, fmt.Errorf("gpu: copy the fused kernel's tables: %w", err)
+		}
+	}
+	for i := range f.fp {
+		f.fp[i] = unsafe.Pointer(&f.fArgs[i])
+	}
+	return f, nil
+}
+
+// launchFused enqueues one fused kernel over all nout samples.
+func (f *OLSFIR) launchFused(stream cu.Stream, in, out cu.DevicePtr, nout int) error {
+	nseg := (int64(nout) + int64(f.l) - 1) / int64(f.l)
+	blocks := nseg
+	if f.ch == 1 {
+		blocks = (nseg + 1) / 2
+	}
+	if blocks > maxGridX {
+		return fmt.Errorf("gpu: overlap-save: %d samples need %d blocks, more than the grid limit %d", nout, blocks, maxGridX)
+	}
+	f.fArgs = [9]uint64{uint64(in), uint64(out), uint64(f.dh), uint64(f.dtw), uint64(f.n),
+		uint64(bitsLen(f.n) - 1), uint64(f.l), uint64(f.ntaps - 1), uint64(nout)}
+	threads := min(olsFusedThreads, max(32, f.n/2))
+	if err := f.fused.Launch(int(blocks), 1, 1, threads, 1, 1, 12*f.n, stream, f.fp[:]); err != nil {
+		return fmt.Errorf("gpu: launch fused overlap-save (%d points, %d blocks): %w", f.n, blocks, err)
+	}
+	return nil
 }

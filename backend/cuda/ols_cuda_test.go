@@ -203,6 +203,48 @@ func TestOLSFIRMatchesConvolve(t *testing.T) {
 	})
 }
 
+// TestOLSFusedMatchesConvolve checks the fused shared-memory kernel
+// (OLSOptions.Fused), smallest transforms first.
+func TestOLSFusedMatchesConvolve(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	withBatchContext(t, func() {
+		for _, complex := range []bool{false, true} {
+			ch := 1
+			if complex {
+				ch = 2
+			}
+			for _, tc := range []struct{ taps, fft, nout int }{
+				{4, 8, 13}, {4, 8, 1000}, {16, 0, 5000}, {64, 0, 70000}, {129, 0, 100000}, {257, 0, 100000},
+				{513, 0, 100000}, {1025, 0, 100000}, {2048, 0, 50000}, {100, 4096, 30000},
+			} {
+				if testing.Short() && tc.nout > 5000 {
+					continue // the sanitizer run: small cases only
+				}
+				name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/nout=%d", complex, tc.taps, tc.fft, tc.nout)
+				taps := randSignal(r, tc.taps)
+				x := randSignal(r, tc.nout*ch)
+				f, err := NewOLSFIR(taps, complex, OLSOptions{FFTSize: tc.fft, Fused: true, PTXPath: olsPTX()})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got := runFilter(t, f, nil, x)
+				want := filter.Convolve(taps, x, complex)
+				if tc.nout < 20 {
+					t.Logf("%s: got %v want %v", name, got, want)
+				}
+				checkOLSOut(t, name, got, want)
+				t.Logf("%s: fused %d points, error/RMS %.2g", name, f.FFTSize(), filter.MaxErrRMS(got, want))
+				if err := f.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := NewOLSFIR(make([]float32, 4096), false, OLSOptions{Fused: true}); err == nil {
+			t.Error("fused kernel accepted a 16384-point transform")
+		}
+	})
+}
+
 // TestOLSFIRRandomSplits streams x through one OLSFIR in random block
 // sizes, carrying the history on the host, and compares with the whole
 // convolution: the streaming contract holds for any split.
@@ -219,7 +261,7 @@ func TestOLSFIRRandomSplits(t *testing.T) {
 				name := fmt.Sprintf("complex=%v/taps=%d/strided=%v", complex, ntaps, strided)
 				taps := randSignal(r, ntaps)
 				x := randSignal(r, 60000*ch)
-				f, err := NewOLSFIR(taps, complex, OLSOptions{MaxSamples: 7000, Strided: strided, PTXPath: olsPTX()})
+				f, err := NewOLSFIR(taps, complex, OLSOptions{MaxSamples: 7000, Strided: strided, Fused: ntaps == 100, PTXPath: olsPTX()})
 				if err != nil {
 					t.Fatal(err)
 				}

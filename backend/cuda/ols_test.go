@@ -136,3 +136,112 @@ func TestOLSLayoutOnHost(t *testing.T) {
 		})
 	}
 }
+
+// TestOLSFusedOnHost runs the fused kernel's algorithm (kernels/ols.cu,
+// ols_fused_*) step for step in float64 with its tables: two real
+// segments packed in one transform (or one complex segment), forward
+// decimation in frequency with the bit-reversed spectrum folded into the
+// last stage, inverse decimation in time.
+func TestOLSFusedOnHost(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, iq := range []bool{false, true} {
+		for _, tc := range []struct{ taps, n, nout int }{{1, 4, 9}, {4, 8, 37}, {16, 64, 500}, {33, 64, 301}, {100, 512, 2000}} {
+			t.Run(fmt.Sprintf("iq=%v/taps=%d/n=%d", iq, tc.taps, tc.n), func(t *testing.T) {
+				ch := 1
+				if iq {
+					ch = 2
+				}
+				taps := make([]float32, tc.taps)
+				for i := range taps {
+					taps[i] = float32(r.NormFloat64())
+				}
+				x := make([]float32, tc.nout*ch)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				got := fusedOnHost(taps, x, tc.n, iq)
+				if e := filter.MaxErrRMS(got, filter.Convolve(taps, x, iq)); e > 1e-6 {
+					t.Fatalf("max error %g of the output RMS", e)
+				}
+			})
+		}
+	}
+}
+
+func fusedOnHost(taps, x []float32, n int, iq bool) []float32 {
+	hperm, tw := olsFusedTables(taps, n)
+	m1, l := len(taps)-1, n-len(taps)+1
+	ch := 1
+	if iq {
+		ch = 2
+	}
+	nout := len(x) / ch
+	xin := append(make([]float32, m1*ch), x...)
+	nx := m1 + nout
+	at := func(s int) complex128 { // sample s of xin, as a complex value
+		if s >= nx {
+			return 0
+		}
+		if iq {
+			return complex(float64(xin[2*s]), float64(xin[2*s+1]))
+		}
+		return complex(float64(xin[s]), 0)
+	}
+	nseg := (nout + l - 1) / l
+	blocks := nseg
+	if !iq {
+		blocks = (nseg + 1) / 2
+	}
+	log2n := bitsLen(n) - 1
+	y := make([]float32, len(x))
+	buf := make([]complex128, n)
+	for b := range blocks {
+		for i := range buf {
+			if iq {
+				buf[i] = at(b*l + i)
+			} else {
+				buf[i] = complex(real(at(2*b*l+i)), real(at((2*b+1)*l+i)))
+			}
+		}
+		for lh := log2n - 1; lh >= 0; lh-- {
+			half, tstep := 1<<lh, log2n-1-lh
+			for j := range n / 2 {
+				k := j & (half - 1)
+				i0 := (j>>lh)<<(lh+1) + k
+				i1 := i0 + half
+				u, v := buf[i0], buf[i1]
+				s, d := u+v, (u-v)*complex128(tw[k<<tstep])
+				if lh == 0 {
+					s, d = s*complex128(hperm[i0]), d*complex128(hperm[i1])
+				}
+				buf[i0], buf[i1] = s, d
+			}
+		}
+		for lh := range log2n {
+			half, tstep := 1<<lh, log2n-1-lh
+			for j := range n / 2 {
+				k := j & (half - 1)
+				i0 := (j>>lh)<<(lh+1) + k
+				i1 := i0 + half
+				u, v := buf[i0], buf[i1]*cmplx.Conj(complex128(tw[k<<tstep]))
+				buf[i0], buf[i1] = u+v, u-v
+			}
+		}
+		for k := m1; k < n; k++ {
+			tt := k - m1
+			if iq {
+				if o := b*l + tt; o < nout {
+					y[2*o], y[2*o+1] = float32(real(buf[k])), float32(imag(buf[k]))
+				}
+				continue
+			}
+			if o := 2*b*l + tt; o < nout {
+				y[o] = float32(real(buf[k]))
+			}
+			if o := (2*b+1)*l + tt; o < nout {
+				y[o] = float32(imag(buf[k]))
+			}
+		}
+	}
+	return y
+}

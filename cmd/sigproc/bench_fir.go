@@ -50,6 +50,7 @@ type benchFIROptions struct {
 	fftSize  int     // overlap-save transform size; 0 = automatic
 	olsChunk int     // overlap-save values per pass; 0 = default
 	strided  bool    // overlap-save: transform full passes straight from the input
+	fused    bool    // overlap-save in one shared-memory kernel, no cuFFT
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -78,6 +79,7 @@ type benchFIRRow struct {
 	Method      string  `json:"method"`
 	FFTSize     int     `json:"fft_size,omitempty"`
 	Segments    int     `json:"segments,omitempty"`
+	Transforms  string  `json:"transforms,omitempty"` // the cuFFT library, or "fused"
 	Ms          float64 `json:"ms"`
 	MsBest      float64 `json:"ms_best"`
 	GSps        float64 `json:"gsps"`
@@ -163,6 +165,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.method, "method", "auto", "direct (the batch kernel), fft (overlap-save with cuFFT) or auto (fft from "+fmt.Sprint(cuda.FFTCrossoverTaps)+" taps up)")
 	f.IntVar(&o.fftSize, "fft-size", 0, "overlap-save transform size, a power of two >= taps (0: 4·taps rounded up, at least 256)")
 	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: 4 Mi, L2-resident)")
+	f.BoolVar(&o.fused, "ols-fused", false, "overlap-save in one shared-memory kernel instead of cuFFT (transforms up to "+fmt.Sprint(cuda.OLSFusedMaxFFT)+" points)")
 	f.BoolVar(&o.strided, "ols-strided", false, "overlap-save: full passes transform their segments straight from the input (no gather)")
 	return cmd
 }
@@ -311,7 +314,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
-		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided,
+		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided, Fused: o.fused,
 	}
 	cfg.Method, _ = filter.ParseMethod(o.method) // checked above
 	if o.verify || o.output != "" {
@@ -404,7 +407,7 @@ func firRow(run gpubench.BenchFIRRun, nvals, ch int, peakGBps float64) benchFIRR
 	bytes := 4 * float64((run.Taps-1)*ch+2*nvals)
 	flops := 2 * float64(run.Taps) * float64(nvals)
 	row := benchFIRRow{
-		Taps: run.Taps, Method: run.Method, FFTSize: run.FFTSize, Segments: run.Segments, Ms: med * 1e3, MsBest: best * 1e3,
+		Taps: run.Taps, Method: run.Method, FFTSize: run.FFTSize, Segments: run.Segments, Transforms: run.CuFFT, Ms: med * 1e3, MsBest: best * 1e3,
 		Threads: run.Threads, Blocks: run.Blocks, SharedBytes: run.SharedBytes,
 	}
 	if med > 0 {
@@ -448,6 +451,9 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 		m := r.Method
 		if r.FFTSize > 0 {
 			m = fmt.Sprintf("fft%d", r.FFTSize)
+			if r.Transforms == "fused" {
+				m = fmt.Sprintf("fus%d", r.FFTSize)
+			}
 		}
 		fmt.Fprintf(&b, "%6d %7s %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",
 			r.Taps, m, r.Ms, r.GSps, r.GSpsBest, r.GBps, 100*r.HBMFraction, r.GFLOPs, e)

@@ -27,6 +27,7 @@ type BenchFIRConfig struct {
 	FFTSize     int  // overlap-save transform size; 0 = cuda.OLSFFTSize
 	ChunkValues int  // overlap-save values per pass; 0 = the default
 	Strided     bool // overlap-save: full passes transform straight from the input (cuda.OLSOptions.Strided)
+	Fused       bool // overlap-save in one shared-memory kernel instead of cuFFT (cuda.OLSOptions.Fused)
 	// Output, if set, receives each tap set's filtered output after its
 	// timed passes (the buffer is reused for the next tap set).
 	Output func(ntaps int, y []float32) error
@@ -68,7 +69,7 @@ type BenchFIRRun struct {
 	SharedBytes int       // dynamic shared memory per block (direct)
 	FFTSize     int       // transform points (fft)
 	Segments    int       // segments per pass (fft)
-	CuFFT       string    // the cuFFT library (fft)
+	CuFFT       string    // the cuFFT library, or "fused" (fft)
 }
 
 // BenchFIRResult is what BenchFIR measured, with the device's memory

@@ -119,11 +119,11 @@ func newBenchFilter(cfg BenchFIRConfig, taps []float32, nout int) (benchFilter, 
 	m := cuda.ResolveMethod(cfg.Method, len(taps))
 	run := BenchFIRRun{Taps: len(taps), Method: m.String()}
 	if m == filter.MethodFFT {
-		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided})
+		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused})
 		if err != nil {
 			return nil, run, err
 		}
-		run.FFTSize, run.Segments, run.CuFFT = f.FFTSize(), f.SegmentsPerPass(), f.Library().Path
+		run.FFTSize, run.Segments, run.CuFFT = f.FFTSize(), f.SegmentsPerPass(), f.LibraryPath()
 		return f, run, nil
 	}
 	f, err := cuda.NewBatchFIRFromPTX(taps, cfg.Complex, cfg.PTXPath)
