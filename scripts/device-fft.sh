@@ -82,7 +82,7 @@ rc=$?; step "tests cudrv cuFFT load" $rc
 grep -E -- '--- |cuFFT|lacks' "$L/test-cudrv.txt" | head -4 | tee -a "$S"
 timeout 40 ./build/gpubench.test -test.count=1 -test.v -test.run 'TestBenchFIR' > "$L/test-benchfir.txt" 2>&1
 rc=$?; step "tests gpubench BenchFIR direct/fft (PASS $(grep -c -- '--- PASS' "$L/test-benchfir.txt"), FAIL $(grep -c -- '--- FAIL' "$L/test-benchfir.txt"))" $rc
-grep -E -- '--- FAIL|panic' -A3 "$L/test-benchfir.txt" | head -8 | tee -a "$S"
+grep -E -A3 -- '--- FAIL|panic' "$L/test-benchfir.txt" | head -8 | tee -a "$S"
 
 # 3. The accuracy check of the issue: bench fir --taps 4096 (auto).
 timeout 30 $B bench fir --taps 4096 > "$L/fir-4096.txt" 2>&1
@@ -145,7 +145,7 @@ if left "tuning"; then
   : > "$L/tune.txt"
   for t in 1025:2048,4096,8192,16384 4096:8192,16384,32768,65536; do
     taps=${t%%:*}
-    for n in ${t#*:}; do
+    for n in $(echo "${t#*:}" | tr , ' '); do
       [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
       timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/fft-size $n: /" >> "$L/tune.txt"
     done

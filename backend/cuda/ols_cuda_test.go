@@ -135,6 +135,29 @@ func TestOLSFIRSmall(t *testing.T) {
 	})
 }
 
+// TestOLSFIRAcrossContexts makes, uses and destroys a context three times
+// in a row, as the tests and successive runs do: cuFFT's runtime attaches
+// to each driver-API context in turn and must not keep state of a
+// destroyed one.
+func TestOLSFIRAcrossContexts(t *testing.T) {
+	taps := []float32{1, -2, 3, 0.5, 0.25}
+	x := make([]float32, 3000)
+	for i := range x {
+		x[i] = float32(i%17) - 8
+	}
+	want := filter.Convolve(taps, x, false)
+	for round := range 3 {
+		withBatchContext(t, func() {
+			f, err := NewOLSFIR(taps, false, OLSOptions{PTXPath: olsPTX()})
+			if err != nil {
+				t.Fatalf("context %d: %v", round, err)
+			}
+			defer f.Close()
+			checkOLSOut(t, fmt.Sprintf("context %d", round), runFilter(t, f, nil, x), want)
+		})
+	}
+}
+
 // TestOLSFIRMatchesConvolve covers 1 to 16384 taps, the automatic and
 // forced transform sizes, and passes split into chunks, against the
 // float64 convolution and, where it takes the filter, the direct kernel.
