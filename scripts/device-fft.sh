@@ -147,7 +147,7 @@ if left "tuning"; then
     taps=${t%%:*}
     for n in $(echo "${t#*:}" | tr , ' '); do
       [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
-      timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/fft-size $n: /" >> "$L/tune.txt"
+      timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/taps $taps fft-size $n: /" >> "$L/tune.txt"
     done
   done
   for v in "4096 --ols-strided" "1025 --ols-strided" "1025" "129" "129 --ols-strided" "2049 --ols-fused --fft-size 8192" "1025 --ols-fused --fft-size 2048" "1025 --ols-fused --fft-size 8192" "257 --ols-fused --fft-size 512"; do
