@@ -95,10 +95,29 @@ extern "C" __global__ void ols_scatter_c(const float2* seg, float2* y, i64 strid
 // Dynamic shared memory: 12*n bytes (n float2 data + n/2 float2 twiddles).
 // Grid: one block per transform; any block size that is a multiple of 32.
 // n is a power of two >= 2; log2n its logarithm.
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// dif: a, b = a+b, (a-b)*w.  dit: a, b = a + b*conj(w), a - b*conj(w).
+__device__ __forceinline__ void dif(float2& a, float2& b, float2 w) {
+    const float2 s = make_float2(a.x + b.x, a.y + b.y);
+    b = cmul(make_float2(a.x - b.x, a.y - b.y), w);
+    a = s;
+}
+__device__ __forceinline__ void dit(float2& a, float2& b, float2 w) {
+    const float2 v = make_float2(b.x * w.x + b.y * w.y, b.y * w.x - b.x * w.y);
+    b = make_float2(a.x - v.x, a.y - v.y);
+    a = make_float2(a.x + v.x, a.y + v.y);
+}
+
+// With r4 set, stages go two at a time: each thread takes four points
+// through two radix-2 stages in registers (radix 2^2), halving the
+// shared-memory traffic and the barriers; an odd stage left is radix-2.
 template <bool IQ>
 __device__ __forceinline__ void ols_fused_body(const float* __restrict__ x, float* __restrict__ y,
                                                const float2* __restrict__ hperm, const float2* __restrict__ tw, int n,
-                                               int log2n, i64 l, i64 m1, i64 nout) {
+                                               int log2n, i64 l, i64 m1, i64 nout, bool r4) {
     extern __shared__ float2 fused_sm[];
     float2* buf = fused_sm;
     float2* tws = fused_sm + n;
@@ -116,7 +135,35 @@ __device__ __forceinline__ void ols_fused_body(const float* __restrict__ x, floa
     }
     __syncthreads();
     // Forward, decimation in frequency: span 2*half, half = n/2 … 1.
-    for (int lh = log2n - 1; lh >= 0; lh--) {
+    int lh0 = log2n - 1;
+    if (r4) {
+        for (; lh0 >= 1; lh0 -= 2) {  // stages half = h = 2^lh0, then q = h/2
+            const int h = 1 << lh0, q = h >> 1, lq = lh0 - 1;
+            const int t1 = log2n - 1 - lh0, t2 = log2n - lh0;
+            for (int j = tid; j < (n >> 2); j += T) {
+                const int k = j & (q - 1);
+                const int base = ((j >> lq) << (lh0 + 1)) + k;
+                float2 a0 = buf[base], a1 = buf[base + q], a2 = buf[base + h], a3 = buf[base + h + q];
+                dif(a0, a2, tws[k << t1]);
+                dif(a1, a3, tws[(k + q) << t1]);
+                const float2 w = tws[k << t2];
+                dif(a0, a1, w);
+                dif(a2, a3, w);
+                if (lq == 0) {  // the last stage: times the spectrum, bit-reversed
+                    a0 = cmul(a0, __ldg(hperm + base));
+                    a1 = cmul(a1, __ldg(hperm + base + q));
+                    a2 = cmul(a2, __ldg(hperm + base + h));
+                    a3 = cmul(a3, __ldg(hperm + base + h + q));
+                }
+                buf[base] = a0;
+                buf[base + q] = a1;
+                buf[base + h] = a2;
+                buf[base + h + q] = a3;
+            }
+            __syncthreads();
+        }
+    }
+    for (int lh = lh0; lh >= 0; lh--) {
         const int half = 1 << lh, tstep = log2n - 1 - lh;  // twiddle index k << tstep
         for (int j = tid; j < nh; j += T) {
             const int k = j & (half - 1);
@@ -137,7 +184,29 @@ __device__ __forceinline__ void ols_fused_body(const float* __restrict__ x, floa
         __syncthreads();
     }
     // Inverse, decimation in time: span 2*half, half = 1 … n/2, conj twiddles.
-    for (int lh = 0; lh < log2n; lh++) {
+    int lh1 = 0;
+    if (r4) {
+        for (; lh1 + 1 < log2n; lh1 += 2) {  // stages half = q = 2^lh1, then h = 2q
+            const int q = 1 << lh1, h = q << 1;
+            const int t1 = log2n - 1 - lh1, t2 = log2n - 2 - lh1;
+            for (int j = tid; j < (n >> 2); j += T) {
+                const int k = j & (q - 1);
+                const int base = ((j >> lh1) << (lh1 + 2)) + k;
+                float2 a0 = buf[base], a1 = buf[base + q], a2 = buf[base + h], a3 = buf[base + h + q];
+                const float2 w = tws[k << t1];
+                dit(a0, a1, w);
+                dit(a2, a3, w);
+                dit(a0, a2, tws[k << t2]);
+                dit(a1, a3, tws[(k + q) << t2]);
+                buf[base] = a0;
+                buf[base + q] = a1;
+                buf[base + h] = a2;
+                buf[base + h + q] = a3;
+            }
+            __syncthreads();
+        }
+    }
+    for (int lh = lh1; lh < log2n; lh++) {
         const int half = 1 << lh, tstep = log2n - 1 - lh;
         for (int j = tid; j < nh; j += T) {
             const int k = j & (half - 1);
@@ -169,13 +238,14 @@ __device__ __forceinline__ void ols_fused_body(const float* __restrict__ x, floa
 }
 
 // ols_fused_r: real data, two segments per block; grid ceil(ceil(nout/l)/2).
+// r4 != 0 takes the stages two at a time.
 extern "C" __global__ void ols_fused_r(const float* x, float* y, const float2* hperm, const float2* tw, i64 n, i64 log2n,
-                                       i64 l, i64 m1, i64 nout) {
-    ols_fused_body<false>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout);
+                                       i64 l, i64 m1, i64 nout, i64 r4) {
+    ols_fused_body<false>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout, r4 != 0);
 }
 
 // ols_fused_c: interleaved I/Q data, one segment per block; grid ceil(nout/l).
 extern "C" __global__ void ols_fused_c(const float* x, float* y, const float2* hperm, const float2* tw, i64 n, i64 log2n,
-                                       i64 l, i64 m1, i64 nout) {
-    ols_fused_body<true>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout);
+                                       i64 l, i64 m1, i64 nout, i64 r4) {
+    ols_fused_body<true>(x, y, hperm, tw, (int)n, (int)log2n, l, m1, nout, r4 != 0);
 }

@@ -100,6 +100,7 @@ sweep() { # name timeout args...
 left "sweep auto" && sweep auto 60 --taps $TAPS --method auto
 left "sweep fft" && sweep fft 45 --taps $TAPS --method fft
 left "sweep fused" && sweep fused 40 --taps 16,64,129,257,513,1025 --method fft --ols-fused
+left "sweep fused-r4" && sweep fused-r4 40 --taps 16,64,129,257,513,1025 --method fft --ols-fused --ols-r4
 left "sweep direct" && sweep direct 40 --taps 16,64,129,257,513,1025,2049,4096,8192 --method direct
 
 left "sweep fft complex" && sweep fft-complex 40 --complex --samples 33554432 --taps 129,1025,4096,16384 --method fft
@@ -107,7 +108,7 @@ left "sweep fft complex" && sweep fft-complex 40 --complex --samples 33554432 --
 # 5. CuPy on the same sizes, in this same device session.
 if left "cupy"; then
   timeout 60 python3 bench/fft_vs_cupy.py --taps $TAPS --sigproc auto="$L/fir-auto.json" \
-    --sigproc fft="$L/fir-fft.json" --sigproc fused="$L/fir-fused.json" --sigproc direct="$L/fir-direct.json" --json-out "$L/cupy-table.json" > "$L/cupy.txt" 2>&1
+    --sigproc fft="$L/fir-fft.json" --sigproc fused="$L/fir-fused.json" --sigproc fused-r4="$L/fir-fused-r4.json" --sigproc direct="$L/fir-direct.json" --json-out "$L/cupy-table.json" > "$L/cupy.txt" 2>&1
   step "CuPy oaconvolve/fftconvolve table" $?
   cat "$L/cupy.txt" | tee -a "$S"
 fi
@@ -150,7 +151,7 @@ if left "tuning"; then
       timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps "$taps" --fft-size "$n" 2>&1 | tail -1 | sed "s/^/taps $taps fft-size $n: /" >> "$L/tune.txt"
     done
   done
-  for v in "4096 --ols-strided" "1025 --ols-strided" "1025" "129" "129 --ols-strided" "2049 --ols-fused --fft-size 8192" "1025 --ols-fused --fft-size 2048" "1025 --ols-fused --fft-size 8192" "257 --ols-fused --fft-size 512"; do
+  for v in "4096 --ols-strided" "1025 --ols-strided" "1025" "129" "129 --ols-strided" "2049 --ols-fused --ols-r4 --fft-size 8192" "1025 --ols-fused --ols-r4 --fft-size 2048" "1025 --ols-fused --ols-r4 --fft-size 8192" "257 --ols-fused --ols-r4 --fft-size 512" "257 --ols-fused --ols-r4 --fft-size 2048"; do
     [ "$SECONDS" -lt $((BUDGET + 20)) ] || break
     timeout 15 $B bench fir --samples 16777216 --reps 5 --warmup 2 --verify=false --method fft --taps $v 2>&1 | tail -1 | sed "s/^/taps $v: /" >> "$L/tune.txt"
   done

@@ -29,6 +29,9 @@ type OLSOptions struct {
 	// one read and one write of the data) instead of cuFFT; transforms of
 	// up to OLSFusedMaxFFT points. It needs no cuFFT.
 	Fused bool
+	// Radix4 makes the fused kernel take its stages two at a time in
+	// registers (radix 2²), halving its shared-memory traffic.
+	Radix4 bool
 }
 
 // OLSFIR filters data already in device memory by overlap-save fast
@@ -54,8 +57,9 @@ type OLSFIR struct {
 	fused                 cu.Function    // ols_fused_* when OLSOptions.Fused
 	isFused               bool
 	dtw                   cu.DevicePtr // the fused kernel's twiddles
-	fArgs                 [9]uint64
-	fp                    [9]unsafe.Pointer
+	fArgs                 [10]uint64
+	fp                    [10]unsafe.Pointer
+	r4                    bool
 	dh, dwork             cu.DevicePtr
 	ntaps, ch, n, l, nseg int
 	stride                int // float32 values from one segment to the next in dwork
@@ -299,16 +303,20 @@ func (f *OLSFIR) Close() error {
 	return errors.Join(errs...)
 }
 
-// LibraryPath names the transform code in use: cuFFT's file, or "fused".
-func (f *OLSFIR) LibraryPath() string {
-	if f.lib == nil {
-		return "fused"
-	}
-	return f.lib.Path
-}
-
 // Fused reports whether the fused kernel runs (OLSOptions.Fused).
 func (f *OLSFIR) Fused() bool { return f.isFused }
+
+// LibraryPath names the transform code in use: cuFFT's file, "fused" or
+// "fused-r4".
+func (f *OLSFIR) LibraryPath() string {
+	switch {
+	case f.lib != nil:
+		return f.lib.Path
+	case f.r4:
+		return "fused-r4"
+	}
+	return "fused"
+}
 
 // olsFusedThreads is the fused kernel's block size.
 const olsFusedThreads = 256
@@ -325,7 +333,7 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 	if complex {
 		ch, name = 2, "ols_fused_c"
 	}
-	f = &OLSFIR{ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1, isFused: true, nseg: 1}
+	f = &OLSFIR{ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1, isFused: true, nseg: 1, r4: o.Radix4}
 	defer func() {
 		if err != nil {
 			_ = f.Close()
@@ -384,8 +392,12 @@ func (f *OLSFIR) launchFused(stream cu.Stream, in, out cu.DevicePtr, nout int) e
 	if blocks > maxGridX {
 		return fmt.Errorf("gpu: overlap-save: %d samples need %d blocks, more than the grid limit %d", nout, blocks, maxGridX)
 	}
-	f.fArgs = [9]uint64{uint64(in), uint64(out), uint64(f.dh), uint64(f.dtw), uint64(f.n),
-		uint64(bitsLen(f.n) - 1), uint64(f.l), uint64(f.ntaps - 1), uint64(nout)}
+	r4 := uint64(0)
+	if f.r4 {
+		r4 = 1
+	}
+	f.fArgs = [10]uint64{uint64(in), uint64(out), uint64(f.dh), uint64(f.dtw), uint64(f.n),
+		uint64(bitsLen(f.n) - 1), uint64(f.l), uint64(f.ntaps - 1), uint64(nout), r4}
 	threads := min(olsFusedThreads, max(32, f.n/2))
 	if err := f.fused.Launch(int(blocks), 1, 1, threads, 1, 1, 12*f.n, stream, f.fp[:]); err != nil {
 		return fmt.Errorf("gpu: launch fused overlap-save (%d points, %d blocks): %w", f.n, blocks, err)

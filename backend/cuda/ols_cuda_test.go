@@ -240,25 +240,27 @@ func TestOLSFusedMatchesConvolve(t *testing.T) {
 				{4, 8, 13}, {4, 8, 1000}, {16, 0, 5000}, {64, 0, 70000}, {129, 0, 100000}, {257, 0, 100000},
 				{513, 0, 100000}, {1025, 0, 100000}, {2048, 0, 50000}, {100, 4096, 30000},
 			} {
-				if testing.Short() && tc.nout > 5000 {
-					continue // the sanitizer run: small cases only
-				}
-				name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/nout=%d", complex, tc.taps, tc.fft, tc.nout)
-				taps := randSignal(r, tc.taps)
-				x := randSignal(r, tc.nout*ch)
-				f, err := NewOLSFIR(taps, complex, OLSOptions{FFTSize: tc.fft, Fused: true, PTXPath: olsPTX()})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				got := runFilter(t, f, nil, x)
-				want := filter.Convolve(taps, x, complex)
-				if tc.nout < 20 {
-					t.Logf("%s: got %v want %v", name, got, want)
-				}
-				checkOLSOut(t, name, got, want)
-				t.Logf("%s: fused %d points, error/RMS %.2g", name, f.FFTSize(), filter.MaxErrRMS(got, want))
-				if err := f.Close(); err != nil {
-					t.Fatal(err)
+				for _, r4 := range []bool{false, true} {
+					if testing.Short() && tc.nout > 5000 {
+						continue // the sanitizer run: small cases only
+					}
+					name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/nout=%d/r4=%v", complex, tc.taps, tc.fft, tc.nout, r4)
+					taps := randSignal(r, tc.taps)
+					x := randSignal(r, tc.nout*ch)
+					f, err := NewOLSFIR(taps, complex, OLSOptions{FFTSize: tc.fft, Fused: true, Radix4: r4, PTXPath: olsPTX()})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					got := runFilter(t, f, nil, x)
+					want := filter.Convolve(taps, x, complex)
+					if tc.nout < 20 {
+						t.Logf("%s: got %v want %v", name, got, want)
+					}
+					checkOLSOut(t, name, got, want)
+					t.Logf("%s: %s %d points, error/RMS %.2g", name, f.LibraryPath(), f.FFTSize(), filter.MaxErrRMS(got, want))
+					if err := f.Close(); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		}

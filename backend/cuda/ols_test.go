@@ -145,7 +145,7 @@ func TestOLSLayoutOnHost(t *testing.T) {
 func TestOLSFusedOnHost(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, iq := range []bool{false, true} {
-		for _, tc := range []struct{ taps, n, nout int }{{1, 4, 9}, {4, 8, 37}, {16, 64, 500}, {33, 64, 301}, {100, 512, 2000}} {
+		for _, tc := range []struct{ taps, n, nout int }{{1, 2, 5}, {1, 4, 9}, {4, 8, 37}, {16, 64, 500}, {33, 64, 301}, {100, 512, 2000}, {100, 256, 999}} {
 			t.Run(fmt.Sprintf("iq=%v/taps=%d/n=%d", iq, tc.taps, tc.n), func(t *testing.T) {
 				ch := 1
 				if iq {
@@ -159,16 +159,18 @@ func TestOLSFusedOnHost(t *testing.T) {
 				for i := range x {
 					x[i] = float32(r.NormFloat64())
 				}
-				got := fusedOnHost(taps, x, tc.n, iq)
-				if e := filter.MaxErrRMS(got, filter.Convolve(taps, x, iq)); e > 1e-6 {
-					t.Fatalf("max error %g of the output RMS", e)
+				for _, r4 := range []bool{false, true} {
+					got := fusedOnHost(taps, x, tc.n, iq, r4)
+					if e := filter.MaxErrRMS(got, filter.Convolve(taps, x, iq)); e > 1e-6 {
+						t.Fatalf("radix4 %v: max error %g of the output RMS", r4, e)
+					}
 				}
 			})
 		}
 	}
 }
 
-func fusedOnHost(taps, x []float32, n int, iq bool) []float32 {
+func fusedOnHost(taps, x []float32, n int, iq, r4 bool) []float32 {
 	hperm, tw := olsFusedTables(taps, n)
 	m1, l := len(taps)-1, n-len(taps)+1
 	ch := 1
@@ -203,7 +205,34 @@ func fusedOnHost(taps, x []float32, n int, iq bool) []float32 {
 				buf[i] = complex(real(at(2*b*l+i)), real(at((2*b+1)*l+i)))
 			}
 		}
-		for lh := log2n - 1; lh >= 0; lh-- {
+		dif := func(a, b *complex128, w complex64) { *a, *b = *a+*b, (*a-*b)*complex128(w) }
+		dit := func(a, b *complex128, w complex64) {
+			v := *b * cmplx.Conj(complex128(w))
+			*a, *b = *a+v, *a-v
+		}
+		lh0 := log2n - 1
+		for ; r4 && lh0 >= 1; lh0 -= 2 {
+			h, lq := 1<<lh0, lh0-1
+			q := h >> 1
+			t1, t2 := log2n-1-lh0, log2n-lh0
+			for j := range n / 4 {
+				k := j & (q - 1)
+				base := (j>>lq)<<(lh0+1) + k
+				a := [4]complex128{buf[base], buf[base+q], buf[base+h], buf[base+h+q]}
+				dif(&a[0], &a[2], tw[k<<t1])
+				dif(&a[1], &a[3], tw[(k+q)<<t1])
+				dif(&a[0], &a[1], tw[k<<t2])
+				dif(&a[2], &a[3], tw[k<<t2])
+				if lq == 0 {
+					a[0] *= complex128(hperm[base])
+					a[1] *= complex128(hperm[base+q])
+					a[2] *= complex128(hperm[base+h])
+					a[3] *= complex128(hperm[base+h+q])
+				}
+				buf[base], buf[base+q], buf[base+h], buf[base+h+q] = a[0], a[1], a[2], a[3]
+			}
+		}
+		for lh := lh0; lh >= 0; lh-- {
 			half, tstep := 1<<lh, log2n-1-lh
 			for j := range n / 2 {
 				k := j & (half - 1)
@@ -217,7 +246,23 @@ func fusedOnHost(taps, x []float32, n int, iq bool) []float32 {
 				buf[i0], buf[i1] = s, d
 			}
 		}
-		for lh := range log2n {
+		lh1 := 0
+		for ; r4 && lh1+1 < log2n; lh1 += 2 {
+			q := 1 << lh1
+			h := q << 1
+			t1, t2 := log2n-1-lh1, log2n-2-lh1
+			for j := range n / 4 {
+				k := j & (q - 1)
+				base := (j>>lh1)<<(lh1+2) + k
+				a := [4]complex128{buf[base], buf[base+q], buf[base+h], buf[base+h+q]}
+				dit(&a[0], &a[1], tw[k<<t1])
+				dit(&a[2], &a[3], tw[k<<t1])
+				dit(&a[0], &a[2], tw[k<<t2])
+				dit(&a[1], &a[3], tw[(k+q)<<t2])
+				buf[base], buf[base+q], buf[base+h], buf[base+h+q] = a[0], a[1], a[2], a[3]
+			}
+		}
+		for lh := lh1; lh < log2n; lh++ {
 			half, tstep := 1<<lh, log2n-1-lh
 			for j := range n / 2 {
 				k := j & (half - 1)

@@ -51,6 +51,7 @@ type benchFIROptions struct {
 	olsChunk int     // overlap-save values per pass; 0 = default
 	strided  bool    // overlap-save: transform full passes straight from the input
 	fused    bool    // overlap-save in one shared-memory kernel, no cuFFT
+	radix4   bool    // the fused kernel two stages at a time
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -166,6 +167,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.IntVar(&o.fftSize, "fft-size", 0, "overlap-save transform size, a power of two >= taps (0: 4·taps rounded up, at least 256)")
 	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: 4 Mi, L2-resident)")
 	f.BoolVar(&o.fused, "ols-fused", false, "overlap-save in one shared-memory kernel instead of cuFFT (transforms up to "+fmt.Sprint(cuda.OLSFusedMaxFFT)+" points)")
+	f.BoolVar(&o.radix4, "ols-r4", false, "with --ols-fused: two transform stages at a time in registers (radix 2²)")
 	f.BoolVar(&o.strided, "ols-strided", false, "overlap-save: full passes transform their segments straight from the input (no gather)")
 	return cmd
 }
@@ -314,7 +316,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
-		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided, Fused: o.fused,
+		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided, Fused: o.fused, Radix4: o.radix4,
 	}
 	cfg.Method, _ = filter.ParseMethod(o.method) // checked above
 	if o.verify || o.output != "" {
@@ -451,8 +453,11 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 		m := r.Method
 		if r.FFTSize > 0 {
 			m = fmt.Sprintf("fft%d", r.FFTSize)
-			if r.Transforms == "fused" {
+			switch r.Transforms {
+			case "fused":
 				m = fmt.Sprintf("fus%d", r.FFTSize)
+			case "fused-r4":
+				m = fmt.Sprintf("f4_%d", r.FFTSize)
 			}
 		}
 		fmt.Fprintf(&b, "%6d %7s %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",

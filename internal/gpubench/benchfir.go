@@ -28,6 +28,7 @@ type BenchFIRConfig struct {
 	ChunkValues int  // overlap-save values per pass; 0 = the default
 	Strided     bool // overlap-save: full passes transform straight from the input (cuda.OLSOptions.Strided)
 	Fused       bool // overlap-save in one shared-memory kernel instead of cuFFT (cuda.OLSOptions.Fused)
+	Radix4      bool // the fused kernel two stages at a time (cuda.OLSOptions.Radix4)
 	// Output, if set, receives each tap set's filtered output after its
 	// timed passes (the buffer is reused for the next tap set).
 	Output func(ntaps int, y []float32) error

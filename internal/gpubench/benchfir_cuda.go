@@ -119,7 +119,7 @@ func newBenchFilter(cfg BenchFIRConfig, taps []float32, nout int) (benchFilter, 
 	m := cuda.ResolveMethod(cfg.Method, len(taps))
 	run := BenchFIRRun{Taps: len(taps), Method: m.String()}
 	if m == filter.MethodFFT {
-		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused})
+		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused, Radix4: cfg.Radix4})
 		if err != nil {
 			return nil, run, err
 		}
