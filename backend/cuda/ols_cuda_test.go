@@ -353,10 +353,10 @@ func TestExplicitFFTMatchesCPU(t *testing.T) {
 	}{
 		{filter.MethodFFT, 4, 16, 1000, false},
 		{filter.MethodFFT, 8, 257, 999, true},
-		{filter.MethodFFT, 16, 4096, 1 << 16, false},
+		{filter.MethodFFT, 16, 4096, 1 << 14, false},
 		{filter.MethodFFT, 64, 1025, 777, true}, // history longer than a block
-		{filter.MethodAuto, 8, 4096, 1 << 15, true},
-		{filter.MethodAuto, 8, 16384, 1 << 16, false}, // beyond the direct kernel
+		{filter.MethodAuto, 8, 4096, 1 << 13, true},
+		{filter.MethodAuto, 8, 16384, 1 << 13, false}, // beyond the direct kernel
 	} {
 		t.Run(fmt.Sprintf("%v/slots=%d/taps=%d/block=%d/complex=%v", tc.method, tc.slots, tc.taps, tc.block, tc.complex), func(t *testing.T) {
 			ch := 1
