@@ -323,9 +323,10 @@ type Filter struct {
 	TapsFile string `yaml:"taps_file"`
 	// Design designs the taps with the window method.
 	Design *Design `yaml:"design"`
-	// Method is how the CPU backend convolves: direct (the direct sum),
-	// fft (overlap-save fast convolution) or auto, which picks by tap
-	// count and block size (see filter.Method). Default auto.
+	// Method is how the CPU backend and the CUDA backend's explicit
+	// transport convolve: direct (the direct sum), fft (overlap-save fast
+	// convolution; cuFFT on the GPU) or auto, which picks by tap count and
+	// block size (see filter.Method and cuda.ResolveMethod). Default auto.
 	Method string `yaml:"method"`
 }
 

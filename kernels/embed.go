@@ -28,3 +28,9 @@ var BandwidthPTX string
 //
 //go:embed chain.ptx
 var ChainPTX string
+
+// OLSPTX is the embedded PTX of ols.cu: the gather, spectrum product and
+// scatter steps of overlap-save fast convolution around cuFFT.
+//
+//go:embed ols.ptx
+var OLSPTX string

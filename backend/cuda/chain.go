@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"github.com/sigproc/sigproc/filter"
 
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
@@ -51,6 +52,15 @@ func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 		return nil, err
 	}
 	if taps, ok := c.PlainFIR(); ok {
+		if opts.Method == filter.MethodAuto {
+			// The fir stage's method (a config's filter.method) applies
+			// unless the options force one.
+			m, err := filter.ParseMethod(c.Stages[0].Method)
+			if err != nil {
+				return nil, fmt.Errorf("gpu: %w", err)
+			}
+			opts.Method = m
+		}
 		be, err := NewBackend(taps, c.Complex, opts)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/mixer"
@@ -441,11 +442,36 @@ func (b *backend) newBlockFilter(l pipeline.Layout) (blockFilter, error) {
 	if b.chain != nil {
 		return NewChainFilter(*b.chain, l.BlockSize, cudrv.PTXFile(b.opts.PTXDir, "chain.ptx"))
 	}
+	m := ResolveMethod(b.opts.Method, len(b.taps))
+	if m == filter.MethodFFT && l.Channels > 2 {
+		// Overlap-save takes one channel (real or I/Q); the batch kernel
+		// takes the frame's lanes.
+		if b.opts.Method == filter.MethodFFT || len(b.taps) > BatchMaxTaps {
+			return nil, fmt.Errorf("gpu: method fft takes one channel; the stream has %d values per frame (use method: direct, or backend: cpu)", l.Channels)
+		}
+		b.opts.Log.Info().Int("values_per_frame", l.Channels).Msg("method auto: N channels, using direct")
+		m = filter.MethodDirect
+	}
+	if m == filter.MethodFFT {
+		f, err := NewOLSFIR(b.taps, b.complex, OLSOptions{MaxSamples: l.BlockSize, PTXPath: cudrv.PTXFile(b.opts.PTXDir, "ols.ptx")})
+		switch {
+		case err != nil && b.opts.Method == filter.MethodAuto && errors.Is(err, cudrv.ErrNoCuFFT) && len(b.taps) <= BatchMaxTaps:
+			// auto chose fft, but this machine has no cuFFT: direct still works.
+			b.opts.Log.Warn().Err(err).Msg("method auto: no cuFFT, using direct")
+			m = filter.MethodDirect
+		case err != nil:
+			return nil, err
+		default:
+			b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Int("fft_size", f.FFTSize()).Int("segments", f.SegmentsPerPass()).Str("transforms", f.LibraryPath()).Msg("cuda explicit filter")
+			return olsBlocks{f}, nil
+		}
+	}
 	// The frame's values (channels, I and Q) are the batch kernel's lanes.
 	fir, err := NewBatchFIRLanes(b.taps, l.Channels, cudrv.PTXFile(b.opts.PTXDir, "batch.ptx"))
 	if err != nil {
 		return nil, err
 	}
+	b.opts.Log.Info().Str("method", m.String()).Int("taps", len(b.taps)).Msg("cuda explicit filter")
 	return batchBlocks{fir}, nil
 }
 

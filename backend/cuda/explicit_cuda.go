@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
-
 	"github.com/sigproc/sigproc/pipeline"
 	"gorgonia.org/cu"
 )
@@ -99,6 +98,16 @@ type explicitState struct {
 	inFlight int    // the most blocks submitted and not yet returned
 	submit   uint64 // ring index of the next block to submit
 	ret      uint64 // ring index of the next block to return
+}
+
+// olsBlocks runs an OLSFIR as the explicit transport's blockFilter, with
+// the same layout and output count as batchBlocks.
+type olsBlocks struct{ *OLSFIR }
+
+func (f olsBlocks) MaxOutValues(n int) int { return n }
+
+func (f olsBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+	return n, f.OLSFIR.Launch(st, in, out, n/f.Channels())
 }
 
 func (b *backend) startExplicit(l pipeline.Layout) error {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/sigproc/sigproc/filter"
 )
 
 // ErrNotBuilt is returned by NewBackend in a binary built without the cuda tag.
@@ -58,11 +60,15 @@ type Options struct {
 	// pinning it window by window, instead of having them copied into the
 	// ring (see UseRegion).
 	PinSource bool
-	PTXDir    string // load fir.ptx, batch.ptx and chain.ptx from this directory instead of the embedded PTX
-	StallAt   int64  // fault injection: the kernel hangs at this block (1-based); 0 = never
-	Timing    bool   // record GPU-side per-block times (zero-copy), see ComputeTimes
-	Split     int    // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
-	Log       zerolog.Logger
+	PTXDir    string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
+	// Method is how the explicit transport convolves: direct (the batch
+	// kernel), fft (overlap-save with cuFFT, OLSFIR) or auto (fft from
+	// FFTCrossoverTaps up). The zero-copy kernel is always direct.
+	Method  filter.Method
+	StallAt int64 // fault injection: the kernel hangs at this block (1-based); 0 = never
+	Timing  bool  // record GPU-side per-block times (zero-copy), see ComputeTimes
+	Split   int   // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
+	Log     zerolog.Logger
 }
 
 func (o Options) maxPinned() int64 {

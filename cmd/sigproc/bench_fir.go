@@ -47,6 +47,12 @@ type benchFIROptions struct {
 	ptx      string
 	threads  int
 	hbmPeak  float64 // GB/s; 0 = from the device attributes
+	method   string  // auto, direct or fft
+	fftSize  int     // overlap-save transform size; 0 = automatic
+	olsChunk int     // overlap-save values per pass; 0 = default
+	strided  bool    // overlap-save: transform full passes straight from the input
+	fused    bool    // overlap-save in one shared-memory kernel, no cuFFT
+	radix4   bool    // the fused kernel two stages at a time
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -73,6 +79,10 @@ type benchFIRReport struct {
 // *_best the fastest.
 type benchFIRRow struct {
 	Taps        int     `json:"taps"`
+	Method      string  `json:"method"`
+	FFTSize     int     `json:"fft_size,omitempty"`
+	Segments    int     `json:"segments,omitempty"`
+	Transforms  string  `json:"transforms,omitempty"` // the cuFFT library, or "fused"
 	Ms          float64 `json:"ms"`
 	MsBest      float64 `json:"ms_best"`
 	GSps        float64 `json:"gsps"`
@@ -92,7 +102,7 @@ func newBenchFIRCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fir",
 		Short: "Time the GPU batch FIR kernel on data already in device memory",
-		Long: `Time the tiled batch FIR kernel (kernels/batch.cu) on a buffer already in
+		Long: `Time the GPU FIR (the tiled batch kernel of kernels/batch.cu, or overlap-save) on a buffer already in
 GPU memory: no host transfers are timed. The input (seeded noise, or a raw
 float32 file with --input) is copied to the device once per tap count,
 behind a zero history, and each timed pass is one kernel launch over all
@@ -113,6 +123,11 @@ on all cores) and fails if the largest difference exceeds 1e-5 of the
 output RMS. --output writes the GPU's filtered output (one filter only)
 as raw little-endian float32, which is how bench/cupy_compare.py checks
 it against CuPy.
+
+--method chooses the convolution: direct (the batch kernel, up to
+` + fmt.Sprint(cuda.BatchMaxTaps) + ` taps), fft (overlap-save with cuFFT, opened at run time;
+$SIGPROC_CUFFT may name the library or its folder) or auto (fft from
+` + fmt.Sprint(cuda.FFTCrossoverTaps) + ` taps up).
 
 Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 		Example: `  # the default sweep (16 … 1024 taps) over 64 Mi real samples, as a table
@@ -157,6 +172,12 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.ptx, "ptx", "", "load the batch kernels from this PTX file instead of the embedded ones")
 	f.IntVar(&o.threads, "threads", 0, "threads per block, a multiple of 32 up to 256 (0: the default, 128)")
 	f.Float64Var(&o.hbmPeak, "hbm-peak", 0, "HBM peak in GB/s for the bandwidth fraction (0: from the device attributes)")
+	f.StringVar(&o.method, "method", "auto", "direct (the batch kernel), fft (overlap-save with cuFFT) or auto (fft from "+fmt.Sprint(cuda.FFTCrossoverTaps)+" taps up)")
+	f.IntVar(&o.fftSize, "fft-size", 0, "overlap-save transform size, a power of two >= taps (0: 4·taps rounded up, at least 256)")
+	f.IntVar(&o.olsChunk, "ols-chunk", 0, "overlap-save float32 values per pass (0: 4 Mi, L2-resident)")
+	f.BoolVar(&o.fused, "ols-fused", false, "overlap-save in one shared-memory kernel instead of cuFFT (transforms up to "+fmt.Sprint(cuda.OLSFusedMaxFFT)+" points)")
+	f.BoolVar(&o.radix4, "ols-r4", false, "with --ols-fused: two transform stages at a time in registers (radix 2²)")
+	f.BoolVar(&o.strided, "ols-strided", false, "overlap-save: full passes transform their segments straight from the input (no gather)")
 	return cmd
 }
 
@@ -182,10 +203,17 @@ func (o benchFIROptions) check() error {
 	case o.tapsFile == "" && len(o.taps) == 0:
 		return errors.New("bench fir: --taps is empty")
 	}
+	method, err := filter.ParseMethod(o.method)
+	if err != nil {
+		return fmt.Errorf("bench fir: --method: %w", err)
+	}
+	if o.fftSize < 0 || o.olsChunk < 0 {
+		return fmt.Errorf("bench fir: --fft-size %d and --ols-chunk %d must be >= 0", o.fftSize, o.olsChunk)
+	}
 	if o.tapsFile == "" {
 		for _, n := range o.taps {
-			if n < 1 || n > cuda.BatchMaxTaps {
-				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d)", n, cuda.BatchMaxTaps)
+			if lim := maxBenchTaps(method, n); n < 1 || n > lim {
+				return fmt.Errorf("bench fir: --taps %d out of range (1 to %d with --method %s)", n, lim, method)
 			}
 		}
 		if o.output != "" && len(o.taps) != 1 {
@@ -207,6 +235,14 @@ func (o benchFIROptions) lanes() int {
 	return o.channels
 }
 
+// maxBenchTaps is the most taps the method that m resolves to takes.
+func maxBenchTaps(m filter.Method, n int) int {
+	if cuda.ResolveMethod(m, n) == filter.MethodDirect {
+		return cuda.BatchMaxTaps
+	}
+	return cuda.OLSMaxTaps
+}
+
 func joinInts(v []int) string {
 	s := make([]string, len(v))
 	for i, n := range v {
@@ -222,8 +258,9 @@ func (o benchFIROptions) tapSets() ([][]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench fir: %w", err)
 		}
-		if len(taps) > cuda.BatchMaxTaps {
-			return nil, fmt.Errorf("bench fir: %s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), cuda.BatchMaxTaps)
+		m, _ := filter.ParseMethod(o.method)
+		if lim := maxBenchTaps(m, len(taps)); len(taps) > lim {
+			return nil, fmt.Errorf("bench fir: %s has %d taps, method %s takes at most %d", o.tapsFile, len(taps), m, lim)
 		}
 		return [][]float32{taps}, nil
 	}
@@ -289,7 +326,9 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 	cfg := gpubench.BenchFIRConfig{
 		Device: o.device, Input: x, Complex: o.complex, Lanes: ch, Taps: sets,
 		Warmup: o.warmup, Reps: o.reps, PTXPath: o.ptx, Threads: o.threads,
+		FFTSize: o.fftSize, ChunkValues: o.olsChunk, Strided: o.strided, Fused: o.fused, Radix4: o.radix4,
 	}
+	cfg.Method, _ = filter.ParseMethod(o.method) // checked above
 	if o.verify || o.output != "" {
 		cfg.Output = func(_ int, y []float32) error {
 			i := next
@@ -381,7 +420,7 @@ func firRow(run gpubench.BenchFIRRun, nvals, ch, per int, peakGBps float64) benc
 	bytes := 4 * float64((run.Taps-1)*ch+2*nvals)
 	flops := 2 * float64(run.Taps) * float64(nvals)
 	row := benchFIRRow{
-		Taps: run.Taps, Ms: med * 1e3, MsBest: best * 1e3,
+		Taps: run.Taps, Method: run.Method, FFTSize: run.FFTSize, Segments: run.Segments, Transforms: run.CuFFT, Ms: med * 1e3, MsBest: best * 1e3,
 		Threads: run.Threads, Blocks: run.Blocks, SharedBytes: run.SharedBytes,
 	}
 	if med > 0 {
@@ -418,7 +457,7 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 	}
 	fmt.Fprintf(&b, "input: %d %s (%s), median of %d passes after %d warmup; %s\n",
 		rep.Samples, kind, rep.Input, rep.Reps, rep.Warmup, ver)
-	fmt.Fprintf(&b, "%6s %10s %9s %9s %9s %7s %9s %10s\n", "taps", "ms/pass", "GS/s", "best GS/s", "GB/s", "HBM", "GFLOP/s", "max err")
+	fmt.Fprintf(&b, "%6s %7s %10s %9s %9s %9s %7s %9s %10s\n", "taps", "method", "ms/pass", "GS/s", "best GS/s", "GB/s", "HBM", "GFLOP/s", "max err")
 	for _, r := range rep.Results {
 		e := "-"
 		if r.Match != nil {
@@ -427,8 +466,18 @@ func writeFIRTable(w io.Writer, rep benchFIRReport) error {
 				e += " FAIL"
 			}
 		}
-		fmt.Fprintf(&b, "%6d %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",
-			r.Taps, r.Ms, r.GSps, r.GSpsBest, r.GBps, 100*r.HBMFraction, r.GFLOPs, e)
+		m := r.Method
+		if r.FFTSize > 0 {
+			m = fmt.Sprintf("fft%d", r.FFTSize)
+			switch r.Transforms {
+			case "fused":
+				m = fmt.Sprintf("fus%d", r.FFTSize)
+			case "fused-r4":
+				m = fmt.Sprintf("f4_%d", r.FFTSize)
+			}
+		}
+		fmt.Fprintf(&b, "%6d %7s %10.4f %9.1f %9.1f %9.0f %6.1f%% %9.0f %10s\n",
+			r.Taps, m, r.Ms, r.GSps, r.GSpsBest, r.GBps, 100*r.HBMFraction, r.GFLOPs, e)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

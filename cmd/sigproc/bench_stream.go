@@ -38,6 +38,7 @@ type benchStreamOptions struct {
 	refSize     sizeFlag
 	refReps     int
 	pinSource   bool
+	method      string
 }
 
 func newBenchStreamCmd() *cobra.Command {
@@ -107,6 +108,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the memory source's noise")
 	f.Var(&o.refSize, "ref-size", "bytes per copy of the pinned H2D reference measurement")
 	f.IntVar(&o.refReps, "ref-reps", 10, "copies of the pinned H2D reference measurement (0 skips it)")
+	f.StringVar(&o.method, "method", "auto", "how the explicit transport convolves: direct, fft (overlap-save with cuFFT) or auto (fft from "+fmt.Sprint(cuda.FFTCrossoverTaps)+" taps up)")
 	f.BoolVar(&o.pinSource, "pin-source", false, "take blocks in place from the source's memory, pinned in windows, instead of copying them (cuda.pin_source)")
 	return cmd
 }
@@ -119,6 +121,10 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 	ch := int64(1)
 	if o.complex {
 		ch = 2
+	}
+	method, merr := filter.ParseMethod(o.method)
+	if merr != nil {
+		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --method: %w", merr)
 	}
 	switch o.source {
 	case gpubench.StreamMemory, gpubench.StreamSynthetic, gpubench.StreamFile:
@@ -137,8 +143,8 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --block %d, --slots %d: %w", o.block, o.slots, l.Validate())
 	case o.tapsFile != "" && o.tapsSet:
 		return gpubench.StreamConfig{}, errors.New("bench stream: use --taps or --taps-file, not both")
-	case o.tapsFile == "" && (o.taps < 1 || o.taps > cuda.BatchMaxTaps):
-		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --taps %d out of range (1 to %d)", o.taps, cuda.BatchMaxTaps)
+	case o.tapsFile == "" && (o.taps < 1 || o.taps > maxBenchTaps(method, o.taps)):
+		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --taps %d out of range (1 to %d with --method %s)", o.taps, maxBenchTaps(method, o.taps), method)
 	case o.verify != gpubench.VerifyNone && o.verify != gpubench.VerifySample && o.verify != gpubench.VerifyAll:
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --verify %q: want none, sample or all", o.verify)
 	case o.verify == gpubench.VerifyAll && o.source != gpubench.StreamMemory:
@@ -153,8 +159,8 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 	var taps []float32
 	var err error
 	if o.tapsFile != "" {
-		if taps, err = filter.LoadTaps(o.tapsFile); err == nil && len(taps) > cuda.BatchMaxTaps {
-			err = fmt.Errorf("%s has %d taps, the GPU batch kernel takes at most %d", o.tapsFile, len(taps), cuda.BatchMaxTaps)
+		if taps, err = filter.LoadTaps(o.tapsFile); err == nil && len(taps) > maxBenchTaps(method, len(taps)) {
+			err = fmt.Errorf("%s has %d taps, method %s takes at most %d", o.tapsFile, len(taps), method, maxBenchTaps(method, len(taps)))
 		}
 	} else {
 		taps, err = filter.Design(filter.Spec{Type: filter.Lowpass, SampleRate: 1, CutoffHz: 0.1, NumTaps: o.taps})
@@ -171,7 +177,7 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 		Device: o.device, Taps: taps, Complex: o.complex, Block: int(o.block), Slots: o.slots,
 		PTXDir: o.ptxDir, MaxPinned: pinned, Source: o.source, Input: o.input, Output: o.output,
 		Bytes: int64(o.size), Seed: o.seed, Verify: o.verify, RefBytes: int64(o.refSize), RefReps: o.refReps,
-		PinSource: o.pinSource,
+		PinSource: o.pinSource, Method: method,
 	}, nil
 }
 
@@ -239,7 +245,7 @@ func writeStreamText(w io.Writer, rep gpubench.StreamResult) error {
 	if rep.Complex {
 		kind = "complex (I/Q)"
 	}
-	fmt.Fprintf(&b, "device: %s, %s\n", rep.Device, rep.Transport)
+	fmt.Fprintf(&b, "device: %s, %s, method %s\n", rep.Device, rep.Transport, rep.Method)
 	fmt.Fprintf(&b, "source: %s\nsink:   %s\n", rep.Source, rep.Sink)
 	fmt.Fprintf(&b, "filter: %d taps, %s samples; blocks of %d samples, %d ring slots\n", rep.Taps, kind, rep.Block, rep.Slots)
 	status := "ok"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 )
 
@@ -23,6 +24,14 @@ type BenchFIRConfig struct {
 	Reps    int         // timed passes, each one Launch over all of Input
 	PTXPath string      // load the batch kernels from this PTX file ("" = embedded)
 	Threads int         // threads per block (a multiple of 32, <= 256); 0 = default (128)
+	// Method is direct (the batch kernel), fft (overlap-save with cuFFT)
+	// or auto (cuda.ResolveMethod per tap count).
+	Method      filter.Method
+	FFTSize     int  // overlap-save transform size; 0 = cuda.OLSFFTSize
+	ChunkValues int  // overlap-save values per pass; 0 = the default
+	Strided     bool // overlap-save: full passes transform straight from the input (cuda.OLSOptions.Strided)
+	Fused       bool // overlap-save in one shared-memory kernel instead of cuFFT (cuda.OLSOptions.Fused)
+	Radix4      bool // the fused kernel two stages at a time (cuda.OLSOptions.Radix4)
 	// Output, if set, receives each tap set's filtered output after its
 	// timed passes (the buffer is reused for the next tap set).
 	Output func(ntaps int, y []float32) error
@@ -48,6 +57,9 @@ func (c BenchFIRConfig) validate() error {
 		return fmt.Errorf("gpu: bench fir: threads must be 0 (default) or a multiple of 32, got %d", c.Threads)
 	}
 	for _, t := range c.Taps {
+		if cuda.ResolveMethod(c.Method, len(t)) != filter.MethodDirect {
+			continue // NewOLSFIR checks the taps
+		}
 		if err := cuda.CheckBatchTaps(t); err != nil {
 			return err
 		}
@@ -94,10 +106,14 @@ func ReferenceFIRLanes(taps, x []float32, lanes, workers int) ([]float32, error)
 // BenchFIRRun is the timing of one tap set.
 type BenchFIRRun struct {
 	Taps        int       // number of taps
+	Method      string    // "direct" or "fft"
 	Seconds     []float64 // GPU time of each timed pass (CUDA events)
-	Threads     int       // threads per block
-	Blocks      int       // blocks per pass
-	SharedBytes int       // dynamic shared memory per block
+	Threads     int       // threads per block (direct)
+	Blocks      int       // blocks per pass (direct)
+	SharedBytes int       // dynamic shared memory per block (direct)
+	FFTSize     int       // transform points (fft)
+	Segments    int       // segments per pass (fft)
+	CuFFT       string    // the cuFFT library, or "fused" (fft)
 }
 
 // BenchFIRResult is what BenchFIR measured, with the device's memory

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"gorgonia.org/cu"
 )
@@ -102,19 +103,55 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 	return res, nil
 }
 
+// benchFilter is what BatchFIR and OLSFIR share.
+type benchFilter interface {
+	HistoryValues() int
+	Launch(cu.Stream, cu.DevicePtr, cu.DevicePtr, int) error
+	Close() error
+}
+
+// newBenchFilter makes the filter cfg.Method resolves to for taps on ch
+// values per frame (overlap-save takes one channel), and
+// the run's description.
+func newBenchFilter(cfg BenchFIRConfig, taps []float32, ch, nout int) (benchFilter, BenchFIRRun, error) {
+	m := cuda.ResolveMethod(cfg.Method, len(taps))
+	if m == filter.MethodFFT && ch > 2 && cfg.Method == filter.MethodAuto && len(taps) <= cuda.BatchMaxTaps {
+		m = filter.MethodDirect // overlap-save takes one channel; the batch kernel takes the lanes
+	}
+	run := BenchFIRRun{Taps: len(taps), Method: m.String()}
+	if m == filter.MethodFFT {
+		if ch > 2 {
+			return nil, run, fmt.Errorf("gpu: method fft takes one channel, not %d values per frame", ch)
+		}
+		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused, Radix4: cfg.Radix4})
+		if err != nil {
+			return nil, run, err
+		}
+		run.FFTSize, run.Segments, run.CuFFT = f.FFTSize(), f.SegmentsPerPass(), f.LibraryPath()
+		return f, run, nil
+	}
+	f, err := cuda.NewBatchFIRLanes(taps, ch, cfg.PTXPath)
+	if err != nil {
+		return nil, run, err
+	}
+	if cfg.Threads > 0 {
+		if err := f.SetThreads(cfg.Threads); err != nil {
+			f.Close()
+			return nil, run, err
+		}
+	}
+	run.Threads, run.Blocks, run.SharedBytes = f.Threads(), f.Blocks(nout), f.SharedBytes()
+	return f, run, nil
+}
+
 // benchOne times one tap set; the output, if wanted, goes to cfg.Output.
 func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cu.DevicePtr,
 	stream cu.Stream, start, stop cu.Event, host []float32) (BenchFIRRun, error) {
-	f, err := cuda.NewBatchFIRLanes(taps, ch, cfg.PTXPath)
+	f, run, err := newBenchFilter(cfg, taps, ch, nout)
 	if err != nil {
 		return BenchFIRRun{}, err
 	}
 	defer f.Close()
-	if cfg.Threads > 0 {
-		if err := f.SetThreads(cfg.Threads); err != nil {
-			return BenchFIRRun{}, err
-		}
-	}
 	hist := int64(f.HistoryValues())
 	nvals := int64(len(cfg.Input))
 	if hist > 0 {
@@ -129,7 +166,6 @@ func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout 
 	if err := cu.MemsetD32(dout, 0xffffffff, nvals); err != nil {
 		return BenchFIRRun{}, fmt.Errorf("gpu: poison output: %w", err)
 	}
-	run := BenchFIRRun{Taps: len(taps), Threads: f.Threads(), Blocks: f.Blocks(nout), SharedBytes: f.SharedBytes()}
 	for range cfg.Warmup {
 		if err := f.Launch(stream, din, dout, nout); err != nil {
 			return BenchFIRRun{}, err

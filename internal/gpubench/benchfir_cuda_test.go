@@ -9,6 +9,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
 	"gorgonia.org/cu"
 )
@@ -33,7 +34,11 @@ func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, complex := range []bool{false, true} {
+	for _, c := range []struct {
+		complex bool
+		method  filter.Method
+	}{{false, filter.MethodDirect}, {true, filter.MethodDirect}, {false, filter.MethodFFT}, {true, filter.MethodFFT}, {false, filter.MethodAuto}} {
+		complex := c.complex
 		ch := 1
 		if complex {
 			ch = 2
@@ -43,8 +48,9 @@ func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
 		seen := 0
 		res, err := BenchFIR(context.Background(), BenchFIRConfig{
 			Input: x, Complex: complex, Taps: sets, Warmup: 1, Reps: 3, PTXPath: os.Getenv("SIGPROC_BATCH_PTX"),
+			Method: c.method,
 			Output: func(ntaps int, y []float32) error {
-				checkClose(t, fmt.Sprintf("complex=%v/taps=%d", complex, ntaps), y, filter.Convolve(sets[seen], x, complex), 1e-5)
+				checkClose(t, fmt.Sprintf("complex=%v/method=%v/taps=%d", complex, c.method, ntaps), y, filter.Convolve(sets[seen], x, complex), 1e-5)
 				seen++
 				return nil
 			},
@@ -56,7 +62,7 @@ func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
 			t.Fatalf("outputs %d, runs %d, want %d", seen, len(res.Runs), len(sets))
 		}
 		for i, run := range res.Runs {
-			if run.Taps != len(sets[i]) || len(run.Seconds) != 3 {
+			if run.Taps != len(sets[i]) || len(run.Seconds) != 3 || run.Method != cuda.ResolveMethod(c.method, run.Taps).String() {
 				t.Fatalf("run %d: %+v", i, run)
 			}
 			for _, s := range run.Seconds {

@@ -57,6 +57,7 @@ type StreamConfig struct {
 	PTXDir    string         // cuda.ptx_dir
 	MaxPinned int64          // bytes; 0 = what the ring needs
 	PinSource bool           // take the memory source's blocks in place (cuda.Options.PinSource)
+	Method    filter.Method  // the explicit transport's method (cuda.Options.Method)
 	Source    string         // StreamMemory, StreamSynthetic or StreamFile
 	Input     string         // StreamFile: raw little-endian float32
 	Output    string         // "" = null sink, else a raw float32 file
@@ -73,6 +74,7 @@ type StreamConfig struct {
 type StreamResult struct {
 	Device         string      `json:"device"`
 	Transport      string      `json:"transport"`
+	Method         string      `json:"method"` // the explicit transport's method as resolved for the taps
 	Source         string      `json:"source"`
 	Sink           string      `json:"sink"`
 	Taps           int         `json:"taps"`
@@ -186,7 +188,7 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		transport = cuda.TransportExplicit
 	}
 	be, err := cuda.NewBackend(cfg.Taps, cfg.Complex, cuda.Options{Device: cfg.Device, Transport: transport,
-		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, PinSource: cfg.PinSource, Log: cfg.Log})
+		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, PinSource: cfg.PinSource, Method: cfg.Method, Log: cfg.Log})
 	if err != nil {
 		return res, fmt.Errorf("bench stream: %w", err)
 	}
@@ -197,6 +199,7 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		res.Device = d.Device().String()
 	}
 	res.Transport = be.Name()
+	res.Method = cuda.ResolveMethod(cfg.Method, len(cfg.Taps)).String()
 	runErr = errors.Join(runErr, be.Close(), out.Close())
 	res.fill(st, ch)
 	if runErr != nil {
