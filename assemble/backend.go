@@ -35,6 +35,9 @@ func GPUOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 // Backend builds the configured backend for the stage chain. backend:
 // auto takes the GPU when this binary has CUDA and a device answers, and
 // otherwise the CPU, saying why in the log; backend: cuda never falls back.
+// auto takes the GPU for a plain fir on one channel, the case measured on
+// one; the CUDA kernels for stage chains and N channels have not yet run on
+// a GPU (unmeasuredOnGPU), so auto keeps those on the CPU.
 func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipeline.Backend, error) {
 	switch cfg.Backend {
 	case "", "cpu":
@@ -56,6 +59,9 @@ func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipelin
 		if reason == "" {
 			if err := cuda.CheckChain(chain, GPUOptions(cfg, log)); err != nil {
 				reason = err.Error()
+			} else if _, plain := chain.PlainFIR(); !plain || chain.ChannelCount() > 1 {
+				// auto picks what has been measured on a GPU.
+				reason = unmeasuredOnGPU
 			}
 		}
 		if reason != "" {
@@ -138,3 +144,8 @@ func ProbeTaps(cfg *config.Config, haveConfig bool, ntaps int, seed uint64) ([]f
 	spec := filter.Spec{Type: "lowpass", SampleRate: 1, CutoffHz: 0.2, NumTaps: ntaps, Window: "hamming"}
 	return filter.Design(spec)
 }
+
+// unmeasuredOnGPU is why backend auto keeps stage chains and N channels on
+// the CPU: backend: cuda runs them, but their kernels have not yet run on
+// a GPU (README, "Backends").
+const unmeasuredOnGPU = "stage chains and N channels on cuda have not yet run on a GPU (backend: cuda runs them)"
