@@ -6,6 +6,9 @@
 #
 # Defaults: build/sigproc, 1e8 samples, tcp://127.0.0.1:5599. Each run
 # prints sigproc's summary line; compare the MS/s of (1) and (2).
+# PIN_SEND and PIN_RECV prefix the sending runs ((1)-(4)) and the receiving
+# sigproc, e.g. PIN_SEND="taskset -c 2,3" PIN_RECV="taskset -c 6,7", to give
+# each process cores of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIGPROC=${1:-build/sigproc}
@@ -30,19 +33,20 @@ filter: {taps: [1]}
 sink: {type: null}
 YAML
 
-run() { "$SIGPROC" run --log-level warn --num-samples "$N" -c "$@"; }
+run() { ${PIN_SEND:-} "$SIGPROC" run --log-level warn --num-samples "$N" -c "$@"; }
+recv() { ${PIN_RECV:-} "$SIGPROC" run --log-level warn --num-samples "$N" -c "$@"; }
 
 echo "== (1) CPU backend, 129 taps, null sink"
 run "$tmp/gen.yaml"
 echo "== (2) the same into a zmq push sink; a second sigproc pulls (1 tap, null sink)"
-run "$tmp/pull.yaml" >"$tmp/pull.out" &
+recv "$tmp/pull.yaml" >"$tmp/pull.out" &
 pull=$!
 run "$tmp/push.yaml"
 wait $pull
 echo "   receiver: $(cat "$tmp/pull.out")"
 echo "== (3) sigproc push -> sigproc pull, no filter work (1 tap both ends): the hop alone"
 sed 's|num_taps: 129|num_taps: 1|; s|design: {type: lowpass, cutoff_hz: 50000, num_taps: 1}|taps: [1]|' "$tmp/push.yaml" >"$tmp/push1.yaml"
-run "$tmp/pull.yaml" >"$tmp/pull.out" &
+recv "$tmp/pull.yaml" >"$tmp/pull.out" &
 pull=$!
 run "$tmp/push1.yaml"
 wait $pull

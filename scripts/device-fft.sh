@@ -36,32 +36,7 @@ say "env: $(tr '\n' ' ' < "$L/env.txt")"
 
 # 1. cuFFT: prefer the library CuPy itself loads (known to work with this
 # driver), then pip's packages, then the system's.
-python3 - > "$L/cufft-find.txt" 2>&1 <<'PY'
-import glob, importlib, os
-c = []
-try:
-    import cupy, cupy.fft
-    cupy.fft.fft(cupy.zeros(8, dtype=cupy.complex64))
-    c += [l.split()[-1] for l in open("/proc/self/maps") if "libcufft.so" in l]
-except Exception as e:
-    print("# cupy:", e)
-for mod in ("nvidia.cu13", "nvidia.cufft", "nvidia.cu12"):
-    try:
-        m = importlib.import_module(mod)
-        for p in m.__path__:
-            c += sorted(glob.glob(os.path.join(p, "lib", "libcufft.so*")))
-    except Exception as e:
-        print("#", mod, e)
-for g in ("/usr/local/cuda*/lib64/libcufft.so*", "/usr/local/cuda*/targets/*/lib/libcufft.so*",
-          "/usr/lib/x86_64-linux-gnu/libcufft.so*"):
-    c += sorted(glob.glob(g))
-seen = []
-for p in c:
-    if p not in seen and os.path.exists(p):
-        seen.append(p)
-for p in seen:
-    print(p)
-PY
+python3 scripts/find-cufft.py > "$L/cufft-find.txt" 2>&1
 CUFFT=$(grep -v '^#' "$L/cufft-find.txt" | head -1)
 if [ -n "${SIGPROC_CUFFT:-}" ]; then
   say "cuFFT: SIGPROC_CUFFT already set: $SIGPROC_CUFFT"

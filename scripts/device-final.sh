@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The one GPU round of the 2026-12-03 (e) session: 320 s of device time were
-# left for all of it, so this is every helper's device script cut to what
+# One GPU round for all the GPU work of the last 2026-12-03 session, which
+# has not yet run on a GPU (the device tool refused to start a machine: too
+# little device time was left): every helper's device script cut to what
 # matters most, in order of priority, under one deadline. Each phase writes
 # its logs under /tmp/fin/PHASE/ and the tarball $OUT/final.tgz (with
 # $OUT/summary.txt) is refreshed after every phase, so a run cut short still
@@ -41,26 +42,7 @@ mkdir -p $R/bin
 BUILD=$!
 
 # cuFFT: the library CuPy loads, else pip's, else the system's.
-python3 - > $R/cufft-find.txt 2>&1 <<'PY'
-import glob, importlib, os
-c = []
-try:
-    import cupy, cupy.fft
-    cupy.fft.fft(cupy.zeros(8, dtype=cupy.complex64))
-    c += [l.split()[-1] for l in open("/proc/self/maps") if "libcufft.so" in l]
-except Exception as e:
-    print("# cupy:", e)
-for mod in ("nvidia.cu13", "nvidia.cufft", "nvidia.cu12"):
-    try:
-        for p in importlib.import_module(mod).__path__:
-            c += sorted(glob.glob(os.path.join(p, "lib", "libcufft.so*")))
-    except Exception as e:
-        print("#", mod, e)
-for g in ("/usr/local/cuda*/lib64/libcufft.so*", "/usr/local/cuda*/targets/*/lib/libcufft.so*"):
-    c += sorted(glob.glob(g))
-for p in dict.fromkeys(p for p in c if os.path.exists(p)):
-    print(p)
-PY
+python3 scripts/find-cufft.py > $R/cufft-find.txt 2>&1
 CUFFT=$(grep -v '^#' $R/cufft-find.txt | head -1)
 if [ -n "$CUFFT" ]; then
   export SIGPROC_CUFFT=$CUFFT LD_LIBRARY_PATH=$(dirname "$CUFFT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
