@@ -276,10 +276,12 @@ func NewStdinWAV(ctx context.Context, in io.Reader, complex bool) (*Raw, error) 
 	}
 	if p != nil {
 		in, closer = p, p
-		stop := context.AfterFunc(ctx, func() { _ = p.SetReadDeadline(time.Now()) })
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { _ = p.SetReadDeadline(time.Now()); close(fired) })
 		defer func() {
 			if !stop() {
-				_ = p.SetReadDeadline(time.Time{}) // it fired; Read watches its own ctx
+				<-fired                            // it ran or is running: let it finish first
+				_ = p.SetReadDeadline(time.Time{}) // Read watches its own ctx
 			}
 		}()
 	}

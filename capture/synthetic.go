@@ -147,9 +147,9 @@ func (s *Synthetic) Read(ctx context.Context, dst []float32) (int, error) {
 
 // ReadWords is Read writing the samples straight into a zero-copy
 // backend's mapped slot as tagged words (pipeline.WordSource): each block
-// is generated into a reused buffer and written as {value, tag} words
-// before a paced source waits for the block's last sample, so the block
-// is in mapped memory by the time it is due and nothing is copied after.
+// is generated into a reused buffer while a paced source waits for the
+// block's last sample, then written as {value, tag} words, with no staging
+// copy after the block's timestamp.
 func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
 	if cap(s.scratch) < len(dst) {
 		s.scratch = make([]float32, len(dst)) // once per block size
@@ -157,8 +157,9 @@ func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag uint32) (in
 	return s.read(ctx, s.scratch[:len(dst)], dst, tag)
 }
 
-// read generates the next samples into dst and, when words is not nil,
-// writes them there as tagged words too; then a paced source waits.
+// read generates the next samples into dst, waits (a paced source) until
+// they are due, and, when words is not nil, writes them there as tagged
+// words too.
 func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag uint32) (int, error) {
 	if s.closed {
 		return 0, ErrClosed
@@ -188,14 +189,17 @@ func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag
 	out := dst[:want*int64(ch)]
 	clear(out)
 	s.gen.add(out, ch)
-	if words != nil {
-		tagged.Write(words[:len(out)], out, tag) // no padding: n counts every word
-	}
 	s.n += want
 	if s.paced {
 		if err := s.wait(ctx); err != nil {
 			return len(out), err
 		}
+	}
+	// Written once the block is due, as a live source's would be: earlier,
+	// the kernel (which sees a word the moment its tag lands) would start
+	// on samples that have not yet "arrived".
+	if words != nil {
+		tagged.Write(words[:len(out)], out, tag) // no padding: n counts every word
 	}
 	if eof {
 		return len(out), io.EOF

@@ -2,11 +2,11 @@ package config
 
 import (
 	"errors"
-	"github.com/sigproc/sigproc/capture"
 	"net"
 	"slices"
 	"strings"
 
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/internal/zmq"
 )
 

@@ -142,14 +142,18 @@ type Ring struct {
 
 // WordSlots are a backend's tagged-word input slots (the CUDA zero-copy
 // transport's mapped ring), which a WordSource fills in place of the
-// ring's float32 slot: block i goes to Slot(i), with tag i+1 (Ring.WordSlot).
-// A block written there is published with PublishWords, which calls
-// Published instead of the publish hook; its Block.Samples then holds the
-// float32 slot's stale values, of the right length, and the backend reads
-// the words instead.
+// ring's float32 slot: block i goes to Slot(i), with the tag Slot gives
+// (Ring.WordSlot). A block written there is published with PublishWords,
+// which calls Published instead of the publish hook; its Block.Samples
+// then holds the float32 slot's stale values, of the right length, and the
+// backend reads the words instead.
 type WordSlots struct {
-	// Slot returns block index's words, at least BlockValues() long.
-	Slot func(index uint64) []uint64
+	// Slot returns block index's words, at least BlockValues() long, and
+	// the tag its words must carry. The backend decides the tag here,
+	// before any word is written (the zero-copy kernel's tag also carries
+	// which taps the block uses); asking again for the same index, after
+	// a write that was not published, gives the same tag.
+	Slot func(index uint64) (words []uint64, tag uint32)
 	// Published is called by PublishWords, on the producer goroutine,
 	// with the block's index and the values written, before the block
 	// becomes visible (the backend pads a short block there).
@@ -157,18 +161,24 @@ type WordSlots struct {
 }
 
 // SetWordSlots offers ws to a WordSource; call it before the producer
-// starts. Both functions must be set.
-func (r *Ring) SetWordSlots(ws WordSlots) { r.words = ws }
+// starts. Both functions must be set, or neither.
+func (r *Ring) SetWordSlots(ws WordSlots) error {
+	if (ws.Slot == nil) != (ws.Published == nil) {
+		return errors.New("pipeline: SetWordSlots needs both Slot and Published")
+	}
+	r.words = ws
+	return nil
+}
 
 // WordSlot returns the tagged words of the slot Acquire handed out and the
-// tag its block carries (its index + 1); ok is false without word slots or
-// an acquired slot.
+// tag its block carries (WordSlots.Slot's); ok is false without word slots
+// or an acquired slot.
 func (r *Ring) WordSlot() (words []uint64, tag uint32, ok bool) {
 	if r.words.Slot == nil || !r.acquired {
 		return nil, 0, false
 	}
-	w := r.write.Load()
-	return r.words.Slot(w)[:r.l.BlockValues()], uint32(w + 1), true
+	words, tag = r.words.Slot(r.write.Load())
+	return words[:r.l.BlockValues()], tag, true
 }
 
 // PublishWords is Publish for a block written into WordSlot's words.

@@ -13,15 +13,15 @@ type wordSource struct {
 	buf       []float32
 	wordReads int
 	wrongTags int
-	lastTag   uint32
+	lastTag   uint32 // blocks read as words
 }
 
 func (s *wordSource) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
 	s.wordReads++
-	if tag != s.lastTag+1 {
+	if tag != wordTag(uint64(s.lastTag)) { // the backend's tag for the next block
 		s.wrongTags++
 	}
-	s.lastTag = tag
+	s.lastTag++
 	if cap(s.buf) < len(dst) {
 		s.buf = make([]float32, len(dst))
 	}
@@ -29,6 +29,11 @@ func (s *wordSource) ReadWords(ctx context.Context, dst []uint64, tag uint32) (i
 	tagged.Write(dst[:n], s.buf[:n], tag)
 	return n, err
 }
+
+// wordTag is the test backend's tag for block i: not i+1 alone, so that a
+// source writing i+1 itself instead of the tag WordSlot gives is caught
+// (the zero-copy kernel's tags carry the taps' parity in the top bit).
+func wordTag(i uint64) uint32 { return uint32(i+1) | 1<<31 }
 
 // wordBackend is scaleBackend whose kernel reads tagged words: a
 // WordSource writes them itself, any other source's blocks are copied in
@@ -54,13 +59,15 @@ func (b *wordBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
 	}
 	r.SetPublishHook(func(i uint64, blk Block) {
 		b.hooked++
-		tagged.Write(slot(i), blk.Samples, uint32(i+1))
+		tagged.Write(slot(i), blk.Samples, wordTag(i))
 	})
-	r.SetWordSlots(WordSlots{Slot: slot, Published: func(i uint64, n int) {
-		b.published++
-		tagged.Write(slot(i)[n:], nil, uint32(i+1)) // pad
-	}})
-	return r, nil
+	err = r.SetWordSlots(WordSlots{
+		Slot: func(i uint64) ([]uint64, uint32) { return slot(i), wordTag(i) },
+		Published: func(i uint64, n int) {
+			b.published++
+			tagged.Write(slot(i)[n:], nil, wordTag(i)) // pad
+		}})
+	return r, err
 }
 
 func (b *wordBackend) Next(ctx context.Context) (Output, error) {
@@ -71,7 +78,7 @@ func (b *wordBackend) Next(ctx context.Context) (Output, error) {
 	i := b.ring.ReadCount()
 	s := int(i%uint64(b.ring.Layout().Slots)) * b.stride
 	out := b.out[:len(blk.Samples)]
-	if err := tagged.Read(out, b.words[s:s+len(out)], uint32(i+1), nil); err != nil {
+	if err := tagged.Read(out, b.words[s:s+len(out)], wordTag(i), nil); err != nil {
 		return Output{}, err
 	}
 	for k := range out {

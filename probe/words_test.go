@@ -33,15 +33,18 @@ func (b *wordsBackend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ri
 		s := int(i%uint64(l.Slots)) * b.stride
 		return b.words[s : s+b.stride]
 	}
+	tag := func(i uint64) uint32 { return uint32(i+1) | 1<<31 } // not i+1: the source must use the backend's
 	r.SetPublishHook(func(i uint64, blk pipeline.Block) {
 		b.staged++
-		tagged.Write(slot(i), blk.Samples, uint32(i+1))
+		tagged.Write(slot(i), blk.Samples, tag(i))
 	})
-	r.SetWordSlots(pipeline.WordSlots{Slot: slot, Published: func(i uint64, n int) {
-		b.direct++
-		tagged.Write(slot(i)[n:], nil, uint32(i+1))
-	}})
-	return r, nil
+	err = r.SetWordSlots(pipeline.WordSlots{
+		Slot: func(i uint64) ([]uint64, uint32) { return slot(i), tag(i) },
+		Published: func(i uint64, n int) {
+			b.direct++
+			tagged.Write(slot(i)[n:], nil, tag(i))
+		}})
+	return r, err
 }
 
 func (b *wordsBackend) Next(ctx context.Context) (pipeline.Output, error) {
@@ -52,7 +55,7 @@ func (b *wordsBackend) Next(ctx context.Context) (pipeline.Output, error) {
 	i := b.ring.ReadCount()
 	s := int(i%uint64(b.ring.Layout().Slots)) * b.stride
 	out := b.out[:len(blk.Samples)]
-	if err := tagged.Read(out, b.words[s:s+len(out)], uint32(i+1), nil); err != nil {
+	if err := tagged.Read(out, b.words[s:s+len(out)], uint32(i+1)|1<<31, nil); err != nil {
 		return pipeline.Output{}, err
 	}
 	b.ring.Release()

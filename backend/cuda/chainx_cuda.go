@@ -453,7 +453,9 @@ func (b *backend) newBlockFilter(l pipeline.Layout) (blockFilter, error) {
 		m = filter.MethodDirect
 	}
 	if m == filter.MethodFFT {
-		f, err := NewOLSFIR(b.taps, b.complex, OLSOptions{MaxSamples: l.BlockSize, PTXPath: cudrv.PTXFile(b.opts.PTXDir, "ols.ptx")})
+		// Two values per frame, I/Q or two real channels, are the same two
+		// lanes to overlap-save: each filtered on its own with real taps.
+		f, err := NewOLSFIR(b.taps, l.Channels == 2, OLSOptions{MaxSamples: l.BlockSize, PTXPath: cudrv.PTXFile(b.opts.PTXDir, "ols.ptx")})
 		switch {
 		case err != nil && b.opts.Method == filter.MethodAuto && errors.Is(err, cudrv.ErrNoCuFFT) && len(b.taps) <= BatchMaxTaps:
 			// auto chose fft, but this machine has no cuFFT: direct still works.

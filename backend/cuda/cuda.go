@@ -316,10 +316,12 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	// A pipeline.WordSource writes its samples into the mapped slot
 	// itself, tagged; only the padding of a short block and the demote are
 	// left for publish time, so no staging copy sits on the latency path.
-	ring.SetWordSlots(pipeline.WordSlots{
-		Slot: func(i uint64) []uint64 {
+	// The tag (with the taps' parity) is decided when the source is given
+	// the slot, before it writes a word.
+	if err := ring.SetWordSlots(pipeline.WordSlots{
+		Slot: func(i uint64) ([]uint64, uint32) {
 			s := int(i%slots) * words
-			return inWords[s : s+words]
+			return inWords[s : s+words], zr.wordSlot(i, l.BlockSize)
 		},
 		Published: func(i uint64, n int) {
 			s := int(i%slots) * words
@@ -328,13 +330,15 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 			if hostT != nil {
 				hostT[j] = int64(time.Since(t0))
 			}
-			tagged.Write(dst[n:], nil, uint32(i+1))
+			tagged.Write(dst[n:], nil, zr.wordsPublished(i, n/lanes, l.BlockSize))
 			tagged.Demote(dst)
 			if hostT != nil {
 				hostT[j+1] = int64(time.Since(t0))
 			}
 		},
-	})
+	}); err != nil {
+		return err
+	}
 	b.ring = ring
 
 	threads, split := persistentGeometry(b.words/2, ntaps, b.opts.Split)

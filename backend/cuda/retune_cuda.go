@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -35,9 +36,16 @@ func (b *backend) retuneRefusal() error {
 	}
 	switch t {
 	case TransportExplicit, TransportExplicitPageable:
+		if ResolveMethod(b.opts.Method, len(b.taps)) == filter.MethodFFT {
+			return errOLSRetune
+		}
 		return nil
 	case TransportZeroCopy:
 		return b.zeroCopyRetuneRefusal()
 	}
 	return b.zeroCopyRetuneRefusal()
 }
+
+// errOLSRetune is why a plain fir on overlap-save does not retune: only
+// the direct batch kernel takes new taps while running.
+var errOLSRetune = fmt.Errorf("%w: the explicit transport retunes the direct kernel only, and this fir runs overlap-save (method: fft, or auto beyond %d taps); use method: direct to retune", stage.ErrRetuneUnsupported, BatchMaxTaps)

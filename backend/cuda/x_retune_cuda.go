@@ -77,6 +77,8 @@ func (b *backend) retuneExplicit(taps []float32) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case !t.open && b.x != nil:
+		return 0, errOLSRetune // running, with a filter that is not the retunable batch
 	case !t.open:
 		return 0, fmt.Errorf("%w: the explicit transport is not running", stage.ErrRetuneUnsupported)
 	case len(taps) > t.maxTaps:

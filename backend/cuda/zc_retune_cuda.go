@@ -42,7 +42,10 @@ type zcRetune struct {
 	parity   uint32 // parity of the taps the next published block uses
 	unused   bool   // the last flip has reached no block yet
 	switchAt int64  // index of the block that carried the last flip; -1: none yet
-	frames   int64  // frames published so far: the stream index of the next block's first frame
+	frames   int64  // frames of the blocks tagged so far: the stream index of the next block's first frame
+	slotted  bool   // slotIdx holds the last block a source was given a tag for
+	slotIdx  uint64
+	slotTag  uint32
 }
 
 // init lays the parameter block over p (mapped, paramFloats(hcap)
@@ -50,7 +53,7 @@ type zcRetune struct {
 func (z *zcRetune) init(p unsafe.Pointer, hcap int, taps []float32) {
 	z.hcap, z.tcap = hcap, (hcap+3)&^3
 	z.params = unsafe.Slice((*float32)(p), paramFloats(hcap))
-	z.parity, z.unused, z.switchAt, z.frames = 0, false, -1, 0
+	z.parity, z.unused, z.switchAt, z.frames, z.slotted = 0, false, -1, 0, false
 	z.write(0, taps)
 }
 
@@ -66,13 +69,46 @@ func (z *zcRetune) write(b uint32, taps []float32) {
 // before its words are written; it returns the block's input tag.
 func (z *zcRetune) publish(i uint64, frames int) uint32 {
 	z.mu.Lock()
-	par := z.parity
+	defer z.mu.Unlock()
+	return z.tag(i, frames)
+}
+
+// tag decides block i's input tag (its index and the parity of its taps)
+// and counts its frames; under mu.
+func (z *zcRetune) tag(i uint64, frames int) uint32 {
 	if z.unused {
 		z.unused, z.switchAt = false, int64(i)
 	}
 	z.frames += int64(frames)
-	z.mu.Unlock()
-	return uint32(i+1)&tagMask | par<<31
+	return uint32(i+1)&tagMask | z.parity<<31
+}
+
+// wordSlot gives the tag of block i, which a pipeline.WordSource writes
+// into the mapped slot before the block is published: the parity is
+// decided now, and the block counted as full (frames frames), so that a
+// retune from now on starts after it; wordsPublished corrects a short last
+// block. Asked again for the same block (its words were not published),
+// it counts nothing twice.
+func (z *zcRetune) wordSlot(i uint64, frames int) uint32 {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if !z.slotted || z.slotIdx != i {
+		z.slotted, z.slotIdx, z.slotTag = true, i, z.tag(i, frames)
+	}
+	return z.slotTag
+}
+
+// wordsPublished is called when block i, written into its slot with
+// wordSlot's tag, is published with got of the full frames; it returns
+// the tag to pad the rest of the slot with.
+func (z *zcRetune) wordsPublished(i uint64, got, full int) uint32 {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if !z.slotted || z.slotIdx != i { // never asked: tag it now
+		return z.tag(i, got)
+	}
+	z.frames -= int64(full - got)
+	return z.slotTag
 }
 
 // retuneZeroCopy makes the running persistent kernel filter with taps from
@@ -85,6 +121,9 @@ func (z *zcRetune) publish(i uint64, frames int) uint32 {
 // kernel has not yet reached the previous retune's block.
 func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
 	z := &b.zr
+	if !z.live.Load() {
+		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
+	}
 	if len(taps) == 0 {
 		return 0, &stage.StageError{Index: 0, Field: "taps", Msg: "no taps"}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/probe"
@@ -73,9 +74,12 @@ fill_us and from_first_sample; this is how block size trades against
 latency.
 
 The zero-copy path's source writes each block straight into the mapped
-ring's tagged words; --staged-input makes it go through a float32 staging
-slot copied into the mapped ring at publish time instead (the path before
-capture wrote mapped slots directly), to measure that copy in one run.
+ring's tagged words once the block is due, and the block's timestamp is
+taken when its words are written (as a capture that writes the mapped
+slot itself would have them at arrival); --staged-input makes it go
+through a float32 staging slot copied into the mapped ring at publish
+time, after the timestamp, instead (the path before capture wrote mapped
+slots directly), to measure that copy in one run.
 
 Soak mode: --duration D measures each path for D of wall clock (after the
 warmup) instead of --blocks blocks, in --interval long intervals (default 1m,
@@ -200,6 +204,9 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	if f.split < 0 || f.split > 32 || f.split&(f.split-1) != 0 {
 		return fmt.Errorf("--split: want 0 or a power of two up to 32, got %d", f.split)
 	}
+	if f.channels < 1 || f.channels > capture.MaxChannels {
+		return fmt.Errorf("--channels: must be in 1..%d, got %d", capture.MaxChannels, f.channels)
+	}
 	rt, err := assemble.Realtime(cfg) // the producer thread's; before any device is opened
 	if err != nil {
 		return err
@@ -262,9 +269,6 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		chain, err := assemble.ProbeChain(cfg, f.config != "", ntaps, f.seed, rate, complex)
 		if err != nil {
 			return err
-		}
-		if f.channels < 1 {
-			return fmt.Errorf("--channels: must be >= 1, got %d", f.channels)
 		}
 		chain.Channels = f.channels
 		taps, _ := chain.PlainFIR()

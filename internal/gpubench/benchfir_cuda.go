@@ -123,7 +123,8 @@ func newBenchFilter(cfg BenchFIRConfig, taps []float32, ch, nout int) (benchFilt
 		if ch > 2 {
 			return nil, run, fmt.Errorf("gpu: method fft takes one channel, not %d values per frame", ch)
 		}
-		f, err := cuda.NewOLSFIR(taps, cfg.Complex, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused, Radix4: cfg.Radix4})
+		// Two real channels are two lanes to overlap-save, as I/Q are.
+		f, err := cuda.NewOLSFIR(taps, ch == 2, cuda.OLSOptions{FFTSize: cfg.FFTSize, ChunkValues: cfg.ChunkValues, Strided: cfg.Strided, Fused: cfg.Fused, Radix4: cfg.Radix4})
 		if err != nil {
 			return nil, run, err
 		}
