@@ -207,7 +207,7 @@ func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
 	case TransportExplicit:
 		return explicitPinned(l, b.maxOutValues(l))
 	}
-	return 0 // explicit-pageable pins nothing
+	return 2 * cudrv.PageAlign(BatchMaxTaps*4) // explicit-pageable: a retunable fir's tap staging only
 }
 
 func evenWords(l pipeline.Layout) int { return (l.BlockValues() + 1) &^ 1 }
