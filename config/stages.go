@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -166,8 +165,6 @@ func (c *Config) validateStages(rate float64, errs *errorList, add addFunc, enum
 		case "fir":
 			if d := s.FIR.Decimate; d < 1 || d > stage.MaxFactor {
 				add(p+".fir.decimate", "must be in 1..%d, got %d", stage.MaxFactor, d)
-			} else if s.FIR.Method == filter.MethodFFT.String() && d > 1 {
-				add(p+".fir.method", "fft needs decimate 1 (a decimating fir computes only the kept outputs, directly)")
 			}
 			c.validateFilter(&s.FIR.Filter, p+".fir", rate, stage.KindFIR, errs, add, enum)
 			if rate > 0 && s.FIR.Decimate >= 1 {

@@ -130,7 +130,6 @@ func TestParseStagesErrors(t *testing.T) {
 		{"empty stages", with("stages:\n  - shift: {frequency_hz: -250000}\n  - fir:\n      design: {type: lowpass, cutoff_hz: 100000, num_taps: 129}\n      decimate: 8\n  - resample: {up: 3, down: 2, taps: [0.5, 1, 0.5]}\n", "stages: []\n"), 7, "stages: must not be empty"},
 		{"fir no taps", with("      design: {type: lowpass, cutoff_hz: 100000, num_taps: 129}\n", ""), 9, "stages[1].fir: required: one of taps, taps_file or design"},
 		{"fir cutoff above stage nyquist", with("  - resample: {up: 3, down: 2, taps: [0.5, 1, 0.5]}\n", "  - fir: {design: {type: lowpass, cutoff_hz: 200000, num_taps: 11}}\n"), 12, "stages[2].fir.design.cutoff_hz: 200000 must be below Nyquist (sample_rate/2 = 125000)"},
-		{"fft with decimate", with("      decimate: 8\n", "      decimate: 8\n      method: fft\n"), 12, "stages[1].fir.method: fft needs decimate 1"},
 		{"method on resample", with("taps: [0.5, 1, 0.5]}", "taps: [0.5, 1, 0.5], method: direct}"), 12, "stages[2].resample.method: not used by resample"},
 		{"bad tap", with("[0.5, 1, 0.5]", "[0.5, 1e300]"), 12, "stages[2].resample.taps[1]: must be a finite float32"},
 		{"spec without attenuation", with("num_taps: 129}", "transition_hz: 20000}"), 10, "stages[1].fir.design.attenuation_db: must be >= 8 dB"},

@@ -10,6 +10,11 @@ import "fmt"
 // ceil(n/M) of them after n inputs. Complex streams (interleaved I/Q) are
 // filtered per component with the same real taps. Not safe for
 // concurrent use.
+//
+// With MethodFFT (NewDecimatorMethod) it filters at the full rate by
+// overlap-save and keeps every M-th output instead: for long filters and
+// small M that costs less than the ntaps/M products per input of the
+// polyphase sum.
 type Decimator struct {
 	taps    []float32
 	m       int
@@ -18,7 +23,9 @@ type Decimator struct {
 	hist    int       // history samples kept: len(taps)-1 plus the kernel's padding
 	skip    int       // index in the next block of the next kept output, 0..M-1
 	buf     []float32 // [history | block] in the caller's layout
-	pp      *strided
+	pp      *strided  // the polyphase kernel (method direct)
+	fft     *FIR      // the full-rate filter (method fft)
+	full    []float32 // its output for one block
 }
 
 // NewDecimator returns a decimate-by-m filter with the given taps for
@@ -37,6 +44,51 @@ func NewDecimator(taps []float32, m int, complex bool, maxBlock int) (*Decimator
 	d.hist = len(taps) - 1 + d.pp.pad
 	d.buf = make([]float32, ch*(d.hist+maxBlock))
 	return d, nil
+}
+
+// NewDecimatorMethod is NewDecimator with the method chosen: direct (the
+// polyphase sum), fft (full-rate overlap-save, every M-th output kept) or
+// auto, which picks the cheaper by the same cost model as a plain FIR's
+// auto, with the direct side's work divided by M.
+func NewDecimatorMethod(taps []float32, m int, complex bool, maxBlock int, method Method) (*Decimator, error) {
+	if method < MethodAuto || method > MethodFFT {
+		return nil, fmt.Errorf("%w %v", ErrMethod, method)
+	}
+	if err := checkStreamArgs(taps, complex, maxBlock); err != nil {
+		return nil, err
+	}
+	if m < 1 {
+		return nil, fmt.Errorf("filter: decimation %d must be >= 1", m)
+	}
+	if chooseDecimMethod(method, bestKernel, len(taps), m, maxBlock, complex) == MethodDirect {
+		return NewDecimator(taps, m, complex, maxBlock)
+	}
+	f, err := NewFIRMethod(taps, complex, maxBlock, MethodFFT)
+	if err != nil {
+		return nil, err
+	}
+	return &Decimator{taps: append([]float32(nil), taps...), m: m, complex: complex, max: maxBlock,
+		fft: f, full: make([]float32, channelsOf(complex)*maxBlock)}, nil
+}
+
+// chooseDecimMethod resolves MethodAuto for a decimate-by-m filter: the
+// polyphase sum computes len(taps) products for each kept output only,
+// overlap-save every output of the full rate.
+func chooseDecimMethod(method Method, k kernelKind, ntaps, m, maxBlock int, complex bool) Method {
+	if method != MethodAuto {
+		return method
+	}
+	ch := 1.0
+	if complex {
+		ch = 2
+	}
+	perTap, fixed := directCost(k)
+	kept := float64((maxBlock + m - 1) / m)
+	direct := kept * ch * (float64(ntaps)*perTap + fixed)
+	if _, _, fft := convSizes(ntaps, maxBlock, complex); fft+kept*ch*convCopyNs < direct {
+		return MethodFFT
+	}
+	return MethodDirect
 }
 
 // checkStreamArgs checks what every streaming filter needs.
@@ -96,13 +148,24 @@ func (d *Decimator) Process(dst, src []float32) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ch := d.pp.ch
+	ch := channelsOf(d.complex)
 	cnt := 0
 	if n > d.skip {
 		cnt = (n - d.skip + d.m - 1) / d.m
 	}
 	if len(dst) < ch*cnt {
 		return 0, fmt.Errorf("%w: dst holds %d values, need %d", ErrBlockLength, len(dst), ch*cnt)
+	}
+	if d.fft != nil {
+		full := d.full[:ch*n]
+		if err := d.fft.Process(full, src); err != nil {
+			return 0, err
+		}
+		for i, j := 0, d.skip; i < cnt; i, j = i+1, j+d.m {
+			copy(dst[ch*i:ch*i+ch], full[ch*j:])
+		}
+		d.skip += cnt*d.m - n
+		return ch * cnt, nil
 	}
 	buf := d.buf[:ch*(d.hist+n)]
 	copy(buf[ch*d.hist:], src)
@@ -121,15 +184,37 @@ func (d *Decimator) MaxOut(n int) int { return (n + d.m - 1) / d.m }
 
 // Reset clears the history and the phase, as if no input had been seen.
 func (d *Decimator) Reset() {
-	clear(d.buf[:d.pp.ch*d.hist])
+	if d.fft != nil {
+		d.fft.Reset()
+	} else {
+		clear(d.buf[:d.pp.ch*d.hist])
+	}
 	d.skip = 0
 }
 
 // Complex reports whether the filter takes interleaved I/Q input.
 func (d *Decimator) Complex() bool { return d.complex }
 
-// Kernel names the inner loop: "avx512", "avx2" or "generic".
-func (d *Decimator) Kernel() string { return d.pp.kern.String() }
+// Kernel names the inner loop: "avx512", "avx2" or "generic"; "fft" for
+// the fft method.
+func (d *Decimator) Kernel() string {
+	if d.fft != nil {
+		return "fft"
+	}
+	return d.pp.kern.String()
+}
 
-// setKernel forces a kernel (tests).
-func (d *Decimator) setKernel(k kernelKind) { d.pp.kern = k }
+// Method returns the method in use: MethodDirect or MethodFFT.
+func (d *Decimator) Method() Method {
+	if d.fft != nil {
+		return MethodFFT
+	}
+	return MethodDirect
+}
+
+// setKernel forces the direct method's kernel (tests).
+func (d *Decimator) setKernel(k kernelKind) {
+	if d.pp != nil {
+		d.pp.kern = k
+	}
+}

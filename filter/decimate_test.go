@@ -223,3 +223,89 @@ func BenchmarkResampler(b *testing.B) {
 		})
 	}
 }
+
+// The fft method (full-rate overlap-save, every M-th output kept) gives
+// the reference's outputs for any split, and auto picks it only where the
+// polyphase sum costs more: long filters, small M.
+func TestDecimatorFFTMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 3))
+	for _, cplx := range []bool{false, true} {
+		for _, ntaps := range []int{1, 7, 129, 513, 2100, 4500} {
+			for _, m := range []int{1, 2, 3, 8, 13} {
+				for _, style := range []string{"one", "random", "short", "max"} {
+					t.Run(fmt.Sprintf("complex=%v/taps=%d/M=%d/%s", cplx, ntaps, m, style), func(t *testing.T) {
+						ch := channelsOf(cplx)
+						const n, maxBlock = 3001, 509
+						h := randSlice(rng, ntaps)
+						x := randSlice(rng, ch*n)
+						d, err := NewDecimatorMethod(h, m, cplx, max(n, maxBlock), MethodFFT)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if d.Method() != MethodFFT || d.Kernel() != "fft" {
+							t.Fatalf("method %v kernel %s, want fft", d.Method(), d.Kernel())
+						}
+						got := runBlocks(t, d, x, ch, splits(rng, n, ntaps, maxBlock, style))
+						assertClose(t, got, refDecimate(h, x, m, cplx), ntaps)
+					})
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		ntaps, m int
+		want     Method
+	}{
+		{4097, 2, MethodFFT},
+		{1025, 4, MethodFFT},
+		{129, 8, MethodDirect},
+		{16, 2, MethodDirect},
+	} {
+		if got := chooseDecimMethod(MethodAuto, kernelAVX512, tc.ntaps, tc.m, 4096, true); got != tc.want {
+			t.Errorf("auto, %d taps ÷%d: %v, want %v", tc.ntaps, tc.m, got, tc.want)
+		}
+	}
+}
+
+// SetHistory continues a stream on either method: the outputs after it
+// equal those of a decimator fed the whole stream.
+func TestDecimatorSetHistoryBothMethods(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 4))
+	h := randSlice(rng, 300)
+	x := randSlice(rng, 2*2000)
+	want := refDecimate(h, x, 3, true)
+	for _, m := range []Method{MethodDirect, MethodFFT} {
+		d, err := NewDecimatorMethod(h, 3, true, 1000, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const cut = 1001 // not a multiple of 3: the phase must follow
+		d.SetHistory(x[:2*cut], cut)
+		dst := make([]float32, 2*d.MaxOut(1000))
+		w, err := d.Process(dst, x[2*cut:2*(cut+999)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := (cut + 2) / 3 // outputs before the cut
+		assertClose(t, dst[:w], want[2*first:2*first+w], len(h))
+	}
+}
+
+func BenchmarkDecimatorMethod(b *testing.B) {
+	for _, tc := range []struct{ ntaps, m int }{{129, 8}, {1025, 4}, {4097, 2}, {4097, 8}} {
+		for _, m := range []Method{MethodDirect, MethodFFT} {
+			b.Run(fmt.Sprintf("taps=%d/M=%d/%v", tc.ntaps, tc.m, m), func(b *testing.B) {
+				const n = 4096
+				rng := rand.New(rand.NewPCG(1, 1))
+				d, _ := NewDecimatorMethod(randSlice(rng, tc.ntaps), tc.m, true, n, m)
+				x := randSlice(rng, 2*n)
+				y := make([]float32, 2*d.MaxOut(n))
+				b.ReportAllocs()
+				for b.Loop() {
+					d.Process(y, x)
+				}
+				b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds()/1e6, "inMS/s")
+			})
+		}
+	}
+}

@@ -16,7 +16,11 @@ func (f *FIR) SetHistory(x []float32) {
 // input whose index is a multiple of M) are set as if it had been fed that
 // stream. It allocates nothing.
 func (d *Decimator) SetHistory(x []float32, n int64) {
-	fillTail(d.buf[:d.pp.ch*d.hist], x)
+	if d.fft != nil {
+		d.fft.SetHistory(x)
+	} else {
+		fillTail(d.buf[:d.pp.ch*d.hist], x)
+	}
 	d.skip = int((int64(d.m) - n%int64(d.m)) % int64(d.m))
 }
 

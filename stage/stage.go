@@ -142,11 +142,7 @@ func (c Chain) Validate() error {
 					return bad("decimate", "must be in 1..%d, got %d", MaxFactor, s.Decimate)
 				}
 				switch s.Method {
-				case "", "auto", "direct":
-				case "fft":
-					if s.Decimate != 1 {
-						return bad("method", "fft needs decimate 1 (a decimating fir computes only the kept outputs, directly)")
-					}
+				case "", "auto", "direct", "fft":
 				default:
 					return bad("method", "unknown value %q (want auto, direct or fft)", s.Method)
 				}

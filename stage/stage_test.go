@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 		{"up 0", Chain{SampleRate: 1, Stages: []Stage{{Kind: KindResample, Taps: taps, Down: 1}}}, 0, "up"},
 		{"down huge", Chain{SampleRate: 1, Stages: []Stage{{Kind: KindResample, Taps: taps, Up: 1, Down: MaxFactor + 1}}}, 0, "down"},
 		{"no taps", Chain{SampleRate: 1, Stages: []Stage{{Kind: KindFIR, Decimate: 1}}}, 0, "taps"},
-		{"fft decimating", Chain{SampleRate: 1, Stages: []Stage{{Kind: KindFIR, Taps: taps, Decimate: 2, Method: "fft"}}}, 0, "method"},
+		{"unknown method", Chain{SampleRate: 1, Stages: []Stage{{Kind: KindFIR, Taps: taps, Decimate: 2, Method: "fast"}}}, 0, "method"},
 		{"unknown kind", Chain{SampleRate: 1, Stages: []Stage{{Kind: "mix"}}}, 0, ""},
 	}
 	for _, tt := range tests {

@@ -28,18 +28,18 @@ func (g stageGeo) newProc(s stage.Stage) (processor, error) {
 	case stage.KindShift:
 		return mixer.New(s.FrequencyHz, g.rate, g.complex)
 	case stage.KindFIR:
+		m, err := filter.ParseMethod(s.Method)
+		if err != nil {
+			return nil, err
+		}
 		if s.Decimate <= 1 {
-			m, err := filter.ParseMethod(s.Method)
-			if err != nil {
-				return nil, err
-			}
 			f, err := filter.NewFIRMethod(s.Taps, g.complex, g.maxIn, m)
 			if err != nil {
 				return nil, err
 			}
 			return firProc{f}, nil
 		}
-		return filter.NewDecimator(s.Taps, s.Decimate, g.complex, g.maxIn)
+		return filter.NewDecimatorMethod(s.Taps, s.Decimate, g.complex, g.maxIn, m)
 	case stage.KindResample:
 		return filter.NewResampler(s.Taps, s.Up, s.Down, g.complex, g.maxIn)
 	}
