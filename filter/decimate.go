@@ -78,14 +78,9 @@ func chooseDecimMethod(method Method, k kernelKind, ntaps, m, maxBlock int, comp
 	if method != MethodAuto {
 		return method
 	}
-	ch := 1.0
-	if complex {
-		ch = 2
-	}
-	perTap, fixed := directCost(k)
-	kept := float64((maxBlock + m - 1) / m)
-	direct := kept * ch * (float64(ntaps)*perTap + fixed)
-	if _, _, fft := convSizes(ntaps, maxBlock, complex); fft+kept*ch*convCopyNs < direct {
+	kept := (maxBlock + m - 1) / m
+	_, _, fft := convSizes(ntaps, maxBlock, complex)
+	if fft+float64(kept*channelsOf(complex))*convCopyNs < directNs(k, ntaps, kept, complex) {
 		return MethodFFT
 	}
 	return MethodDirect

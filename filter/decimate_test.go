@@ -252,17 +252,23 @@ func TestDecimatorFFTMatchesReference(t *testing.T) {
 			}
 		}
 	}
+	// The middle rows are the measured AVX-512 machine's (docs/BENCHMARKS.md);
+	// the ends hold for any kernel.
 	for _, tc := range []struct {
 		ntaps, m int
 		want     Method
+		avx512   bool
 	}{
-		{4097, 2, MethodFFT},
-		{1025, 4, MethodFFT},
-		{129, 8, MethodDirect},
-		{16, 2, MethodDirect},
+		{4097, 2, MethodFFT, false},
+		{1025, 4, MethodFFT, true},
+		{129, 8, MethodDirect, true},
+		{16, 2, MethodDirect, false},
 	} {
-		if got := chooseDecimMethod(MethodAuto, kernelAVX512, tc.ntaps, tc.m, 4096, true); got != tc.want {
-			t.Errorf("auto, %d taps ÷%d: %v, want %v", tc.ntaps, tc.m, got, tc.want)
+		if tc.avx512 && bestKernel != kernelAVX512 {
+			continue
+		}
+		if got := chooseDecimMethod(MethodAuto, bestKernel, tc.ntaps, tc.m, 4096, true); got != tc.want {
+			t.Errorf("auto on %v, %d taps ÷%d: %v, want %v", bestKernel, tc.ntaps, tc.m, got, tc.want)
 		}
 	}
 }

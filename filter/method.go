@@ -106,14 +106,15 @@ func chooseMethod(m Method, k kernelKind, ntaps, maxBlock int, complex bool) Met
 	if m != MethodAuto {
 		return m
 	}
-	ch := 1.0
-	if complex {
-		ch = 2
-	}
-	perTap, fixed := directCost(k)
-	direct := float64(maxBlock) * ch * (float64(ntaps)*perTap + fixed)
-	if _, _, fft := convSizes(ntaps, maxBlock, complex); fft < direct {
+	if _, _, fft := convSizes(ntaps, maxBlock, complex); fft < directNs(k, ntaps, maxBlock, complex) {
 		return MethodFFT
 	}
 	return MethodDirect
+}
+
+// directNs is the direct method's estimated nanoseconds for outputs output
+// samples of an ntaps-tap filter on kernel k.
+func directNs(k kernelKind, ntaps, outputs int, complex bool) float64 {
+	perTap, fixed := directCost(k)
+	return float64(outputs*channelsOf(complex)) * (float64(ntaps)*perTap + fixed)
 }
