@@ -48,20 +48,18 @@ func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipelin
 		}
 		return cuda.NewChainBackend(chain, GPUOptions(cfg, log))
 	case "auto":
-		reason := ""
-		if r := os.Getenv(cuda.FallbackEnv); r != "" {
-			reason = r
-		} else if !cuda.Built() {
+		opts := GPUOptions(cfg, log)
+		_, plain := chain.PlainFIR()
+		reason := os.Getenv(cuda.FallbackEnv)
+		switch {
+		case reason != "":
+		case !cuda.Built():
 			reason = "this binary was built without CUDA (make cuda builds build/sigproc-cuda)"
-		} else if _, err := cuda.Probe(GPUOptions(cfg, log)); err != nil {
-			reason = err.Error()
-		}
-		if reason == "" {
-			if err := cuda.CheckChain(chain, GPUOptions(cfg, log)); err != nil {
+		case !plain || chain.ChannelCount() > 1:
+			reason = unmeasuredOnGPU // auto picks what has been measured on a GPU
+		default:
+			if _, err := cuda.Probe(opts); err != nil {
 				reason = err.Error()
-			} else if _, plain := chain.PlainFIR(); !plain || chain.ChannelCount() > 1 {
-				// auto picks what has been measured on a GPU.
-				reason = unmeasuredOnGPU
 			}
 		}
 		if reason != "" {
@@ -69,7 +67,7 @@ func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipelin
 			return cpu.New(chain, cfg.BlockSize)
 		}
 		log.Info().Msg("backend auto: using cuda")
-		return cuda.NewChainBackend(chain, GPUOptions(cfg, log))
+		return cuda.NewChainBackend(chain, opts)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want cpu, cuda or auto)", cfg.Backend)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -99,19 +98,7 @@ func ParseStage(data []byte, name string, rate float64) (stage.Stage, error) {
 	add := func(path, format string, args ...any) {
 		errs.add(&Error{File: name, Field: strings.TrimPrefix(path, "stages[0]."), Msg: fmt.Sprintf(format, args...)})
 	}
-	enum := func(path, value string, allowed []string, required bool) bool {
-		if value == "" {
-			if required {
-				add(path, "required (one of %s)", strings.Join(allowed, ", "))
-			}
-			return false
-		}
-		if !slices.Contains(allowed, value) {
-			add(path, "unknown value %q (allowed: %s)", value, strings.Join(allowed, ", "))
-			return false
-		}
-		return true
-	}
+	enum := enumOf(add)
 	c.validateStages(rate, &errs, add, enum)
 	if err := errs.err(); err != nil {
 		return stage.Stage{}, err

@@ -175,19 +175,7 @@ func (c *Config) Validate() error {
 		}
 		errs.add(e)
 	}
-	enum := func(path, value string, allowed []string, required bool) bool {
-		if value == "" {
-			if required {
-				add(path, "required (one of %s)", strings.Join(allowed, ", "))
-			}
-			return false
-		}
-		if !slices.Contains(allowed, value) {
-			add(path, "unknown value %q (allowed: %s)", value, strings.Join(allowed, ", "))
-			return false
-		}
-		return true
-	}
+	enum := enumOf(add)
 	positive := func(path string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {
 			add(path, "must be > 0, got %s", num(v))
@@ -537,6 +525,24 @@ func (c *Config) validateALSA(s *Source, add addFunc) {
 
 type addFunc func(path, format string, args ...any)
 type enumFunc func(path, value string, allowed []string, required bool) bool
+
+// enumOf is the enumFunc that reports through add: a missing value when
+// required, or one not among allowed; it reports whether value is usable.
+func enumOf(add addFunc) enumFunc {
+	return func(path, value string, allowed []string, required bool) bool {
+		if value == "" {
+			if required {
+				add(path, "required (one of %s)", strings.Join(allowed, ", "))
+			}
+			return false
+		}
+		if !slices.Contains(allowed, value) {
+			add(path, "unknown value %q (allowed: %s)", value, strings.Join(allowed, ", "))
+			return false
+		}
+		return true
+	}
+}
 
 // validateWaveform checks one synthetic signal and its components.
 func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx bool, add addFunc, enum enumFunc) {
