@@ -43,7 +43,7 @@ help:
 	@echo "make gr-deps        install GNU Radio (Debian) for the zmq interop tests, when missing"
 	@echo "make chromium-deps  install Debian's chromium for the control page's browser test, when missing"
 	@echo "make cuda           $(BUILD)/sigproc-cuda (+ $(BUILD)/sigproc beside it for the CPU fallback)"
-	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test to run on a GPU machine"
+	@echo "make cuda-test-bin  GPU test binaries $(BUILD)/{cuda,gpubench,cudrv}.test (+ $(BUILD)/COMMIT) for scripts/gpu-check.sh on a GPU machine"
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc: the GPU machine, a Jetson, or Debian's nvidia-cuda-toolkit)"
 	@echo "make kernel-sim     check the persistent kernel's compute phase in a host simulator (needs g++; no GPU)"
@@ -167,9 +167,12 @@ cuda: $(CUDA_DEPS) build
 cuda-vet: $(CUDA_DEPS)
 	$(CUDA_ENV) $(GO) vet -tags cuda ./...
 
-# One test binary per package with GPU tests, to copy to a GPU machine.
+# One test binary per package with GPU tests, to copy to a GPU machine;
+# build/COMMIT names the build for scripts/gpu-check.sh, which runs them
+# there without git.
 GPU_TEST_PKGS := backend/cuda internal/gpubench internal/cudrv
 cuda-test-bin: $(CUDA_DEPS)
+	@mkdir -p $(BUILD) && echo $(VERSION) > $(BUILD)/COMMIT
 	@for p in $(GPU_TEST_PKGS); do \
 	  echo "go test -c -tags cuda -o $(BUILD)/$$(basename $$p).test ./$$p"; \
 	  $(CUDA_ENV) $(GO) test -c -tags cuda -ldflags '-s -w' -o $(BUILD)/$$(basename $$p).test ./$$p || exit 1; \

@@ -25,16 +25,20 @@ var ErrChannels = errors.New("N channels are not yet supported on cuda")
 // channel on the explicit transports (transport auto picks explicit for a
 // chain of stages); the zero-copy transport runs only a single plain FIR
 // (ErrStages), and a chain of stages on several channels fails with
-// ErrChannels. It needs no GPU.
+// ErrChannels. A method the kernels would not honour fails with ErrMethod
+// (checkMethod). It needs no GPU, and SupportTable is written from it.
 func CheckChain(c stage.Chain, opts Options) error {
 	if _, ok := c.PlainFIR(); ok {
-		return nil
+		return checkMethod(c, opts)
 	}
 	if n := c.ChannelCount(); n > 1 {
 		return fmt.Errorf("%w (a chain of stages on %d channels; use backend: cpu)", ErrChannels, n)
 	}
 	if opts.Transport == TransportZeroCopy {
 		return fmt.Errorf("%w (the chain is %s; use transport: explicit or auto, or backend: cpu)", ErrStages, c)
+	}
+	if err := checkMethod(c, opts); err != nil {
+		return err
 	}
 	return c.Validate()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 
 	"github.com/sigproc/sigproc/internal/tagged"
@@ -150,8 +151,13 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	b.info = info
 	var why string
 	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
-	if b.chain != nil && b.opts.Transport == TransportAuto {
+	switch {
+	case b.opts.Transport != TransportAuto:
+	case b.chain != nil:
 		b.transport, why = TransportExplicit, "stages run on the explicit transport"
+	case ResolveMethod(b.opts.Method, len(b.taps)) == filter.MethodFFT:
+		// The zero-copy kernel convolves directly (CheckChain).
+		b.transport, why = TransportExplicit, "method fft runs on the explicit transport"
 	}
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.transport == TransportZeroCopy && !info.CanMapHost {
