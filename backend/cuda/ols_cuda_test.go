@@ -98,7 +98,7 @@ func checkOLSOut(t *testing.T, name string, got, want []float32) {
 func TestOLSLoadCuFFT(t *testing.T) {
 	lib, err := cudrv.LoadCuFFT()
 	if err != nil {
-		t.Fatalf("%v (set %s, see scripts/device-fft.sh)", err, cudrv.CuFFTEnv)
+		t.Fatalf("%v (set %s, scripts/find-cufft.py finds it)", err, cudrv.CuFFTEnv)
 	}
 	t.Logf("cuFFT %s, version %d", lib.Path, lib.Version)
 }

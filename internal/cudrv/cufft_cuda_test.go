@@ -13,7 +13,7 @@ import (
 func TestCuFFTLoad(t *testing.T) {
 	lib, err := LoadCuFFT()
 	if err != nil {
-		t.Fatalf("%v (set %s or LD_LIBRARY_PATH; scripts/device-fft.sh finds it)", err, CuFFTEnv)
+		t.Fatalf("%v (set %s or LD_LIBRARY_PATH; scripts/find-cufft.py finds it)", err, CuFFTEnv)
 	}
 	t.Logf("cuFFT %s, version %d", lib.Path, lib.Version)
 

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# gpu-bench: the GPU figures of docs/BENCHMARKS.md ("Current figures"), in
+# one call of under ten minutes on a GPU machine with the CUDA toolkit
+# (nvcc) and python3 with numpy (CuPy for the peer comparisons). Build
+# here first (make cuda cuda-test-bin) and copy the latency floor beside
+# the repository, in the ignored .device/:
+#
+#   mkdir -p .device && cp ../shared/zc-floor/floor.cu .device/
+#
+# then on the GPU machine (the device tool: carry build/sigproc-cuda
+# build/sigproc build/gpubench.test build/COMMIT .device; add build/before,
+# holding an earlier build/sigproc-cuda, to set it beside this one in the
+# latency rounds):
+#
+#   bash scripts/gpu-bench.sh "$OUT/gpu-bench" [PHASE...]
+#
+# Phases, in this order (all by default), each under what is left of
+# GPU_BENCH_DEADLINE seconds (default 540):
+#
+#   latency     zero-copy p50/p99 at 256 samples / 64 taps, one block per
+#               10 µs, 20 000 blocks, beside the host's floor (.device/floor.cu:
+#               a flag-in-data ping-pong and a minimal FIR kernel), alternating,
+#               GPU_BENCH_ROUNDS rounds (default 3); then zero-copy against
+#               explicit at 100 µs
+#   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
+#               cache, 129-tap FIR, 1 Mi-sample blocks, null sink, and the CPU
+#               backend on the same run; pinned and pageable H2D copies
+#   fir         the batch FIR on 64 Mi samples in GPU memory beside CuPy
+#               (bench/cupy_compare.py)
+#   fft         the FIR methods over tap counts beside CuPy (bench/fft_vs_cupy.py)
+#   chain       the chain kernels beside CuPy (bench/chain_cupy.py)
+#   channels    one run of 8 channels against 1 channel
+#
+# It writes summary.txt (one line a measurement, first line "gpu-bench
+# COMMIT DATE DEVICE") and logs.tgz into the directory given.
+set -uo pipefail
+DEST=${1:-${OUT:-/tmp/out}/gpu-bench}
+shift || true
+PHASES=${*:-latency throughput fir fft chain channels}
+cd "$(dirname "$0")/.." || exit 2
+mkdir -p "$DEST" || exit 2
+DEST=$(cd "$DEST" && pwd)
+W=$(mktemp -d /tmp/gpu-bench.XXXXXX)
+L=$W/logs
+mkdir -p "$L"
+S=$L/summary.txt
+: > "$S"
+DEADLINE=${GPU_BENCH_DEADLINE:-540}
+ROUNDS=${GPU_BENCH_ROUNDS:-3}
+B=build/sigproc-cuda
+say() { echo "$*" | tee -a "$S"; }
+left() { echo $((DEADLINE - SECONDS)); }
+cap() { local l; l=$(left); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
+pack() { cp "$S" "$DEST/summary.txt"; tar czf "$DEST/logs.tgz" -C "$W" logs 2>/dev/null; }
+trap 'pack; rm -rf "$W"' EXIT
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || head -1 build/COMMIT 2>/dev/null || echo unknown)
+say "gpu-bench $commit $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 | sed 's/, / driver /')"
+{ nvidia-smi; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$L/env.txt" 2>&1
+if [ -z "${SIGPROC_CUFFT:-}" ]; then
+  CUFFT=$(python3 scripts/find-cufft.py 2>/dev/null | grep -v '^#' | head -1)
+  if [ -n "$CUFFT" ]; then
+    SIGPROC_CUFFT=$CUFFT
+    LD_LIBRARY_PATH=$(dirname "$CUFFT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export SIGPROC_CUFFT LD_LIBRARY_PATH
+  fi
+fi
+say "cuFFT: ${SIGPROC_CUFFT:-none found}"
+
+for phase in $PHASES; do
+  if [ "$(left)" -lt 15 ]; then say "== $phase skipped: deadline"; continue; fi
+  say "== $phase at ${SECONDS}s"
+  P=$L/$phase
+  mkdir -p "$P"
+  case $phase in
+  latency)
+    FLOOR=""
+    if [ -f .device/floor.cu ] && nvcc -O2 -arch=sm_90 -o "$W/floor" .device/floor.cu > "$P/nvcc.txt" 2>&1; then FLOOR=$W/floor
+    else say "floor: not built (.device/floor.cu missing or nvcc failed; see nvcc.txt)"; fi
+    BINS=$B
+    [ -x build/before/sigproc-cuda ] && BINS="build/before/sigproc-cuda $B"
+    for round in $(seq "$ROUNDS"); do
+      [ "$(left)" -gt 40 ] || break
+      for bin in $BINS; do
+        timeout 20 "$bin" probe -c configs/probe.yaml --paths zero-copy --blocks 20000 > "$P/probe-$round-$(basename "$(dirname "$bin")").txt" 2>&1
+        say "r$round $bin: $(grep -E '^zero-copy' "$P/probe-$round-$(basename "$(dirname "$bin")").txt" | tr -s ' ')"
+      done
+      if [ -n "$FLOOR" ]; then
+        timeout 20 "$FLOOR" 20000 10000 64 > "$P/floor-$round.txt" 2>&1
+        say "r$round floor: $(grep -E '^(ping-pong|fir-ll)' "$P/floor-$round.txt" | tr -s ' ' | tr '\n' ' ')"
+      fi
+    done
+    timeout "$(cap 20)" $B probe -c configs/probe.yaml --paths zero-copy,explicit --period 100us --blocks 5000 > "$P/100us.txt" 2>&1
+    say "100 µs: $(grep -E '^(zero-copy|explicit)|ratio' "$P/100us.txt" | tr -s ' ' | tr '\n' ' ')"
+    ;;
+  throughput)
+    python3 - "$W/in.cf32" <<'EOF'
+import sys, numpy as np
+blk = np.random.default_rng(1).standard_normal(1 << 24).astype(np.float32)
+with open(sys.argv[1], "wb") as f:
+    for i in range(32):  # 2 GiB: 256 Mi complex samples
+        (blk * np.float32(1 + i % 7)).tofile(f)
+EOF
+    cat "$W/in.cf32" > /dev/null
+    timeout "$(cap 60)" $B bench bandwidth --only copy --size 256MiB --reps 20 > "$P/bandwidth.txt" 2>&1
+    say "copies: $(grep -iE '^(pinned|pageable)' "$P/bandwidth.txt" | tr -s ' ' | tr '\n' ' ')"
+    for be in cuda cpu cuda cpu; do
+      [ "$(left)" -gt 30 ] || break
+      cat > "$W/run.yaml" <<EOF
+source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}
+block_size: 1048576
+ring_slots: 16
+filter:
+  design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}
+backend: $be
+cuda: {max_pinned_mb: 1024}
+sink: {type: null}
+EOF
+      timeout "$(cap 60)" $B run -c "$W/run.yaml" > "$P/run-$be.txt" 2> "$P/run-$be.err"
+      say "run $be, 2 GiB cf32, 129 taps, 1 Mi blocks, null sink: $(sed 's/  filtered.*//' "$P/run-$be.txt") | $(grep -o 'sink_busy=[0-9.]* source_busy=[0-9.]*' "$P/run-$be.err" | cut -c1-60)"
+    done
+    rm -f "$W/in.cf32"
+    ;;
+  fir)
+    timeout "$(cap 120)" python3 bench/cupy_compare.py --sigproc $B --taps 129 --json-out "$P/cupy.json" > "$P/cupy.txt" 2>&1
+    say "batch FIR beside CuPy (rc $?):"; tail -12 "$P/cupy.txt" | tee -a "$S"
+    ;;
+  fft)
+    T=16,64,129,257,1025,4096,16384
+    for m in auto direct; do
+      taps=$T
+      [ $m = direct ] && taps=16,64,129,257,1025,4096
+      timeout "$(cap 60)" $B bench fir --json --verify=false --samples 16777216 --reps 5 --warmup 2 --method $m --taps $taps > "$P/fir-$m.json" 2> "$P/fir-$m.err"
+      say "bench fir --method $m (rc $?): $(python3 -c "import json,sys; print(' '.join('%d:%s:%.1f' % (x['taps'], x['method'], x['gsps']) for x in json.load(open(sys.argv[1]))['results']))" "$P/fir-$m.json" 2>&1 | tail -1)"
+    done
+    timeout "$(cap 90)" python3 bench/fft_vs_cupy.py --samples 16777216 --reps 5 --taps $T --sigproc "auto=$P/fir-auto.json" --sigproc "direct=$P/fir-direct.json" > "$P/cupy.txt" 2>&1
+    say "FIR methods beside CuPy (rc $?):"; tail -12 "$P/cupy.txt" | tee -a "$S"
+    ;;
+  chain)
+    timeout "$(cap 60)" ./build/gpubench.test -test.run '^$' -test.bench 'ChainGPU' -test.benchtime 5x > "$P/bench.txt" 2>&1
+    say "chain kernels (rc $?):"; grep -E '^Benchmark' "$P/bench.txt" | tr -s ' ' | tee -a "$S"
+    timeout "$(cap 60)" python3 bench/chain_cupy.py --sigproc "$P/bench.txt" --reps 5 --json-out "$P/cupy.json" > "$P/cupy.txt" 2>&1
+    say "chain beside CuPy (rc $?):"; tail -8 "$P/cupy.txt" | tee -a "$S"
+    ;;
+  channels)
+    for c in 1 8; do
+      timeout "$(cap 30)" $B bench fir --channels $c --samples $((8388608 / c)) --taps 129 --verify=false --reps 5 > "$P/ch$c.txt" 2>&1
+      say "bench fir --channels $c (rc $?): $(grep -E '^ +129' "$P/ch$c.txt" | tr -s ' ')"
+    done
+    ;;
+  *)
+    say "unknown phase $phase (want latency throughput fir fft chain channels)"
+    ;;
+  esac
+  pack
+done
+say "done at ${SECONDS}s"
