@@ -37,9 +37,9 @@ set -uo pipefail
 DEST=${1:-${OUT:-/tmp/out}/gpu-bench}
 shift || true
 PHASES=${*:-latency throughput fir fft chain channels}
-cd "$(dirname "$0")/.." || exit 2
 mkdir -p "$DEST" || exit 2
 DEST=$(cd "$DEST" && pwd)
+cd "$(dirname "$0")/.." || exit 2
 W=$(mktemp -d /tmp/gpu-bench.XXXXXX)
 L=$W/logs
 mkdir -p "$L"

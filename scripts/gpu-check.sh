@@ -23,8 +23,8 @@
 #   sanitizer  compute-sanitizer memcheck, racecheck and synccheck over a
 #              -test.short subset that launches every kernel (SAN_CASES),
 #              and memcheck over all of cuda.test -test.short (as far as
-#              its time limit lets it); a run passes with "ERROR SUMMARY: 0
-#              errors", finished, with tests passing under it (tests that
+#              its time limit lets it); a run passes with 0 errors (its
+#              ERROR SUMMARY, or racecheck's RACECHECK SUMMARY), finished, with tests passing under it (tests that
 #              fail only under the tool's slowdown are noted, not counted
 #              again)
 #   e2e        scripts/gpu-e2e.py: `sigproc run --backend cuda` against
@@ -41,17 +41,19 @@
 #       gpubench.txt, cudrv.txt from an earlier run) when set, the summary
 #
 # Environment: GPU_CHECK_MEMCHECK_ALL=0 skips the whole-binary memcheck;
-# GPU_CHECK_E2E_SAMPLES (default 1048576) sizes the e2e files;
-# GPU_CHECK_SAN_JOBS (default 6) sanitizer runs at once.
+# GPU_CHECK_E2E_SAMPLES (default 1048576) sizes the e2e files and
+# GPU_CHECK_E2E_JOBS (default 3) runs that many at once beside
+# GPU_CHECK_SAN_JOBS (default 5) sanitizer runs; SAN_TIMEOUT (240) and
+# SAN_ALL_TIMEOUT (300) bound each sanitizer run, in seconds.
 set -uo pipefail
 
 DRY=0
 if [ "${1:-}" = "--dry-run" ]; then DRY=1; shift; fi
 DEST=${1:-${OUT:-/tmp/out}/gpu-check}
-cd "$(dirname "$0")/.." || exit 2
-ROOT=$PWD
 mkdir -p "$DEST" || exit 2
 DEST=$(cd "$DEST" && pwd)
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
 W=$(mktemp -d /tmp/gpu-check.XXXXXX)
 L=$W/logs
 mkdir -p "$L/tests" "$L/sanitizer" "$L/e2e"
@@ -241,7 +243,7 @@ san_run() { # tool name binary pattern [skip]
 say "== sanitizer and e2e at $((SECONDS - T0))s"
 SAN_JOBS=()
 if [ $DRY = 0 ] && command -v compute-sanitizer >/dev/null; then
-  ( jobs_max=${GPU_CHECK_SAN_JOBS:-6}
+  ( jobs_max=${GPU_CHECK_SAN_JOBS:-5}
     if [ "${GPU_CHECK_MEMCHECK_ALL:-1}" != 0 ]; then
       san_run memcheck all cuda '.' "$MEMCHECK_ALL_SKIP" &
     fi
@@ -264,7 +266,7 @@ E2E_BIN=build/sigproc-cuda
 E2E_ARGS=()
 if [ $DRY = 1 ]; then E2E_BIN=build/sigproc; E2E_ARGS=(--dry-run); fi
 timeout -k 10 300 $PY scripts/gpu-e2e.py --sigproc "$E2E_BIN" --readme README.md --work "$W/e2e-work" \
-  --samples "${GPU_CHECK_E2E_SAMPLES:-1048576}" "${E2E_ARGS[@]}" > "$L/e2e/e2e.txt" 2>&1
+  --samples "${GPU_CHECK_E2E_SAMPLES:-1048576}" --jobs "${GPU_CHECK_E2E_JOBS:-3}" "${E2E_ARGS[@]}" > "$L/e2e/e2e.txt" 2>&1
 echo $? > "$L/e2e/e2e.rc"
 [ ${#SAN_JOBS[@]} -gt 0 ] && wait "${SAN_JOBS[@]}"
 
@@ -273,13 +275,18 @@ if ls "$L"/sanitizer/*.txt >/dev/null 2>&1; then
   for log in "$L"/sanitizer/*.txt; do
     n=$(basename "$log" .txt)
     rc=$(cat "$log.rc" 2>/dev/null || echo "?")
+    # memcheck and synccheck end "ERROR SUMMARY: N errors", racecheck
+    # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
     errs=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+')
+    [ -z "$errs" ] && errs=$(grep -oE 'RACECHECK SUMMARY: .*\([0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+ error' | grep -oE '[0-9]+')
+    warns=$(grep -oE 'RACECHECK SUMMARY: .*[0-9]+ warning' "$log" | tail -1 | grep -oE '[0-9]+ warning' | grep -oE '[0-9]+')
     tests=$(grep -cE -- '--- PASS' "$log")
     tfail=$(grep -cE -- '--- FAIL' "$log")
     why="" note=""
     # Tests failing under the tool (slowed 10-100x: watchdogs, timing) are
     # noted, not counted: the tests phase counts every test.
     [ "$tfail" != 0 ] && note=", $tfail failed under the tool (see logs.tgz)"
+    [ -n "$warns" ] && [ "$warns" != 0 ] && note="$note, $warns race warnings"
     grep -q 'panic: test timed out' "$log" && note="$note, cut short by its time limit"
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then why="timed out"
     elif [ -z "$errs" ]; then why="no ERROR SUMMARY (exit $rc)"
@@ -290,7 +297,7 @@ if ls "$L"/sanitizer/*.txt >/dev/null 2>&1; then
       PASS=$((PASS + 1)); say "sanitizer $n: 0 errors, $tests tests passed$note"
     else
       FAIL=$((FAIL + 1)); say "sanitizer $n: FAIL: $why$note"
-      { echo "sanitizer $n FAIL: $why"; grep -E -B2 -A12 '^========= (Invalid|Race|Barrier|Program hit|Error|Uninit|Leaked|.*hazard)' "$log" | head -60
+      { echo "sanitizer $n FAIL: $why"; grep -E -B2 -A12 '^========= (Invalid|Race|Barrier|Program hit|Error|Uninit|Leaked|Warning|.*hazard)' "$log" | head -60
         grep -E -A8 -- '--- FAIL' "$log" | head -30; tail -5 "$log"; echo; } >> "$DETAIL"
     fi
   done
