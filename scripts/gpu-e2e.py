@@ -180,16 +180,21 @@ def compare(gpu, ref, gsink, rsink, tol):
     diff = [f"{k} {gc[k]}≠{rc[k]}" for k in COUNTERS if gc[k] != rc[k]]
     if diff:
         why.append("counters: " + ", ".join(diff))
-    g = np.fromfile(gsink + ".sigmf-data", dtype="<f4")
-    r = np.fromfile(rsink + ".sigmf-data", dtype="<f4")
-    if g.size != r.size:
+    try:
+        g = np.fromfile(gsink + ".sigmf-data", dtype="<f4")
+        r = np.fromfile(rsink + ".sigmf-data", dtype="<f4")
+        gm, rm = meta_text(gsink + ".sigmf-meta"), meta_text(rsink + ".sigmf-meta")
+    except OSError as e:
+        return "; ".join(why + [f"output missing: {e}"])
+    if r.size == 0:
+        why.append("no output values (the reference's either)")
+    elif g.size != r.size:
         why.append(f"{g.size} values ≠ {r.size}")
     else:
-        rms = float(np.sqrt(np.mean(r.astype(np.float64) ** 2))) if r.size else 0.0
-        err = float(np.max(np.abs(g.astype(np.float64) - r))) if r.size else 0.0
+        rms = float(np.sqrt(np.mean(r.astype(np.float64) ** 2)))
+        err = float(np.max(np.abs(g.astype(np.float64) - r)))
         if not np.isfinite(err) or err > tol * rms:
             why.append(f"max error {err:.3g} > {tol:g} × rms {rms:.3g}")
-    gm, rm = meta_text(gsink + ".sigmf-meta"), meta_text(rsink + ".sigmf-meta")
     if gm != rm:
         why.append(f"SigMF meta differs ({len(gm)} against {len(rm)} bytes)")
     return "; ".join(why)
@@ -318,7 +323,13 @@ def main():
             k = ref_key(c)
             if c["want"] and k not in refs:
                 refs[k] = pool.submit(run_ref, k, c)
-        futs = [pool.submit(run_case, i, c) for i, c in enumerate(cases)]
+        def guarded(i, c):  # a driver bug fails its case, not the whole table
+            try:
+                return run_case(i, c)
+            except Exception as e:  # noqa: BLE001
+                r = {"cmd": "", "rc": -1, "stdout": "", "stderr": "", "s": 0.0}
+                return c, r, "?", f"driver error: {type(e).__name__}: {e}", ""
+        futs = [pool.submit(guarded, i, c) for i, c in enumerate(cases)]
         results = [f.result() for f in futs]
 
     passed = failed = 0
