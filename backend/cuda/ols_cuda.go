@@ -21,7 +21,8 @@ type OLSOptions struct {
 	// Strided lets the forward transform of a full pass read its
 	// segments straight from the input (cuFFT's advanced layout with
 	// overlapping inputs, idist = L < n) instead of gathering them first,
-	// which saves one pass over the work; a partial last pass still
+	// which saves one pass over the work; a partial last pass, and a pass
+	// whose input cuFFT would refuse as misaligned (olsStridedPass), still
 	// gathers. Off by default until measured on the device.
 	Strided bool
 	// Fused runs the whole of overlap-save in one kernel per transform
@@ -98,14 +99,7 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 		ch = 2
 	}
 	f = &OLSFIR{lib: lib, ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1}
-	chunk := o.ChunkValues
-	if chunk == 0 {
-		chunk = olsChunkValues
-	}
-	f.nseg = max(1, chunk/ch/f.l)
-	if o.MaxSamples > 0 {
-		f.nseg = min(f.nseg, (o.MaxSamples+f.l-1)/f.l)
-	}
+	f.nseg = olsSegments(o.ChunkValues, ch, f.l, o.MaxSamples, o.Strided)
 	defer func() {
 		if err != nil {
 			_ = f.Close()
@@ -243,7 +237,7 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 	for c0 := 0; c0 < nout; c0 += chunk {
 		cn := min(chunk, nout-c0)
 		xin := in + cu.DevicePtr(c0)*vb
-		if f.direct != nil && cn == chunk {
+		if f.direct != nil && olsStridedPass(uintptr(xin), cn, chunk) {
 			// A full pass reads at most cn+m1 samples from xin: all data.
 			if err := f.direct.Exec(xin, f.dwork, cudrv.FFTForward); err != nil {
 				return fmt.Errorf("gpu: overlap-save: %w", err)
