@@ -161,6 +161,9 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 	if f.dwork, err = cu.MemAlloc(wb); err != nil {
 		return nil, fmt.Errorf("gpu: allocate overlap-save work (%d MiB): %w", wb>>20, err)
 	}
+	if err = cudrv.SyncUploads("overlap-save spectrum"); err != nil {
+		return nil, err
+	}
 	for i := range f.gp {
 		f.gp[i] = unsafe.Pointer(&f.gArgs[i])
 	}
@@ -369,6 +372,9 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 		if err = cu.MemcpyHtoD(*t.p, unsafe.Pointer(&t.v[0]), nb); err != nil {
 			return nil, fmt.Errorf("gpu: copy the fused kernel's tables: %w", err)
 		}
+	}
+	if err = cudrv.SyncUploads("fused overlap-save tables"); err != nil {
+		return nil, err
 	}
 	for i := range f.fp {
 		f.fp[i] = unsafe.Pointer(&f.fArgs[i])

@@ -65,6 +65,21 @@ func (c *Context) Bind() (release func(), err error) {
 	}, nil
 }
 
+// SyncUploads waits for the work that the synchronous driver calls left
+// on the legacy default stream: cuMemcpyHtoD from pageable memory returns
+// once the data is staged, before it reaches the device, and cuMemsetD32
+// on device memory returns at once. A kernel on a non-blocking stream
+// (every stream sigproc launches on) is not ordered after them, so a
+// filter that uploads its taps or clears its history that way must call
+// this before its first launch. It waits for nothing on non-blocking
+// streams, so a persistent kernel running beside it does not hold it up.
+func SyncUploads(what string) error {
+	if err := (cu.Stream{}).Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %s: wait for the uploads: %w", what, err)
+	}
+	return nil
+}
+
 // ErrNoContext is wrapped when a driver object is made on an OS thread
 // where no CUDA context is current.
 var ErrNoContext = errors.New("no CUDA context is current on this OS thread")
