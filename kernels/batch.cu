@@ -29,7 +29,7 @@
 //     well below 1e-5 of the output RMS.
 //
 // Shared memory (dynamic, bytes): 4 * (tpad + blockDim.x*R + ch*tpad) with
-// tpad = (ntaps+3) & ~3; gpu/batch_cuda.go computes the same. blockDim.x
+// tpad = (ntaps+3) & ~3; backend/cuda/batch_cuda.go computes the same. blockDim.x
 // may be any multiple of 32 up to BATCH_MAX_THREADS; the grid must cover
 // nout*ch values in tiles of blockDim.x*R (spare blocks do nothing). Every word
 // that a thread reads is written first: input beyond the data (the end of
@@ -46,7 +46,7 @@ typedef unsigned long long u64;
 #define BATCH_J 32      // taps per main step (a multiple of 4)
 #define BATCH_MAX_THREADS 256
 
-// The host reads the geometry from here (gpu/batch_cuda.go), so a PTX built
+// The host reads the geometry from here (backend/cuda/batch_cuda.go), so a PTX built
 // with another BATCH_R and loaded with --ptx still gets the right grid.
 extern "C" __device__ int fir_batch_per_thread = BATCH_R;
 extern "C" __device__ int fir_batch_max_threads = BATCH_MAX_THREADS;
@@ -192,17 +192,6 @@ extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
     fir_batch_body<2>(x, y, taps, (int)ntaps, nout);
 }
 
-// fir_batch is the generic entry point: ch = 1 (real) or 2 (I/Q); any
-// other ch does nothing. gpu.BatchFIR launches the specialised kernels
-// above, which need fewer registers.
-extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
-    fir_batch(const float* x, float* y, const float* taps, i64 ntaps, i64 nout, i64 ch) {
-    if (ch == 2)
-        fir_batch_body<2>(x, y, taps, (int)ntaps, nout);
-    else if (ch == 1)
-        fir_batch_body<1>(x, y, taps, (int)ntaps, nout);
-}
-
 // fir_batch_lanes filters frames of any number of lanes L >= 1 (values
 // per frame: channels, I and Q each a lane), each lane on its own with the
 // same real taps: y[f*L + c] = sum_k h[k] * x[(f-k)*L + c]. x holds
@@ -222,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)
 // the 8 threads of a quarter warp (8 lanes at the same frame) then read
 // float4s from 8 different bank groups.
 //
-// Shared memory (dynamic, bytes): 4 * (tpad + L*S); gpu/batch_cuda.go
+// Shared memory (dynamic, bytes): 4 * (tpad + L*S); backend/cuda/batch_cuda.go
 // (lanesSmem) computes the same. Launch with ceil(nout / F) blocks; L must
 // not exceed blockDim.x.
 extern "C" __global__ void __launch_bounds__(BATCH_MAX_THREADS)

@@ -165,6 +165,9 @@ func newBatchFIR(taps []float32, lanes int, ptxPath string, generic bool) (f *Ba
 	if err = cu.MemcpyHtoD(f.dtaps, unsafe.Pointer(&taps[0]), n); err != nil {
 		return nil, fmt.Errorf("gpu: copy taps: %w", err)
 	}
+	if err = cudrv.SyncUploads("batch FIR taps"); err != nil {
+		return nil, err
+	}
 	f.argTaps = f.dtaps
 	f.argNTaps = int64(len(taps))
 	f.argLanes = int64(ch)

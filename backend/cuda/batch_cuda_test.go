@@ -21,8 +21,31 @@ import (
 func batchPTX() string { return os.Getenv("SIGPROC_BATCH_PTX") }
 
 // withBatchContext runs fn with a fresh context on device 0 current on a
-// locked OS thread, and skips the test when there is no usable GPU.
+// locked OS thread, and skips the test when there is no usable GPU. A
+// subtest runs on a goroutine of its own, so on another OS thread: use
+// withBatchContextRun and runOnContext for those.
 func withBatchContext(t *testing.T, fn func()) {
+	t.Helper()
+	withBatchContextRun(t, func(*cudrv.Context) { fn() })
+}
+
+// runOnContext runs fn as subtest name with ctx bound to the subtest's
+// goroutine (cudrv.Context.Bind): without it every driver call of the
+// subtest fails with InvalidContext, as TestChainFilterMatchesCPU's did.
+func runOnContext(t *testing.T, ctx *cudrv.Context, name string, fn func(t *testing.T)) bool {
+	t.Helper()
+	return t.Run(name, func(t *testing.T) {
+		release, err := ctx.Bind()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		fn(t)
+	})
+}
+
+// withBatchContextRun is withBatchContext handing fn the context.
+func withBatchContextRun(t *testing.T, fn func(ctx *cudrv.Context)) {
 	t.Helper()
 	if n, err := cu.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
@@ -37,7 +60,7 @@ func withBatchContext(t *testing.T, fn func()) {
 			t.Errorf("close context: %v", err)
 		}
 	}()
-	fn()
+	fn(ctx)
 }
 
 // devBuf allocates values float32s in the current context; they live

@@ -189,6 +189,9 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			op.buf[1] = op.buf[0]
 		}
 	}
+	if err := cudrv.SyncUploads("chain taps and history"); err != nil {
+		return nil, err
+	}
 	p := &f.pa
 	f.polyParams = [17]unsafe.Pointer{
 		unsafe.Pointer(&p.x), unsafe.Pointer(&p.y), unsafe.Pointer(&p.b), unsafe.Pointer(&p.n),

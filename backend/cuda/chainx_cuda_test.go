@@ -201,7 +201,7 @@ func compareChain(t *testing.T, got, want [][]float32, outCh int) {
 }
 
 func TestChainFilterMatchesCPU(t *testing.T) {
-	withBatchContext(t, func() {
+	withBatchContextRun(t, func(ctx *cudrv.Context) {
 		r := rand.New(rand.NewPCG(16, 1))
 		for _, tc := range chainCases(r) {
 			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
@@ -213,7 +213,7 @@ func TestChainFilterMatchesCPU(t *testing.T) {
 			}
 			want := cpuChain(t, c, x, tc.blocks, maxBlock)
 			for _, mode := range chainModes {
-				t.Run(fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
+				runOnContext(t, ctx, fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
 					got := gpuChain(t, c, x, tc.blocks, maxBlock, mode)
 					compareChain(t, got, want, channels(c.OutComplex()))
 				})

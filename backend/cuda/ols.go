@@ -40,6 +40,43 @@ const (
 // `sigproc bench fir --method fft --ols-chunk N` measures other sizes.
 const olsChunkValues = 4 << 20
 
+// cufftAlign is the alignment in bytes cuFFT's exec calls demand of their
+// input and output pointers: a cufftComplex, 8 bytes, for R2C as well as
+// C2C (a real input at 4 mod 8 gets CUFFT_INVALID_VALUE).
+const cufftAlign = 8
+
+// olsSegments is the segments per pass (the batch of the transforms) for
+// passes of chunkValues float32 values (0: olsChunkValues) of segments
+// of l samples of ch values, capped to cover maxSamples (0: no cap). With
+// strided real data and l odd it is made even where it can be: a pass of
+// nseg·l samples then stays 8-byte aligned from one pass to the next, so
+// every full pass can take the strided transform (olsStridedPass). The
+// cap comes last: a launch that one pass covers has no next pass.
+func olsSegments(chunkValues, ch, l, maxSamples int, strided bool) int {
+	if chunkValues == 0 {
+		chunkValues = olsChunkValues
+	}
+	nseg := max(1, chunkValues/ch/l)
+	if strided && ch == 1 && l%2 == 1 && nseg > 1 {
+		nseg &^= 1
+	}
+	if maxSamples > 0 {
+		// One pass covers the largest launch: nothing follows it.
+		nseg = min(nseg, (maxSamples+l-1)/l)
+	}
+	return nseg
+}
+
+// olsStridedPass reports whether a pass of cn samples starting at device
+// address xin can run the strided forward transform straight from the
+// input: only a full pass (a partial one would read past the data), and
+// only from an address cuFFT accepts (cufftAlign), which a real input
+// misses after a pass of an odd number of samples or when the caller's
+// block starts at 4 mod 8.
+func olsStridedPass(xin uintptr, cn, chunk int) bool {
+	return cn == chunk && xin%cufftAlign == 0
+}
+
 // ResolveMethod turns MethodAuto into direct or fft for a filter of
 // ntaps taps on the GPU: fft from FFTCrossoverTaps up, and always where
 // the direct kernel cannot take the filter (more than BatchMaxTaps).

@@ -21,7 +21,8 @@ type OLSOptions struct {
 	// Strided lets the forward transform of a full pass read its
 	// segments straight from the input (cuFFT's advanced layout with
 	// overlapping inputs, idist = L < n) instead of gathering them first,
-	// which saves one pass over the work; a partial last pass still
+	// which saves one pass over the work; a partial last pass, and a pass
+	// whose input cuFFT would refuse as misaligned (olsStridedPass), still
 	// gathers. Off by default until measured on the device.
 	Strided bool
 	// Fused runs the whole of overlap-save in one kernel per transform
@@ -98,14 +99,7 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 		ch = 2
 	}
 	f = &OLSFIR{lib: lib, ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1}
-	chunk := o.ChunkValues
-	if chunk == 0 {
-		chunk = olsChunkValues
-	}
-	f.nseg = max(1, chunk/ch/f.l)
-	if o.MaxSamples > 0 {
-		f.nseg = min(f.nseg, (o.MaxSamples+f.l-1)/f.l)
-	}
+	f.nseg = olsSegments(o.ChunkValues, ch, f.l, o.MaxSamples, o.Strided)
 	defer func() {
 		if err != nil {
 			_ = f.Close()
@@ -166,6 +160,9 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 	wb := int64(f.nseg) * int64(f.stride) * 4
 	if f.dwork, err = cu.MemAlloc(wb); err != nil {
 		return nil, fmt.Errorf("gpu: allocate overlap-save work (%d MiB): %w", wb>>20, err)
+	}
+	if err = cudrv.SyncUploads("overlap-save spectrum"); err != nil {
+		return nil, err
 	}
 	for i := range f.gp {
 		f.gp[i] = unsafe.Pointer(&f.gArgs[i])
@@ -243,7 +240,7 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 	for c0 := 0; c0 < nout; c0 += chunk {
 		cn := min(chunk, nout-c0)
 		xin := in + cu.DevicePtr(c0)*vb
-		if f.direct != nil && cn == chunk {
+		if f.direct != nil && olsStridedPass(uintptr(xin), cn, chunk) {
 			// A full pass reads at most cn+m1 samples from xin: all data.
 			if err := f.direct.Exec(xin, f.dwork, cudrv.FFTForward); err != nil {
 				return fmt.Errorf("gpu: overlap-save: %w", err)
@@ -375,6 +372,9 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 		if err = cu.MemcpyHtoD(*t.p, unsafe.Pointer(&t.v[0]), nb); err != nil {
 			return nil, fmt.Errorf("gpu: copy the fused kernel's tables: %w", err)
 		}
+	}
+	if err = cudrv.SyncUploads("fused overlap-save tables"); err != nil {
+		return nil, err
 	}
 	for i := range f.fp {
 		f.fp[i] = unsafe.Pointer(&f.fArgs[i])

@@ -38,11 +38,19 @@ type launcher interface {
 // nothing outside the output was written, and returns the output.
 func runFilter(t *testing.T, f launcher, hist, x []float32) []float32 {
 	t.Helper()
+	return runFilterAt(t, f, hist, x, 0)
+}
+
+// runFilterAt is runFilter with the input skew float32 values past the
+// start of its allocation (skew 1 puts a block at 4 mod 8 bytes).
+func runFilterAt(t *testing.T, f launcher, hist, x []float32, skew int) []float32 {
+	t.Helper()
 	if hist == nil {
 		hist = make([]float32, f.HistoryValues())
 	}
 	nout := len(x) / f.Channels()
-	din := devBuf(t, len(hist)+len(x))
+	dbuf := devBuf(t, skew+len(hist)+len(x))
+	din := dbuf + cu.DevicePtr(4*skew)
 	toDev(t, din, append(append([]float32(nil), hist...), x...))
 	dout := devBuf(t, len(x)+8)
 	if err := cu.MemsetD32(dout, 0xffffffff, int64(len(x)+8)); err != nil { // NaN
@@ -61,7 +69,7 @@ func runFilter(t *testing.T, f launcher, hist, x []float32) []float32 {
 			t.Fatalf("value %d past the output was overwritten with %v", i, v)
 		}
 	}
-	if err := cu.MemFree(din); err != nil {
+	if err := cu.MemFree(dbuf); err != nil {
 		t.Fatal(err)
 	}
 	if err := cu.MemFree(dout); err != nil {
@@ -221,6 +229,49 @@ func TestOLSFIRMatchesConvolve(t *testing.T) {
 				if err := f.Close(); err != nil {
 					t.Fatal(err)
 				}
+			}
+		}
+	})
+}
+
+// TestOLSFIRStridedAlignment runs the strided forward transform where a
+// pass starts at 4 mod 8 bytes, which cuFFT refuses (CUFFT_INVALID_VALUE,
+// as TestOLSFIRMatchesConvolve's fft=32/chunk=100 case got on the H200):
+// real segments of an odd length, one per pass, and blocks that start at
+// 4 mod 8. Such passes must gather instead and still match.
+func TestOLSFIRStridedAlignment(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	withBatchContext(t, func() {
+		for _, tc := range []struct {
+			complex          bool
+			taps, fft, chunk int
+			nout, skew       int
+		}{
+			{false, 16, 32, 100, 5000, 0}, // 4 segments of 17 a pass
+			{false, 16, 32, 100, 5000, 1}, // ... from a block at 4 mod 8
+			{false, 16, 32, 20, 1000, 0},  // 1 segment of 17 a pass
+			{false, 16, 32, 20, 1000, 1},  // ... from a block at 4 mod 8
+			{false, 4096, 0, 40000, 100000, 0},
+			{false, 4096, 0, 40000, 100000, 1},
+			{true, 16, 32, 100, 5000, 0},
+			{false, 1, 2, 3, 100, 1}, // l 2: every pass is misaligned
+		} {
+			name := fmt.Sprintf("complex=%v/taps=%d/fft=%d/chunk=%d/nout=%d/skew=%d", tc.complex, tc.taps, tc.fft, tc.chunk, tc.nout, tc.skew)
+			ch := 1
+			if tc.complex {
+				ch = 2
+			}
+			taps := randSignal(r, tc.taps)
+			x := randSignal(r, tc.nout*ch)
+			f, err := NewOLSFIR(taps, tc.complex, OLSOptions{FFTSize: tc.fft, ChunkValues: tc.chunk, Strided: true, PTXPath: olsPTX()})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got := runFilterAt(t, f, nil, x, tc.skew)
+			checkOLSOut(t, name, got, filter.Convolve(taps, x, tc.complex))
+			t.Logf("%s: fft %d, %d segments per pass", name, f.FFTSize(), f.SegmentsPerPass())
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
 			}
 		}
 	})

@@ -44,6 +44,61 @@ func NewContext(ordinal int, flags cu.ContextFlags) (*Context, error) {
 // beside the owner's uses it.
 func (c *Context) MakeCurrent() error { return cu.SetCurrentContext(c.ctx) }
 
+// Bind locks the calling goroutine to its OS thread and makes the context
+// current there, for a goroutine other than the owner's (a test's
+// subtest, a helper thread): a CUDA context is current per OS thread, and
+// a goroutine that is not locked may move to a thread without it between
+// two driver calls. release clears the thread's current context and
+// unlocks it; call it on the same goroutine once done.
+func (c *Context) Bind() (release func(), err error) {
+	if c == nil || c.ctx == (cu.CUContext{}) {
+		return nil, errors.New("gpu: bind a closed context")
+	}
+	runtime.LockOSThread()
+	if err := cu.SetCurrentContext(c.ctx); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("gpu: make the context current: %w", err)
+	}
+	return func() {
+		_ = cu.SetCurrentContext(cu.CUContext{})
+		runtime.UnlockOSThread()
+	}, nil
+}
+
+// SyncUploads waits for the work that the synchronous driver calls left
+// on the legacy default stream: cuMemcpyHtoD from pageable memory returns
+// once the data is staged, before it reaches the device, and cuMemsetD32
+// on device memory returns at once. A kernel on a non-blocking stream
+// (every stream sigproc launches on) is not ordered after them, so a
+// filter that uploads its taps or clears its history that way must call
+// this before its first launch. It waits for nothing on non-blocking
+// streams, so a persistent kernel running beside it does not hold it up.
+func SyncUploads(what string) error {
+	if err := (cu.Stream{}).Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %s: wait for the uploads: %w", what, err)
+	}
+	return nil
+}
+
+// ErrNoContext is wrapped when a driver object is made on an OS thread
+// where no CUDA context is current.
+var ErrNoContext = errors.New("no CUDA context is current on this OS thread")
+
+// RequireContext returns an error wrapping ErrNoContext, naming what
+// needed it, unless a context is current on the calling thread. The
+// driver's own answer, InvalidContext, says nothing of threads.
+func RequireContext(what string) error {
+	cur, err := cu.CurrentContext()
+	if err != nil {
+		return fmt.Errorf("gpu: %s: %w: %w", what, ErrNoContext, err)
+	}
+	if cur == (cu.CUContext{}) {
+		return fmt.Errorf("gpu: %s: %w (a context is current only on the locked thread of the goroutine that made it, "+
+			"or that called Context.Bind: make and launch GPU objects there)", what, ErrNoContext)
+	}
+	return nil
+}
+
 // Abandon unlocks the thread and leaves the context to process exit: for a
 // kernel that ignores its stop flag, whose memory must not be freed under
 // it and whose context would wait for it.

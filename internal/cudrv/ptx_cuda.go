@@ -3,6 +3,7 @@
 package cudrv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,11 +26,31 @@ func LoadModule(path, embedded, what string) (cu.Module, error) {
 	if len(ptx) == 0 {
 		return cu.Module{}, fmt.Errorf("gpu: no %s PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_dir", what)
 	}
+	if err := RequireContext("load " + what + " kernels"); err != nil {
+		return cu.Module{}, err
+	}
 	mod, err := cu.LoadData(ptx)
-	if err != nil {
+	switch {
+	case err == nil:
+		return mod, nil
+	case jitFailed(err):
 		return cu.Module{}, fmt.Errorf("gpu: load %s kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit, then cuda.ptx_dir: kernels): %w", what, err)
 	}
-	return mod, nil
+	return cu.Module{}, fmt.Errorf("gpu: load %s kernels: %w", what, err)
+}
+
+// jitFailed reports whether a module load failed in the PTX JIT (an old
+// driver, a PTX it cannot read: `make ptx` is the way out) rather than for
+// want of a context or of memory. cuModuleLoadData has many JIT codes,
+// some newer than the pinned headers (222, unsupported PTX version), so
+// the others are the ones named.
+func jitFailed(err error) bool {
+	for _, r := range []error{cu.InvalidContext, cu.ContextIsDestroyed, cu.OutOfMemory, cu.NotInitialized, cu.Deinitialized} {
+		if errors.Is(err, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // PTXFile is file inside dir, or "" (the embedded PTX) when dir is "".
