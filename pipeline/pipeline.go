@@ -88,8 +88,10 @@ type Output struct {
 	// the block held (possibly none), and a shift makes a real block
 	// complex (see Config.OutComplex).
 	Samples []float32
-	// In is the number of input samples (IQ pairs) of the block. 0 means
-	// the backend keeps the rate and format: len(Samples)/channels.
+	// In is the number of input samples (frames) of the block. 0 means
+	// the backend keeps the rate and format: len(Samples)/channels. A
+	// backend that changes either must set it: Run fails when the blocks'
+	// reported inputs do not add up to what was published.
 	In int
 }
 
@@ -427,6 +429,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if cerr == nil && lostB > 0 && !aborted {
 		cerr = fmt.Errorf("%s backend: stream ended with %d of %d published blocks never filtered",
 			be.Name(), lostB, c.pubB.Load())
+	}
+	if pub, filt := c.pubS.Load(), c.filtS.Load(); cerr == nil && lostB == 0 && filt != pub {
+		// Every block came out, so their input is what was published: a
+		// backend that says otherwise changes the rate without setting
+		// Output.In, and the input it did not report would be counted as
+		// lost at the filter (and a SigMF sink would record gaps).
+		cerr = fmt.Errorf("%s backend: its %d blocks held %d input samples but it reported %d (Output.In unset or wrong)",
+			be.Name(), c.filtB.Load(), pub, filt)
 	}
 	if cerr == nil && produced > want {
 		// Blocks dropped after the last one delivered leave no later

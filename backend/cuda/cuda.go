@@ -552,7 +552,7 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 	}
 	b.ring.Release()
 	b.next++
-	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+	return blockOutput(blk.Seq, blk.Timestamp, len(blk.Samples), b.l.Channels, out), nil
 }
 
 // Close stops the kernel through the stop flag, waits for it (bounded by

@@ -227,7 +227,7 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 		}
 	}
 	b.next++
-	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.nOut]}, nil
+	return blockOutput(s.seq, s.ts, s.n, b.l.Channels, s.hOut[:s.nOut]), nil
 }
 
 // enqueue submits ring block k (see the top of this file).
