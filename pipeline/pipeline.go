@@ -149,6 +149,15 @@ type Config struct {
 	Realtime Realtime
 }
 
+// Layout is the ring's geometry Run gives the backend for cfg.
+func (cfg Config) Layout() Layout {
+	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
+	if l.Slots == 0 {
+		l.Slots = 64
+	}
+	return l
+}
+
 // Stats are a run's counters, end to end. Input and output samples are
 // counted apart, since a chain that decimates or resamples changes the
 // rate. Every sample read from the source (input rate) is dropped at
@@ -313,10 +322,7 @@ func (c *counters) lostAtFilter() (blocks, samples uint64) {
 func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts Options) (Stats, error) {
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
-	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
-	if l.Slots == 0 {
-		l.Slots = 64
-	}
+	l := cfg.Layout()
 	if cfg.MaxSamples < 0 {
 		return Stats{}, fmt.Errorf("pipeline: max samples must be >= 0, got %d", cfg.MaxSamples)
 	}
