@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -70,6 +71,23 @@ func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipelin
 		return cuda.NewChainBackend(chain, opts)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want cpu, cuda or auto)", cfg.Backend)
+}
+
+// Preflight checks, before the run starts, that be will start on the
+// stream of pc: a CUDA backend probes its device and checks the pinned
+// memory its blocks need against the budget (cuda.max_pinned_mb, or the
+// default sized from the host). A run refused here has created no output
+// and printed no summary. Backends without the check pass.
+func Preflight(cfg *config.Config, be pipeline.Backend, pc pipeline.Config) error {
+	p, ok := be.(interface{ Preflight(pipeline.Layout) error })
+	if !ok {
+		return nil
+	}
+	err := p.Preflight(pc.Layout())
+	if errors.Is(err, cuda.ErrPinnedLimit) {
+		return cfg.Wrap("cuda.max_pinned_mb", err)
+	}
+	return cfg.Wrap("backend", err)
 }
 
 // PathBackend builds the backend of one probe path: "cpu", or a CUDA

@@ -47,7 +47,8 @@ type Run struct {
 // safe: the realtime settings are checked, the source is opened (it names
 // the inputs the sink must not overwrite), the chain and sink format
 // follow from it, the sink is planned without creating anything, and the
-// backend is built last. On error everything opened is closed again.
+// backend is built last and checked against the stream (Preflight). On
+// error everything opened is closed again.
 func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error) {
 	rt, err := Realtime(cfg)
 	if err != nil {
@@ -98,6 +99,9 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		Policy:     policy,
 		MaxSamples: r.MaxSamples,
 		Realtime:   rt,
+	}
+	if err := Preflight(cfg, r.Backend, r.Pipeline); err != nil {
+		return r, err
 	}
 	return r, nil
 }

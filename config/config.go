@@ -117,7 +117,7 @@ const (
 	DefaultMethod      = "auto"
 	DefaultKaiserBeta  = filter.DefaultKaiserBeta
 	DefaultTransport   = TransportAuto
-	DefaultMaxPinnedMB = 256
+	DefaultMaxPinnedMB = 0 // sized from the block and the host (cuda.PinnedBudget)
 	DefaultWatchdogMS  = 2000
 	DefaultLogLevel    = "info"
 	DefaultLogFormat   = LogConsole
@@ -369,7 +369,9 @@ type CUDA struct {
 	Device int `yaml:"device"`
 	// Transport is auto, zero-copy, explicit or explicit-pageable. Default auto.
 	Transport string `yaml:"transport"`
-	// MaxPinnedMB caps pinned host memory in MiB. Default 256.
+	// MaxPinnedMB caps pinned host memory in MiB. Default 0: a quarter of
+	// the host's memory (an eighth beside an integrated GPU), at most
+	// 16 GiB, checked against what the blocks need before the run starts.
 	MaxPinnedMB int `yaml:"max_pinned_mb"`
 	// WatchdogMS fails the run if one GPU step takes longer. Default 2000.
 	WatchdogMS int `yaml:"watchdog_ms"`

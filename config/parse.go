@@ -163,7 +163,6 @@ func (c *Config) checkExplicitZeros(errs *errorList) {
 		{"backend", c.Backend == ""},
 		{"overrun", c.Overrun == ""},
 		{"cuda.transport", c.CUDA.Transport == ""},
-		{"cuda.max_pinned_mb", c.CUDA.MaxPinnedMB == 0},
 		{"cuda.watchdog_ms", c.CUDA.WatchdogMS == 0},
 		{"cuda.ptx_dir", c.CUDA.PTXDir == ""},
 		{"log.level", c.Log.Level == ""},
@@ -222,9 +221,6 @@ func (c *Config) SetDefaults() {
 	}
 	if c.CUDA.Transport == "" {
 		c.CUDA.Transport = DefaultTransport
-	}
-	if c.CUDA.MaxPinnedMB == 0 {
-		c.CUDA.MaxPinnedMB = DefaultMaxPinnedMB
 	}
 	if c.CUDA.WatchdogMS == 0 {
 		c.CUDA.WatchdogMS = DefaultWatchdogMS

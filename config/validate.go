@@ -287,8 +287,8 @@ func (c *Config) Validate() error {
 		add("cuda.device", "must be >= 0, got %d", c.CUDA.Device)
 	}
 	enum("cuda.transport", c.CUDA.Transport, transports, true)
-	if c.CUDA.MaxPinnedMB <= 0 {
-		add("cuda.max_pinned_mb", "must be > 0, got %d", c.CUDA.MaxPinnedMB)
+	if c.CUDA.MaxPinnedMB < 0 {
+		add("cuda.max_pinned_mb", "must be >= 0 (0: sized from the block and the host), got %d", c.CUDA.MaxPinnedMB)
 	}
 	if c.CUDA.WatchdogMS <= 0 {
 		add("cuda.watchdog_ms", "must be > 0, got %d", c.CUDA.WatchdogMS)

@@ -88,8 +88,10 @@ type Output struct {
 	// the block held (possibly none), and a shift makes a real block
 	// complex (see Config.OutComplex).
 	Samples []float32
-	// In is the number of input samples (IQ pairs) of the block. 0 means
-	// the backend keeps the rate and format: len(Samples)/channels.
+	// In is the number of input samples (frames) of the block. 0 means
+	// the backend keeps the rate and format: len(Samples)/channels. A
+	// backend that changes either must set it: Run fails when the blocks'
+	// reported inputs do not add up to what was published.
 	In int
 }
 
@@ -145,6 +147,15 @@ type Config struct {
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
 	// Realtime pins and locks the capture side; the zero value does nothing.
 	Realtime Realtime
+}
+
+// Layout is the ring's geometry Run gives the backend for cfg.
+func (cfg Config) Layout() Layout {
+	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
+	if l.Slots == 0 {
+		l.Slots = 64
+	}
+	return l
 }
 
 // Stats are a run's counters, end to end. Input and output samples are
@@ -311,10 +322,7 @@ func (c *counters) lostAtFilter() (blocks, samples uint64) {
 func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts Options) (Stats, error) {
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
-	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
-	if l.Slots == 0 {
-		l.Slots = 64
-	}
+	l := cfg.Layout()
 	if cfg.MaxSamples < 0 {
 		return Stats{}, fmt.Errorf("pipeline: max samples must be >= 0, got %d", cfg.MaxSamples)
 	}
@@ -427,6 +435,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if cerr == nil && lostB > 0 && !aborted {
 		cerr = fmt.Errorf("%s backend: stream ended with %d of %d published blocks never filtered",
 			be.Name(), lostB, c.pubB.Load())
+	}
+	if pub, filt := c.pubS.Load(), c.filtS.Load(); cerr == nil && lostB == 0 && filt != pub {
+		// Every block came out, so their input is what was published: a
+		// backend that says otherwise changes the rate without setting
+		// Output.In, and the input it did not report would be counted as
+		// lost at the filter (and a SigMF sink would record gaps).
+		cerr = fmt.Errorf("%s backend: its %d blocks held %d input samples but it reported %d (Output.In unset or wrong)",
+			be.Name(), c.filtB.Load(), pub, filt)
 	}
 	if cerr == nil && produced > want {
 		// Blocks dropped after the last one delivered leave no later

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -10,7 +11,8 @@ import (
 // real-to-complex backend, to check the rate-changing accounting.
 type keepBackend struct {
 	m    int
-	pos  int // stream index of the next input sample
+	noIn bool // leave Output.In unset, as a backend that forgets it
+	pos  int  // stream index of the next input sample
 	ring *Ring
 	out  []float32
 }
@@ -34,7 +36,11 @@ func (b *keepBackend) Next(ctx context.Context) (Output, error) {
 		b.pos++
 	}
 	b.ring.Release()
-	return Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out, In: len(blk.Samples)}, nil
+	in := len(blk.Samples)
+	if b.noIn {
+		in = 0
+	}
+	return Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out, In: in}, nil
 }
 func (b *keepBackend) Close() error { return nil }
 
@@ -69,6 +75,21 @@ func TestRunCountsRateChanges(t *testing.T) {
 			if want := float32(i / 2 * tt.m); snk.got[i] != want || snk.got[i+1] != -want {
 				t.Fatalf("%+v: output %d = (%v, %v), want (%v, %v)", tt, i/2, snk.got[i], snk.got[i+1], want, -want)
 			}
+		}
+	}
+}
+
+// TestRunRefusesUnreportedRateChange: a backend that decimates without
+// setting Output.In (the cuda backend before it did) makes the pipeline
+// count the missing input as lost at the filter although every block came
+// out; Run says so rather than printing wrong counters.
+func TestRunRefusesUnreportedRateChange(t *testing.T) {
+	for _, m := range []int{8, 3, 1} { // 1: the real input becomes complex
+		src := &countSource{total: 1000, ch: 1}
+		_, err := Run(context.Background(), src, &keepBackend{m: m, noIn: true}, &sliceSink{},
+			Config{BlockSize: 64, OutComplex: true, Slots: 4}, Options{})
+		if err == nil || !strings.Contains(err.Error(), "Output.In") {
+			t.Errorf("m=%d: err = %v, want the unreported input named", m, err)
 		}
 	}
 }

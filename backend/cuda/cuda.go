@@ -84,6 +84,7 @@ type backend struct {
 
 	info      cudrv.DeviceInfo
 	transport Transport
+	pinLimit  int64          // pinned host memory the run may take, set by Start
 	ctx       *cudrv.Context // nil before Start and after Close
 	mod       cu.Module
 	stream    cu.Stream
@@ -133,11 +134,9 @@ func (b *backend) Device() cudrv.DeviceInfo { return b.info }
 // Start creates the context on the calling goroutine's OS thread, which it
 // locks: Next and Close must be called from the same goroutine (the
 // pipeline's consumer). A configuration that needs more pinned memory than
-// allowed is refused before any is allocated.
+// allowed is refused before any is allocated (see Preflight, which says
+// so before the run).
 func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Ring, err error) {
-	if l.Channels < 1 || (b.complex && l.Channels%2 != 0) {
-		return nil, fmt.Errorf("gpu: backend built for complex=%v, stream has %d values per frame", b.complex, l.Channels)
-	}
 	b.l = l
 	defer func() {
 		if err != nil {
@@ -150,20 +149,9 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	info := b.ctx.Info
 	b.info = info
 	var why string
-	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
-	switch {
-	case b.opts.Transport != TransportAuto:
-	case b.chain != nil:
-		b.transport, why = TransportExplicit, "stages run on the explicit transport"
-	case ResolveMethod(b.opts.Method, len(b.taps)) == filter.MethodFFT:
-		// The zero-copy kernel convolves directly (CheckChain).
-		b.transport, why = TransportExplicit, "method fft runs on the explicit transport"
-	}
+	b.transport, why = b.resolveTransport(info, l.BlockSize)
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
-	if b.transport == TransportZeroCopy && !info.CanMapHost {
-		return nil, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
-	}
-	if err := checkPinned(b.pinnedNeed(l), b.opts.maxPinned()); err != nil {
+	if b.pinLimit, err = b.plan(b.transport, info, l); err != nil {
 		return nil, err
 	}
 	if b.mod, err = cudrv.LoadModule(cudrv.PTXFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
@@ -198,13 +186,60 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	return b.ring, nil
 }
 
-// pinnedNeed is the pinned host memory the transport will take, computed
-// before anything is allocated so a bad config is refused up front.
-func (b *backend) pinnedNeed(l pipeline.Layout) int64 {
-	switch b.transport {
+// resolveTransport resolves TransportAuto for the device and block size:
+// a chain of stages runs on the explicit transport.
+func (b *backend) resolveTransport(info cudrv.DeviceInfo, blockSize int) (Transport, string) {
+	switch {
+	case b.opts.Transport != TransportAuto:
+	case b.chain != nil:
+		return TransportExplicit, "stages run on the explicit transport"
+	case ResolveMethod(b.opts.Method, len(b.taps)) == filter.MethodFFT:
+		// The zero-copy kernel convolves directly (CheckChain).
+		return TransportExplicit, "method fft runs on the explicit transport"
+	}
+	return chooseTransport(b.opts.Transport, info, blockSize)
+}
+
+// plan checks what transport t on the device needs for a stream of l
+// and returns the pinned memory budget (PinnedBudget); nothing is
+// allocated.
+func (b *backend) plan(t Transport, info cudrv.DeviceInfo, l pipeline.Layout) (int64, error) {
+	if l.Channels < 1 || (b.complex && l.Channels%2 != 0) {
+		return 0, fmt.Errorf("gpu: backend built for complex=%v, stream has %d values per frame", b.complex, l.Channels)
+	}
+	if t == TransportZeroCopy && !info.CanMapHost {
+		return 0, fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", info.Name)
+	}
+	host := b.opts.HostMemory
+	if host == 0 {
+		host = ReadHostMemory()
+	}
+	return PinnedBudget(b.pinnedNeed(t, info, l), b.opts.MaxPinned, HostMemory{Bytes: host, Integrated: info.Integrated})
+}
+
+// Preflight checks, before the run starts, that the backend can start on
+// a stream of layout l: the device answers, the transport suits it, and
+// the pinned memory it needs fits the budget (cuda.max_pinned_mb, or the
+// default sized from the host). Start checks the same again; a run that
+// fails here has created nothing and printed no summary.
+func (b *backend) Preflight(l pipeline.Layout) error {
+	_, info, err := cudrv.Device(b.opts.Device)
+	if err != nil {
+		return err
+	}
+	t, _ := b.resolveTransport(info, l.BlockSize)
+	_, err = b.plan(t, info, l)
+	return err
+}
+
+// pinnedNeed is the pinned host memory transport t will take on the
+// device, computed before anything is allocated so a bad config is
+// refused up front.
+func (b *backend) pinnedNeed(t Transport, info cudrv.DeviceInfo, l pipeline.Layout) int64 {
+	switch t {
 	case TransportZeroCopy:
 		words := int64(evenWords(l))
-		hcap := retuneCapacity(len(b.taps), l.BlockSize, l.Channels, b.info.SharedOptin)
+		hcap := retuneCapacity(len(b.taps), l.BlockSize, l.Channels, info.SharedOptin)
 		n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(paramFloats(hcap))*4)
 		if b.opts.Timing {
 			n += timesCap * timesWords * 8
@@ -558,7 +593,7 @@ func (b *backend) nextZeroCopy(ctx context.Context) (pipeline.Output, error) {
 	}
 	b.ring.Release()
 	b.next++
-	return pipeline.Output{Seq: blk.Seq, Timestamp: blk.Timestamp, Samples: out}, nil
+	return blockOutput(blk.Seq, blk.Timestamp, len(blk.Samples), b.l.Channels, out), nil
 }
 
 // Close stops the kernel through the stop flag, waits for it (bounded by

@@ -36,15 +36,6 @@ import (
 // and block k+1's history write never lands in a buffer still in use
 // (block k+1-sets finished before block k was submitted).
 
-// explicitGeometry returns the blocks kept in flight and the streams they
-// go on for a ring of slots slots: at most half the ring, so the producer
-// always has free slots to read into, and at most 8, past which nothing
-// more overlaps (one copy engine each way and the SMs).
-func explicitGeometry(slots int) (inFlight, streams int) {
-	inFlight = max(1, min(8, slots/2))
-	return inFlight, min(4, inFlight)
-}
-
 // blockFilter is what the explicit transport runs on each block once it
 // is in device memory. Blocks are launched strictly in stream order, each
 // on its block's stream after the previous block's launch (the hist event
@@ -183,16 +174,6 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	return err
 }
 
-// explicitPinned is the pinned memory the explicit transport takes: the
-// ring and one output buffer per buffer set, for a filter with at most
-// outVals output values per block (more than its input when it upsamples),
-// and a retunable FIR's two tap staging buffers.
-func explicitPinned(l pipeline.Layout, outVals int) int64 {
-	inFlight, _ := explicitGeometry(l.Slots)
-	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(outVals)*4) +
-		2*cudrv.PageAlign(BatchMaxTaps*4)
-}
-
 func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 	x := b.x
 	// Submit what has been published, up to the in-flight bound; with
@@ -227,7 +208,7 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 		}
 	}
 	b.next++
-	return pipeline.Output{Seq: s.seq, Timestamp: s.ts, Samples: s.hOut[:s.nOut]}, nil
+	return blockOutput(s.seq, s.ts, s.n, b.l.Channels, s.hOut[:s.nOut]), nil
 }
 
 // enqueue submits ring block k (see the top of this file).
@@ -314,7 +295,8 @@ func (x *explicitState) close() error {
 // page-cache window runs at 13–22 GB/s per thread on the H200 host, below
 // PCIe), read-only where the device allows, as a mapped file needs; a
 // window is unpinned once no block reads it again, so pinned memory stays
-// bounded by cuda.max_pinned_mb whatever the recording's size. The
+// bounded by the pinned budget (cuda.max_pinned_mb, or the default sized
+// from the host) whatever the recording's size. The
 // zero-copy transport writes tagged words and takes no views.
 //
 // It is opt-in (Options.PinSource): on the H200 host a 2 GiB recording
@@ -324,11 +306,11 @@ func (b *backend) UseRegion(region []byte) (bool, error) {
 	if b.x == nil || b.transport != TransportExplicit || !b.opts.PinSource {
 		return false, nil
 	}
-	room := b.opts.maxPinned() - explicitPinned(b.l, b.maxOutValues(b.l))
+	room := b.pinLimit - explicitPinned(b.l, b.maxOutValues(b.l))
 	window := min(maxWindow, room/(2*pinThreads)) &^ 4095
 	if window < minWindow {
 		b.opts.Log.Info().Int64("room_mib", room>>20).
-			Msg("cuda.max_pinned_mb leaves too little room to pin the source in place: blocks are copied")
+			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are copied")
 		return false, nil
 	}
 	ro, err := cudrv.ReadOnlyRegister(b.ctx.Dev)

@@ -50,9 +50,14 @@ func ParseTransport(s string) (Transport, error) {
 
 // Options configure the CUDA backend.
 type Options struct {
-	Device        int
-	Transport     Transport
-	MaxPinned     int64         // bytes of pinned host memory the backend may take; 0 = 256 MiB
+	Device    int
+	Transport Transport
+	// MaxPinned is the pinned host memory the backend may take, bytes;
+	// 0 sizes it from the host (PinnedBudget).
+	MaxPinned int64
+	// HostMemory is the host memory the default pinned budget is sized
+	// from, bytes; 0 reads it (ReadHostMemory).
+	HostMemory    int64
 	Watchdog      time.Duration // a kernel whose heartbeat stalls this long is an error; 0 = 2 s
 	WriteCombined bool          // map the input ring write-combined (host writes only)
 	// PinSource lets the explicit transport take blocks in place from a
@@ -69,13 +74,6 @@ type Options struct {
 	Timing  bool  // record GPU-side per-block times (zero-copy), see ComputeTimes
 	Split   int   // zero-copy: lanes per output pair (1, 2, 4, ... 32); 0 = automatic
 	Log     zerolog.Logger
-}
-
-func (o Options) maxPinned() int64 {
-	if o.MaxPinned <= 0 {
-		return 256 << 20
-	}
-	return o.MaxPinned
 }
 
 func (o Options) validate() error {
@@ -97,17 +95,9 @@ func (o Options) watchdog() time.Duration {
 var ErrWatchdog = errors.New("gpu: watchdog: kernel made no progress")
 
 // ErrPinnedLimit is wrapped by the error returned when a configuration needs
-// more pinned memory than Options.MaxPinned allows; nothing is allocated.
+// more pinned memory than the budget allows (PinnedBudget); nothing is
+// allocated.
 var ErrPinnedLimit = errors.New("gpu: pinned memory limit")
-
-// checkPinned refuses a request above the limit before anything is pinned.
-func checkPinned(need, limit int64) error {
-	if need > limit {
-		return fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, the limit (cuda.max_pinned_mb) is %d MiB",
-			ErrPinnedLimit, (need+(1<<20)-1)>>20, limit>>20)
-	}
-	return nil
-}
 
 // FallbackEnv is set, with the reason, when the cuda binary found CUDA
 // unusable at start-up and re-executed the CPU-only binary (gpu/cuinit).

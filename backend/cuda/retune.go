@@ -111,6 +111,15 @@ func (b *chainBackend) UseRegion(region []byte) (bool, error) {
 	return false, nil
 }
 
+// Preflight forwards the backend's check before the run (see
+// backend.Preflight in cuda.go).
+func (b *chainBackend) Preflight(l pipeline.Layout) error {
+	if p, ok := b.Backend.(interface{ Preflight(pipeline.Layout) error }); ok {
+		return p.Preflight(l)
+	}
+	return nil
+}
+
 // ComputeTimes forwards the zero-copy kernel's compute times (probe).
 func (b *chainBackend) ComputeTimes() []float64 {
 	if t, ok := b.Backend.(interface{ ComputeTimes() []float64 }); ok {

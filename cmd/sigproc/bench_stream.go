@@ -168,14 +168,9 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 	if err != nil {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
 	}
-	// Pinned memory: the ring and the in-flight output buffers, with room.
-	pinned := 2*int64(l.Size()) + 64<<20
-	if o.pinSource {
-		pinned += 512 << 20 // room for the source's windows
-	}
 	return gpubench.StreamConfig{
 		Device: o.device, Taps: taps, Complex: o.complex, Block: int(o.block), Slots: o.slots,
-		PTXDir: o.ptxDir, MaxPinned: pinned, Source: o.source, Input: o.input, Output: o.output,
+		PTXDir: o.ptxDir, Source: o.source, Input: o.input, Output: o.output,
 		Bytes: int64(o.size), Seed: o.seed, Verify: o.verify, RefBytes: int64(o.refSize), RefReps: o.refReps,
 		PinSource: o.pinSource, Method: method,
 	}, nil

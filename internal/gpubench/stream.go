@@ -11,18 +11,23 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // `sigproc bench stream` is `sigproc run`'s engine (pipeline.Run with the
-// CUDA backend) on a memory, synthetic or file source and a null or file
-// sink, beside a pinned host-to-device copy measured on the same GPU: the
-// figure is how close the run's input rate comes to what PCIe allows.
+// CUDA backend built by assemble, as run builds it) on a memory, synthetic
+// or file source and a null or file sink, beside a pinned host-to-device
+// copy measured on the same GPU: the figure is how close the run's input
+// rate comes to what PCIe allows, and the output is checked against the
+// CPU filter, which run does neither of.
 
 // Stream sources.
 const (
@@ -48,26 +53,26 @@ const Tolerance = 1e-5
 
 // StreamConfig configures Stream.
 type StreamConfig struct {
-	Device    int
-	Taps      []float32
-	Complex   bool
-	Block     int            // samples per block (I/Q pairs when Complex)
-	Slots     int            // ring slots, a power of two
-	Transport cuda.Transport // "" = explicit
-	PTXDir    string         // cuda.ptx_dir
-	MaxPinned int64          // bytes; 0 = what the ring needs
-	PinSource bool           // take the memory source's blocks in place (cuda.Options.PinSource)
-	Method    filter.Method  // the explicit transport's method (cuda.Options.Method)
-	Source    string         // StreamMemory, StreamSynthetic or StreamFile
-	Input     string         // StreamFile: raw little-endian float32
-	Output    string         // "" = null sink, else a raw float32 file
-	Bytes     int64          // memory and synthetic sources: input size
-	Seed      uint64         // memory source's noise
-	Verify    string
-	RefBytes  int64 // pinned H2D reference: bytes per copy
-	RefReps   int   // and copies; 0 skips it
-	Progress  func(pipeline.Stats)
-	Log       zerolog.Logger
+	Device      int
+	Taps        []float32
+	Complex     bool
+	Block       int            // samples per block (I/Q pairs when Complex)
+	Slots       int            // ring slots, a power of two
+	Transport   cuda.Transport // "" = explicit
+	PTXDir      string         // cuda.ptx_dir
+	MaxPinnedMB int            // cuda.max_pinned_mb; 0 = sized from the host
+	PinSource   bool           // take the memory source's blocks in place (cuda.Options.PinSource)
+	Method      filter.Method  // the explicit transport's method (cuda.Options.Method)
+	Source      string         // StreamMemory, StreamSynthetic or StreamFile
+	Input       string         // StreamFile: raw little-endian float32
+	Output      string         // "" = null sink, else a raw float32 file
+	Bytes       int64          // memory and synthetic sources: input size
+	Seed        uint64         // memory source's noise
+	Verify      string
+	RefBytes    int64 // pinned H2D reference: bytes per copy
+	RefReps     int   // and copies; 0 skips it
+	Progress    func(pipeline.Stats)
+	Log         zerolog.Logger
 }
 
 // StreamResult is what a stream measured.
@@ -114,6 +119,24 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 	}
 	res = StreamResult{Taps: len(cfg.Taps), Complex: cfg.Complex, Block: cfg.Block, Slots: cfg.Slots,
 		Target: StreamTarget, Verify: cfg.Verify}
+	// The backend as run builds and checks it, before any output exists.
+	rc, chain := cfg.runConfig()
+	pc := pipeline.Config{BlockSize: cfg.Block, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyBlock}
+	be, err := assemble.Backend(rc, chain, cfg.Log)
+	if err == nil {
+		if err = assemble.Preflight(rc, be, pc); err != nil {
+			err = errors.Join(err, be.Close())
+		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("bench stream: %w", err)
+	}
+	ran := false // once run, the backend is closed with the sink
+	defer func() {
+		if !ran {
+			err = errors.Join(err, be.Close())
+		}
+	}()
 	if cfg.RefReps > 0 {
 		ref, err := PinnedH2D(cfg.Device, cfg.RefBytes, cfg.RefReps)
 		if err != nil {
@@ -183,18 +206,8 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		check.keep[i] = k[:0]
 	}
 
-	transport := cfg.Transport
-	if transport == "" {
-		transport = cuda.TransportExplicit
-	}
-	be, err := cuda.NewBackend(cfg.Taps, cfg.Complex, cuda.Options{Device: cfg.Device, Transport: transport,
-		PTXDir: cfg.PTXDir, MaxPinned: cfg.MaxPinned, PinSource: cfg.PinSource, Method: cfg.Method, Log: cfg.Log})
-	if err != nil {
-		return res, fmt.Errorf("bench stream: %w", err)
-	}
-	st, runErr := pipeline.Run(ctx, tee, be, check,
-		pipeline.Config{BlockSize: cfg.Block, Complex: cfg.Complex, Slots: cfg.Slots, Policy: pipeline.PolicyBlock},
-		pipeline.Options{Progress: cfg.Progress, Log: cfg.Log})
+	ran = true
+	st, runErr := pipeline.Run(ctx, tee, be, check, pc, pipeline.Options{Progress: cfg.Progress, Log: cfg.Log})
 	if d, ok := be.(interface{ Device() cudrv.DeviceInfo }); ok {
 		res.Device = d.Device().String()
 	}
@@ -218,6 +231,22 @@ func Stream(ctx context.Context, cfg StreamConfig) (res StreamResult, err error)
 		res.VerifyErr, res.Verified = e, &ok
 	}
 	return res, nil
+}
+
+// runConfig is the `sigproc run` config and chain the stream runs: the
+// backend is built the way run builds it (assemble.Backend), so that the
+// figures are run's.
+func (cfg StreamConfig) runConfig() (*config.Config, stage.Chain) {
+	transport := cfg.Transport
+	if transport == "" {
+		transport = cuda.TransportExplicit
+	}
+	rc := &config.Config{Backend: config.BackendCUDA, BlockSize: cfg.Block, RingSlots: cfg.Slots,
+		CUDA: config.CUDA{Device: cfg.Device, Transport: string(transport), MaxPinnedMB: cfg.MaxPinnedMB,
+			PTXDir: cfg.PTXDir, PinSource: cfg.PinSource}}
+	chain := stage.FIR(1, cfg.Complex, cfg.Taps)
+	chain.Stages[0].Method = cfg.Method.String() // a config's filter.method
+	return rc, chain
 }
 
 func (r *StreamResult) fill(st pipeline.Stats, ch int) {

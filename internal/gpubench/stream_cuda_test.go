@@ -4,11 +4,14 @@ package gpubench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 	"gorgonia.org/cu"
@@ -35,7 +38,7 @@ func TestStreamMemoryVerifiesAll(t *testing.T) {
 	skipWithoutGPU(t)
 	for _, complex := range []bool{false, true} {
 		res, err := Stream(context.Background(), StreamConfig{
-			Taps: streamTaps(t, 129), Complex: complex, Block: 100003, Slots: 16, MaxPinned: 256 << 20,
+			Taps: streamTaps(t, 129), Complex: complex, Block: 100003, Slots: 16, MaxPinnedMB: 256,
 			Source: StreamMemory, Bytes: 64 << 20, Seed: 2, Verify: VerifyAll, RefBytes: 16 << 20, RefReps: 3,
 		})
 		if err != nil {
@@ -66,7 +69,7 @@ func TestStreamFileToFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	taps := streamTaps(t, 64)
-	res, err := Stream(context.Background(), StreamConfig{Taps: taps, Block: 1 << 18, Slots: 8, MaxPinned: 64 << 20,
+	res, err := Stream(context.Background(), StreamConfig{Taps: taps, Block: 1 << 18, Slots: 8, MaxPinnedMB: 64,
 		Source: StreamFile, Input: in, Output: out, Verify: VerifySample})
 	if err != nil || res.Verified == nil || !*res.Verified {
 		t.Fatalf("%v %+v", err, res)
@@ -86,10 +89,40 @@ func TestStreamCancel(t *testing.T) {
 	skipWithoutGPU(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	res, err := Stream(ctx, StreamConfig{Taps: streamTaps(t, 16), Block: 4096, Slots: 8, MaxPinned: 64 << 20,
+	res, err := Stream(ctx, StreamConfig{Taps: streamTaps(t, 16), Block: 4096, Slots: 8, MaxPinnedMB: 64,
 		Source: StreamSynthetic, Bytes: 1 << 40, Verify: VerifyNone,
 		Progress: func(pipeline.Stats) {}})
 	if err != nil || !res.Interrupted || res.SamplesOut != res.SamplesIn || res.Drops != 0 {
 		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+// TestStreamPinnedBudget: 1 Mi-sample complex blocks (a 585 MiB ring)
+// run under the default pinned budget, sized from the host; at f8de38b
+// they failed under the fixed 256 MiB default. A limit set too small is
+// refused before the run, with no output file created and the setting
+// named.
+func TestStreamPinnedBudget(t *testing.T) {
+	skipWithoutGPU(t)
+	res, err := Stream(context.Background(), StreamConfig{
+		Taps: streamTaps(t, 129), Complex: true, Block: 1 << 20, Slots: 64,
+		Source: StreamMemory, Bytes: 256 << 20, Seed: 3, Verify: VerifySample,
+	})
+	if err != nil {
+		t.Fatalf("1 Mi blocks under the default budget: %v", err)
+	}
+	if res.Verified == nil || !*res.Verified || res.SamplesOut != res.SamplesIn {
+		t.Fatalf("1 Mi blocks: %+v", res)
+	}
+	out := filepath.Join(t.TempDir(), "out.cf32")
+	_, err = Stream(context.Background(), StreamConfig{
+		Taps: streamTaps(t, 129), Complex: true, Block: 1 << 20, Slots: 64, MaxPinnedMB: 256,
+		Source: StreamMemory, Bytes: 64 << 20, Output: out, Verify: VerifyNone,
+	})
+	if !errors.Is(err, cuda.ErrPinnedLimit) || !strings.Contains(err.Error(), "cuda.max_pinned_mb") {
+		t.Fatalf("max_pinned_mb 256 for a 585 MiB ring: got %v, want ErrPinnedLimit naming cuda.max_pinned_mb", err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Errorf("the refused run created its output (%v)", serr)
 	}
 }

@@ -133,3 +133,24 @@ func bytesFloat(b []byte) []float32 {
 	}
 	return x
 }
+
+// TestStreamRunConfig: bench stream's backend is the one a `sigproc run`
+// config with the same settings builds (assemble.Backend): backend cuda,
+// explicit unless told, the method on the fir stage as filter.method puts
+// it, the pinned limit left to the default unless set.
+func TestStreamRunConfig(t *testing.T) {
+	taps := []float32{0.25, 0.5, 0.25}
+	rc, chain := StreamConfig{Taps: taps, Complex: true, Block: 4096, Slots: 16, Method: filter.MethodFFT, PinSource: true, Device: 1}.runConfig()
+	if rc.Backend != "cuda" || rc.CUDA.Transport != string(cuda.TransportExplicit) || rc.CUDA.MaxPinnedMB != 0 ||
+		!rc.CUDA.PinSource || rc.CUDA.Device != 1 || rc.BlockSize != 4096 || rc.RingSlots != 16 {
+		t.Errorf("config %+v", rc)
+	}
+	got, plain := chain.PlainFIR()
+	if !plain || !chain.Complex || len(got) != 3 || chain.Stages[0].Method != "fft" {
+		t.Errorf("chain %v (method %q)", chain, chain.Stages[0].Method)
+	}
+	rc, _ = StreamConfig{Taps: taps, Transport: cuda.TransportZeroCopy, MaxPinnedMB: 64}.runConfig()
+	if rc.CUDA.Transport != "zero-copy" || rc.CUDA.MaxPinnedMB != 64 {
+		t.Errorf("config %+v", rc.CUDA)
+	}
+}

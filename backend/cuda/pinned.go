@@ -1,0 +1,160 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+// Pinned (page-locked) host memory is taken from the host's RAM and never
+// swapped: the ring and the output buffers of the explicit transport, the
+// mapped rings of zero-copy, the windows of a source pinned in place. The
+// budget for it follows the block and the host: a configuration takes
+// what its blocks need, up to a share of the host's memory.
+
+// HostMemory is the memory of the machine the backend runs on, what the
+// default pinned budget is sized from.
+type HostMemory struct {
+	// Bytes is the memory the process may use: MemTotal, or a lower
+	// cgroup limit (ReadHostMemory); 0 when unknown.
+	Bytes int64
+	// Integrated is a GPU that shares that memory (a Jetson): the
+	// device's own allocations come out of it too, so pinned memory gets
+	// half the share it gets beside a discrete GPU.
+	Integrated bool
+}
+
+const (
+	// pinnedMaxDefault caps the default budget, whatever the host: 16 GiB
+	// holds a 64-slot ring of 4 Mi complex samples four times over.
+	pinnedMaxDefault = 16 << 30
+	// pinnedUnknownDefault is the default budget when the host's memory
+	// cannot be read.
+	pinnedUnknownDefault = 1 << 30
+)
+
+// limits returns the default budget (without cuda.max_pinned_mb) and the
+// most any setting may pin (0: no bound known). Beside a discrete GPU:
+// a quarter of the memory by default, half at most; on an integrated GPU,
+// an eighth and a quarter.
+func (h HostMemory) limits() (def, ceiling int64) {
+	if h.Bytes <= 0 {
+		return pinnedUnknownDefault, 0
+	}
+	div := int64(2)
+	if h.Integrated {
+		div = 4
+	}
+	ceiling = h.Bytes / div
+	return min(ceiling/2, pinnedMaxDefault), ceiling
+}
+
+func (h HostMemory) String() string {
+	kind := "host"
+	if h.Integrated {
+		kind = "host (shared with its integrated GPU)"
+	}
+	return fmt.Sprintf("%s with %d MiB of memory", kind, h.Bytes>>20)
+}
+
+// PinnedBudget returns the pinned host memory a backend may take when its
+// configuration needs need bytes: configured (cuda.max_pinned_mb, in
+// bytes) when it is set, else a default sized from the host's memory
+// (HostMemory.limits), which leaves what the blocks do not need to a
+// source pinned in place. It refuses, naming the setting to change, a
+// need above the budget and a configured limit above what the host
+// allows. Nothing is pinned: the backend calls it before the run starts.
+func PinnedBudget(need, configured int64, host HostMemory) (int64, error) {
+	def, ceiling := host.limits()
+	mib := func(n int64) int64 { return (n + (1<<20 - 1)) >> 20 }
+	smaller := "lower block_size or ring_slots"
+	switch {
+	case configured > 0 && ceiling > 0 && configured > ceiling:
+		return 0, fmt.Errorf("%w: cuda.max_pinned_mb is %d MiB, more than this %s allows (%d MiB); lower cuda.max_pinned_mb",
+			ErrPinnedLimit, configured>>20, host, ceiling>>20)
+	case ceiling > 0 && need > ceiling:
+		return 0, fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, more than this %s allows (%d MiB); %s",
+			ErrPinnedLimit, mib(need), host, ceiling>>20, smaller)
+	case configured > 0 && need > configured:
+		return 0, fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, the limit (cuda.max_pinned_mb) is %d MiB; raise cuda.max_pinned_mb to at least %d or leave it unset, or %s",
+			ErrPinnedLimit, mib(need), configured>>20, mib(need), smaller)
+	case configured > 0:
+		return configured, nil
+	case need > def && ceiling > 0:
+		return 0, fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, more than the default budget of %d MiB on this %s; set cuda.max_pinned_mb to at least %d (this host allows up to %d), or %s",
+			ErrPinnedLimit, mib(need), def>>20, host, mib(need), ceiling>>20, smaller)
+	case need > def:
+		return 0, fmt.Errorf("%w: this configuration needs %d MiB of pinned host memory, more than the default budget of %d MiB (this host's memory is unknown); set cuda.max_pinned_mb to at least %d, or %s",
+			ErrPinnedLimit, mib(need), def>>20, mib(need), smaller)
+	}
+	return def, nil
+}
+
+// ReadHostMemory returns the memory this process may use: MemTotal from
+// /proc/meminfo, lowered to the cgroup's memory.max when one is set; 0
+// when neither can be read (not Linux).
+func ReadHostMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		total = parseMemTotal(string(b))
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if lim := parseCgroupMax(string(b)); lim > 0 && (total == 0 || lim < total) {
+			total = lim
+		}
+	}
+	return total
+}
+
+// parseMemTotal returns /proc/meminfo's MemTotal in bytes, 0 if absent.
+func parseMemTotal(meminfo string) int64 {
+	for line := range strings.Lines(meminfo) {
+		rest, ok := strings.CutPrefix(line, "MemTotal:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || kb <= 0 || kb > 1<<50 {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// parseCgroupMax returns a cgroup v2 memory.max in bytes, 0 for "max"
+// (no limit) or anything unreadable.
+func parseCgroupMax(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// explicitGeometry returns the blocks kept in flight and the streams they
+// go on for a ring of slots slots: at most half the ring, so the producer
+// always has free slots to read into, and at most 8, past which nothing
+// more overlaps (one copy engine each way and the SMs).
+func explicitGeometry(slots int) (inFlight, streams int) {
+	inFlight = max(1, min(8, slots/2))
+	return inFlight, min(4, inFlight)
+}
+
+// explicitPinned is the pinned memory the explicit transport takes: the
+// ring and one output buffer per buffer set, for a filter with at most
+// outVals output values per block (more than its input when it upsamples),
+// and a retunable FIR's two tap staging buffers.
+func explicitPinned(l pipeline.Layout, outVals int) int64 {
+	inFlight, _ := explicitGeometry(l.Slots)
+	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(outVals)*4) +
+		2*cudrv.PageAlign(BatchMaxTaps*4)
+}

@@ -1,0 +1,89 @@
+package cuda
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sigproc/sigproc/pipeline"
+)
+
+func TestPinnedBudget(t *testing.T) {
+	const mib, gib = int64(1) << 20, int64(1) << 30
+	// The user run of the GPU-suite issue: 1 Mi complex samples per block,
+	// 64 slots, explicit transport: 585 MiB.
+	oneMi := explicitPinned(pipeline.Layout{BlockSize: 1 << 20, Channels: 2, Slots: 64}, 2<<20)
+	if got := (oneMi + mib - 1) / mib; got != 585 {
+		t.Fatalf("1 Mi cf32 blocks need %d MiB, the H200 run said 585", got)
+	}
+	h200 := HostMemory{Bytes: 128 * gib}
+	tests := []struct {
+		name       string
+		need, conf int64
+		host       HostMemory
+		want       int64  // the budget, when no error
+		errHas     string // else what the error names
+	}{
+		{"1 Mi blocks, default, H200 host", oneMi, 0, h200, 16 * gib, ""},
+		{"default, 16 GiB host: a quarter", oneMi, 0, HostMemory{Bytes: 16 * gib}, 4 * gib, ""},
+		{"default, 2 TiB host: capped", oneMi, 0, HostMemory{Bytes: 2048 * gib}, 16 * gib, ""},
+		{"Jetson 8 GiB: an eighth", oneMi, 0, HostMemory{Bytes: 8 * gib, Integrated: true}, 1 * gib, ""},
+		{"Jetson 4 GiB: 1 Mi blocks need the setting", oneMi, 0, HostMemory{Bytes: 4 * gib, Integrated: true}, 0, "set cuda.max_pinned_mb to at least 585 (this host allows up to 1024)"},
+		{"Jetson 4 GiB, set within a quarter", oneMi, 1 * gib, HostMemory{Bytes: 4 * gib, Integrated: true}, 1 * gib, ""},
+		{"Jetson 4 GiB, set beyond a quarter", oneMi, 2 * gib, HostMemory{Bytes: 4 * gib, Integrated: true}, 0, "cuda.max_pinned_mb is 2048 MiB, more than this host (shared with its integrated GPU) with 4096 MiB of memory allows (1024 MiB)"},
+		{"set too small (the old default)", oneMi, 256 * mib, h200, 0, "the limit (cuda.max_pinned_mb) is 256 MiB; raise cuda.max_pinned_mb to at least 585"},
+		{"set above half the host", oneMi, 100 * gib, h200, 0, "lower cuda.max_pinned_mb"},
+		{"set, fits", oneMi, 4 * gib, h200, 4 * gib, ""},
+		{"need above what the host allows", 70 * gib, 0, h200, 0, "lower block_size or ring_slots"},
+		{"need above the default, within the host", 20 * gib, 0, h200, 0, "set cuda.max_pinned_mb to at least 20480 (this host allows up to 65536)"},
+		{"unknown host: 1 GiB by default", oneMi, 0, HostMemory{}, 1 * gib, ""},
+		{"unknown host, need above the default", 2 * gib, 0, HostMemory{}, 0, "memory is unknown); set cuda.max_pinned_mb to at least 2048"},
+		{"unknown host, set: no ceiling", 2 * gib, 3 * gib, HostMemory{}, 3 * gib, ""},
+	}
+	for _, tt := range tests {
+		got, err := PinnedBudget(tt.need, tt.conf, tt.host)
+		switch {
+		case tt.errHas == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.errHas == "" && got != tt.want:
+			t.Errorf("%s: budget %d MiB, want %d MiB", tt.name, got>>20, tt.want>>20)
+		case tt.errHas != "" && (err == nil || !errors.Is(err, ErrPinnedLimit) || !strings.Contains(err.Error(), tt.errHas)):
+			t.Errorf("%s: got (%d, %v), want an ErrPinnedLimit naming %q", tt.name, got, err, tt.errHas)
+		}
+		if err == nil && got < tt.need {
+			t.Errorf("%s: budget %d below the need %d", tt.name, got, tt.need)
+		}
+	}
+}
+
+func TestParseHostMemory(t *testing.T) {
+	meminfo := "MemTotal:       131072000 kB\nMemFree:        1000 kB\n"
+	for _, tt := range []struct {
+		in   string
+		want int64
+	}{
+		{meminfo, 131072000 << 10},
+		{"MemFree: 5 kB\nMemTotal: 8 kB\n", 8 << 10},
+		{"MemFree: 5 kB\n", 0},
+		{"MemTotal: 8 MB\n", 0},
+		{"MemTotal: x kB\n", 0},
+		{"", 0},
+	} {
+		if got := parseMemTotal(tt.in); got != tt.want {
+			t.Errorf("parseMemTotal(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want int64
+	}{
+		{"max\n", 0}, {"17179869184\n", 16 << 30}, {"", 0}, {"-1", 0},
+	} {
+		if got := parseCgroupMax(tt.in); got != tt.want {
+			t.Errorf("parseCgroupMax(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+	if ReadHostMemory() < 0 {
+		t.Error("negative host memory")
+	}
+}
