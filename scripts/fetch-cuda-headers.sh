@@ -25,22 +25,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$arch" = amd64 ]; then
-  if ! apt-cache policy nvidia-cuda-dev 2>/dev/null | grep -q "Candidate: [0-9]"; then
-    if [ "$(id -u)" != 0 ]; then
-      echo "fetch-cuda-headers: nvidia-cuda-dev is not in the apt sources and this is not root;" >&2
-      echo "  add 'contrib non-free' to /etc/apt/sources.list(.d) and run apt-get update" >&2
-      exit 1
-    fi
-    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
-      [ -f "$f" ] || continue
-      if grep -q '^Components:' "$f"; then
-        sed -i '/^Components:/{/non-free\b/!s/$/ contrib non-free/}' "$f"
-      else
-        sed -i -E '/^deb /{/ non-free( |$)/!s/$/ contrib non-free/}' "$f"
-      fi
-    done
-    apt-get update -qq
-  fi
+  "$(dirname "$0")/apt-non-free.sh" nvidia-cuda-dev
   (cd "$tmp" && apt-get download -qq nvidia-cuda-dev)
 else
   # Same mirror and suite as the host's nvidia-cuda-dev when it has one
