@@ -286,57 +286,15 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
 
-	// A source that cannot write tagged words fills a Go-memory staging
-	// ring, and the publish hook turns each block into tagged words in the
-	// mapped ring.
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return err
 	}
-	words, slots := b.words, uint64(l.Slots)
-	inWords := b.inWords
-	hostT, t0 := b.hostT, b.t0
-	zr, lanes := &b.zr, l.Channels
-	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
-		s := int(i%slots) * words
-		dst := inWords[s : s+words]
-		j := hostStride * (i & (timesCap - 1))
-		if hostT != nil {
-			hostT[j] = int64(time.Since(t0))
-		}
-		tagged.Write(dst, blk.Samples, zr.publish(i, len(blk.Samples)/lanes))
-		// The kernel polls these lines over PCIe: in the shared cache rather
-		// than modified in this core's, its reads need not snoop them out
-		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
-		tagged.Demote(dst)
-		if hostT != nil {
-			hostT[j+1] = int64(time.Since(t0))
-		}
-	})
-	// A pipeline.WordSource writes its samples into the mapped slot
-	// itself, tagged; only the padding of a short block and the demote are
-	// left for publish time, so no staging copy sits on the latency path.
-	// The tag (with the taps' parity) is decided when the source is given
-	// the slot, before it writes a word.
-	if err := ring.SetWordSlots(pipeline.WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) {
-			s := int(i%slots) * words
-			return inWords[s : s+words], zr.wordSlot(i, l.BlockSize)
-		},
-		Published: func(i uint64, n int) {
-			s := int(i%slots) * words
-			dst := inWords[s : s+words]
-			j := hostStride * (i & (timesCap - 1))
-			if hostT != nil {
-				hostT[j] = int64(time.Since(t0))
-			}
-			tagged.Write(dst[n:], nil, zr.wordsPublished(i, n/lanes, l.BlockSize))
-			tagged.Demote(dst)
-			if hostT != nil {
-				hostT[j+1] = int64(time.Since(t0))
-			}
-		},
-	}); err != nil {
+	var stamp func(i uint64, k int)
+	if hostT, t0 := b.hostT, b.t0; hostT != nil {
+		stamp = func(i uint64, k int) { hostT[hostStride*(i&(timesCap-1))+uint64(k)] = int64(time.Since(t0)) }
+	}
+	if err := b.zr.attach(ring, b.inWords, b.words, stamp); err != nil {
 		return err
 	}
 	b.ring = ring
