@@ -38,11 +38,11 @@ type zcRetune struct {
 	serial sync.Mutex  // one retune at a time; Close takes it to end them
 	live   atomic.Bool // the kernel runs and the parameter block is mapped
 
-	mu       sync.Mutex
-	parity   uint32 // parity of the taps the next published block uses
-	unused   bool   // the last flip has reached no block yet
-	switchAt int64  // index of the block that carried the last flip; -1: none yet
-	frames   int64  // frames of the blocks tagged so far: the stream index of the next block's first frame
+	mu     sync.Mutex
+	parity uint32   // parity of the taps the next published block uses
+	unused bool     // the last flip has reached no block yet
+	readAt [2]int64 // per buffer, the block at which the kernel last loads it (the first of its parity after a flip); -1: none
+	frames int64    // frames of the blocks tagged so far: the stream index of the next block's first frame
 	// The last block a source was given a slot (and so a tag) for, until
 	// it is published: its index, tag and the frames it was counted with.
 	slotted    bool
@@ -56,7 +56,9 @@ type zcRetune struct {
 func (z *zcRetune) init(p unsafe.Pointer, hcap int, taps []float32) {
 	z.hcap, z.tcap = hcap, (hcap+3)&^3
 	z.params = unsafe.Slice((*float32)(p), paramFloats(hcap))
-	z.parity, z.unused, z.switchAt, z.frames, z.slotted = 0, false, -1, 0, false
+	// Buffer 0 is never loaded for the launch (the kernel starts from its
+	// taps argument), only once a flip back to parity 0 reaches a block.
+	z.parity, z.unused, z.readAt, z.frames, z.slotted = 0, false, [2]int64{-1, -1}, 0, false
 	z.write(0, taps)
 }
 
@@ -72,7 +74,7 @@ func (z *zcRetune) write(b uint32, taps []float32) {
 // and counts its frames; under mu.
 func (z *zcRetune) tag(i uint64, frames int) uint32 {
 	if z.unused {
-		z.unused, z.switchAt = false, int64(i)
+		z.unused, z.readAt[z.parity] = false, int64(i)
 	}
 	z.frames += int64(frames)
 	return uint32(i+1)&tagMask | z.parity<<31
@@ -161,19 +163,24 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, stamp fun
 
 // retune makes the kernel filter with taps from the first block not yet
 // tagged on and returns that block's first frame: in place of the last
-// retune's taps when no block has taken them yet, else into the buffer no
-// block uses, once finished says the kernel is done with it (finished(sw)
-// returns when the kernel has finished block sw, or why it cannot). Under
+// retune's taps when no block has taken them yet, else into the other
+// buffer, once finished says the kernel is done with it (finished(b)
+// returns when the kernel has finished block b, or why it cannot). Under
 // serial.
-func (z *zcRetune) retune(taps []float32, finished func(sw int64) error) (at int64, err error) {
-	at, sw, done := z.replaceUnused(taps)
+//
+// The kernel loads a buffer only at the first block of its parity after a
+// flip, into shared memory. So the other buffer is free once the kernel
+// has finished the block that loaded it, which is the flip before the
+// last one. The last flip's block may be one a stopped source still holds
+// (a WordSource's slot is tagged before it writes): waiting for it would
+// last as long as the source does.
+func (z *zcRetune) retune(taps []float32, finished func(block int64) error) (at int64, err error) {
+	at, readAt, done := z.replaceUnused(taps)
 	if done {
 		return at, nil
 	}
-	// The other buffer was last read at the flip before block sw's (or
-	// never); the kernel is done with it once it has finished block sw.
-	if sw >= 0 {
-		if err := finished(sw); err != nil {
+	if readAt >= 0 {
+		if err := finished(readAt); err != nil {
 			return 0, err
 		}
 	}
@@ -183,21 +190,22 @@ func (z *zcRetune) retune(taps []float32, finished func(sw int64) error) (at int
 // replaceUnused puts taps in place of the last flip's when that flip has
 // reached no block yet (the kernel has not read its buffer; under mu, so
 // no block takes the flip half written): done, with at the first frame
-// they filter. Otherwise it returns the index of the block that carried
-// the last flip (-1: none), which the kernel must finish before the other
+// they filter. Otherwise it returns the block at which the kernel last
+// loads the other buffer (-1: never), which it must finish before that
 // buffer may be written.
-func (z *zcRetune) replaceUnused(taps []float32) (at, switchAt int64, done bool) {
+func (z *zcRetune) replaceUnused(taps []float32) (at, readAt int64, done bool) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.unused {
 		z.write(z.parity, taps)
 		return z.frames, 0, true
 	}
-	return 0, z.switchAt, false
+	return 0, z.readAt[z.parity^1], false
 }
 
-// flip writes taps into the buffer no block uses and makes the next block
-// tagged carry its parity; it returns the first frame they filter.
+// flip writes taps into the other buffer (the kernel done with it) and
+// makes the next block tagged carry its parity; it returns the first frame
+// they filter.
 func (z *zcRetune) flip(taps []float32) (at int64) {
 	z.mu.Lock()
 	defer z.mu.Unlock()

@@ -18,7 +18,8 @@ import (
 // tap count may change, up to the history the kernel keeps (chosen at
 // start); more is refused with a *stage.StageError. Safe on any goroutine
 // while the consumer runs; it waits, at most the watchdog, only when the
-// kernel has not yet reached the previous retune's block.
+// kernel has not yet finished the block of the retune before the previous
+// one (see zcRetune.retune).
 func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
 	z := &b.zr
 	if !z.live.Load() {

@@ -55,9 +55,11 @@ func TestZeroCopyRetuneTags(t *testing.T) {
 
 	// A source writing the slot: the tag is decided when it is handed out.
 	check("block 2 (slot)", z.wordSlot(2, full), 3|1<<31)
-	// A retune while block 2 is being written starts after it.
-	if _, sw, done := z.replaceUnused(nil); done || sw != 1 {
-		t.Fatalf("the last flip reached block 1: done %v switchAt %d", done, sw)
+	// A retune while block 2 is being written starts after it, into
+	// buffer 0, which the kernel never loaded (it starts from its taps
+	// argument): no block to wait for.
+	if _, rd, done := z.replaceUnused(nil); done || rd != -1 {
+		t.Fatalf("the last flip reached block 1: done %v, buffer 0 loaded at %d, want -1", done, rd)
 	}
 	if at := z.flip([]float32{7}); at != 3*full {
 		t.Fatalf("flip while block 2 is written: at %d, want %d", at, 3*full)
@@ -76,6 +78,12 @@ func TestZeroCopyRetuneTags(t *testing.T) {
 	check("block 4 (hook)", z.published(4, full), 5)
 	if z.frames != 4*full+100 {
 		t.Fatalf("frames %d after a slot published by the hook, want %d", z.frames, 4*full+100)
+	}
+	// The next retune writes buffer 1, which the kernel loaded at block 1
+	// (the flip before the last, which block 3 took): it waits for block
+	// 1, not 3.
+	if _, rd, done := z.replaceUnused(nil); done || rd != 1 {
+		t.Fatalf("buffer 1 loaded at block %d (done %v), want 1", rd, done)
 	}
 	// The index wraps inside the tag's 31 bits; the parity stays apart.
 	check("block 2^31-1", z.published(1<<31-1, full), 0)
@@ -220,6 +228,9 @@ func TestZeroCopyRetuneThroughPipeline(t *testing.T) {
 		{false, 3, false, 31, []int64{2}, true, 6},
 		{true, 1, false, 256, []int64{5, 9, 12}, false, 16},
 		{true, 3, true, 31, []int64{2, 5}, true, 8},
+		// Adjacent gates: the second stops in the block that took the
+		// first retune, which the retune after it must not wait for.
+		{true, 1, false, 64, []int64{3, 4, 5, 9}, false, 12},
 	} {
 		name := fmt.Sprintf("words=%v/ch=%d/complex=%v/block=%d/gates=%v", tc.words, tc.channels, tc.complex, tc.block, tc.gates)
 		t.Run(name, func(t *testing.T) {
