@@ -149,7 +149,7 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	info := b.ctx.Info
 	b.info = info
 	var why string
-	b.transport, why = chooseTransport(b.opts.Transport, info, l.BlockSize)
+	b.transport, why = chooseTransport(b.opts.Transport, info, l, len(b.taps))
 	if b.chain != nil && b.opts.Transport == TransportAuto {
 		b.transport, why = TransportExplicit, "stages run on the explicit transport"
 	}
@@ -237,7 +237,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	// both sized for the most taps a retune may bring.
 	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, b.info.SharedOptin)
 	smem := persistentSmem(hcap, l.BlockSize, l.Channels)
-	if smem+zcStaticSmem > b.info.SharedOptin {
+	if zeroCopySmem(ntaps, l, b.info.SharedOptin) > b.info.SharedOptin {
 		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks of %d values per frame, %s has %d KiB; use smaller blocks, fewer channels or transport: explicit",
 			smem>>10, ntaps, l.BlockSize, l.Channels, b.info.Name, b.info.SharedOptin>>10)
 	}
