@@ -502,7 +502,10 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, error) {
 // still takes a sequence number, so the consumer sees the gap too.
 func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	scratch := make([]float32, l.BlockValues())
-	wsrc, _ := src.(WordSource) // used when the ring has word slots
+	wsrc, _ := src.(WordSource)
+	if ring.words.Slot == nil {
+		wsrc = nil // no word slots: the source reads into the ring's slots
+	}
 	remaining := cfg.MaxSamples
 	var seq uint64
 	for {
@@ -528,9 +531,13 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 		if viewer != nil {
 			view, rerr = viewer.View(ctx, len(buf))
 			n = len(view)
-		} else if words, tag, ok := ring.WordSlot(); ok && wsrc != nil && !dropped {
+		} else if wsrc != nil && !dropped {
 			// Straight into the backend's mapped slot, tagged as the
-			// kernel expects: no staging copy after ts.
+			// kernel expects: no staging copy after ts. The slot is asked
+			// for only here: handing it out decides the block's tag (the
+			// zero-copy kernel's taps parity, and the frame a retune
+			// starts at), which a block the hook publishes decides later.
+			words, tag, _ := ring.WordSlot() // acquired, with word slots
 			n, rerr = wsrc.ReadWords(ctx, words[:len(buf)], tag)
 			direct = true
 		} else {

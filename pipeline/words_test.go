@@ -44,6 +44,7 @@ type wordBackend struct {
 	stride    int
 	hooked    int
 	published int
+	asked     int // Slot calls: each decides a block's tag
 }
 
 func (b *wordBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
@@ -62,7 +63,10 @@ func (b *wordBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
 		tagged.Write(slot(i), blk.Samples, wordTag(i))
 	})
 	err = r.SetWordSlots(WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) { return slot(i), wordTag(i) },
+		Slot: func(i uint64) ([]uint64, uint32) {
+			b.asked++
+			return slot(i), wordTag(i)
+		},
 		Published: func(i uint64, n int) {
 			b.published++
 			tagged.Write(slot(i)[n:], nil, wordTag(i)) // pad
@@ -90,7 +94,11 @@ func (b *wordBackend) Next(ctx context.Context) (Output, error) {
 
 // TestRunWritesWordsDirectly checks that a WordSource writes the backend's
 // word slots itself, with the tags the hook would have written, and that
-// every other pairing still works: the output is the same in each.
+// every other pairing still works: the output is the same in each. A slot
+// is asked for only for a block the source writes into it: asking decides
+// the block's tag, so a block the hook publishes must not be asked for
+// (the zero-copy backend counted such a block twice, and reported its
+// retunes at twice the frame plus a block).
 func TestRunWritesWordsDirectly(t *testing.T) {
 	const block, ch, total = 16, 2, 16*20 + 5 // a short last block
 	for _, tc := range []struct {
@@ -135,6 +143,11 @@ func TestRunWritesWordsDirectly(t *testing.T) {
 			}
 			if tc.words && (wb.published != wantDirect || wb.hooked != blocks-wantDirect) {
 				t.Fatalf("published %d in place and %d through the hook, want %d and %d", wb.published, wb.hooked, wantDirect, blocks-wantDirect)
+			}
+			// A word source is asked once per block it writes (and once more
+			// for the read that finds the end); any other source never.
+			if tc.words && (wb.asked < wantDirect || wb.asked > wantDirect+1 || (wantDirect == 0 && wb.asked != 0)) {
+				t.Fatalf("word slots asked for %d times, want %d", wb.asked, wantDirect)
 			}
 		})
 	}

@@ -149,7 +149,7 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	info := b.ctx.Info
 	b.info = info
 	var why string
-	b.transport, why = b.resolveTransport(info, l.BlockSize)
+	b.transport, why = b.resolveTransport(info, l)
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.pinLimit, err = b.plan(b.transport, info, l); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 
 // resolveTransport resolves TransportAuto for the device and block size:
 // a chain of stages runs on the explicit transport.
-func (b *backend) resolveTransport(info cudrv.DeviceInfo, blockSize int) (Transport, string) {
+func (b *backend) resolveTransport(info cudrv.DeviceInfo, l pipeline.Layout) (Transport, string) {
 	switch {
 	case b.opts.Transport != TransportAuto:
 	case b.chain != nil:
@@ -197,7 +197,7 @@ func (b *backend) resolveTransport(info cudrv.DeviceInfo, blockSize int) (Transp
 		// The zero-copy kernel convolves directly (CheckChain).
 		return TransportExplicit, "method fft runs on the explicit transport"
 	}
-	return chooseTransport(b.opts.Transport, info, blockSize)
+	return chooseTransport(b.opts.Transport, info, l, len(b.taps))
 }
 
 // plan checks what transport t on the device needs for a stream of l
@@ -227,7 +227,7 @@ func (b *backend) Preflight(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
-	t, _ := b.resolveTransport(info, l.BlockSize)
+	t, _ := b.resolveTransport(info, l)
 	_, err = b.plan(t, info, l)
 	return err
 }
@@ -278,7 +278,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	// both sized for the most taps a retune may bring.
 	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, b.info.SharedOptin)
 	smem := persistentSmem(hcap, l.BlockSize, l.Channels)
-	if smem+zcStaticSmem > b.info.SharedOptin {
+	if zeroCopySmem(ntaps, l, b.info.SharedOptin) > b.info.SharedOptin {
 		return fmt.Errorf("gpu: zero-copy kernel needs %d KiB of shared memory for %d taps and %d-sample blocks of %d values per frame, %s has %d KiB; use smaller blocks, fewer channels or transport: explicit",
 			smem>>10, ntaps, l.BlockSize, l.Channels, b.info.Name, b.info.SharedOptin>>10)
 	}
@@ -327,57 +327,15 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	b.inWords = tagged.Words(in.Ptr(), l.Slots*b.words)
 	b.outWords = tagged.Words(out.Ptr(), l.Slots*b.words)
 
-	// A source that cannot write tagged words fills a Go-memory staging
-	// ring, and the publish hook turns each block into tagged words in the
-	// mapped ring.
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return err
 	}
-	words, slots := b.words, uint64(l.Slots)
-	inWords := b.inWords
-	hostT, t0 := b.hostT, b.t0
-	zr, lanes := &b.zr, l.Channels
-	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
-		s := int(i%slots) * words
-		dst := inWords[s : s+words]
-		j := hostStride * (i & (timesCap - 1))
-		if hostT != nil {
-			hostT[j] = int64(time.Since(t0))
-		}
-		tagged.Write(dst, blk.Samples, zr.publish(i, len(blk.Samples)/lanes))
-		// The kernel polls these lines over PCIe: in the shared cache rather
-		// than modified in this core's, its reads need not snoop them out
-		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
-		tagged.Demote(dst)
-		if hostT != nil {
-			hostT[j+1] = int64(time.Since(t0))
-		}
-	})
-	// A pipeline.WordSource writes its samples into the mapped slot
-	// itself, tagged; only the padding of a short block and the demote are
-	// left for publish time, so no staging copy sits on the latency path.
-	// The tag (with the taps' parity) is decided when the source is given
-	// the slot, before it writes a word.
-	if err := ring.SetWordSlots(pipeline.WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) {
-			s := int(i%slots) * words
-			return inWords[s : s+words], zr.wordSlot(i, l.BlockSize)
-		},
-		Published: func(i uint64, n int) {
-			s := int(i%slots) * words
-			dst := inWords[s : s+words]
-			j := hostStride * (i & (timesCap - 1))
-			if hostT != nil {
-				hostT[j] = int64(time.Since(t0))
-			}
-			tagged.Write(dst[n:], nil, zr.wordsPublished(i, n/lanes, l.BlockSize))
-			tagged.Demote(dst)
-			if hostT != nil {
-				hostT[j+1] = int64(time.Since(t0))
-			}
-		},
-	}); err != nil {
+	var stamp func(i uint64, k int)
+	if hostT, t0 := b.hostT, b.t0; hostT != nil {
+		stamp = func(i uint64, k int) { hostT[hostStride*(i&(timesCap-1))+uint64(k)] = int64(time.Since(t0)) }
+	}
+	if err := b.zr.attach(ring, b.inWords, b.words, stamp); err != nil {
 		return err
 	}
 	b.ring = ring

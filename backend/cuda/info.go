@@ -4,20 +4,36 @@ import (
 	"fmt"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
 )
 
-// chooseTransport resolves TransportAuto for a device and block size.
-func chooseTransport(t Transport, dev cudrv.DeviceInfo, blockSize int) (Transport, string) {
+// chooseTransport resolves TransportAuto for a device and a plain fir of
+// ntaps taps on l's blocks: zero-copy on an integrated GPU, or a discrete
+// one up to ZeroCopyMaxBlock samples, where its kernel fits the device's
+// shared memory; explicit otherwise.
+func chooseTransport(t Transport, dev cudrv.DeviceInfo, l pipeline.Layout, ntaps int) (Transport, string) {
 	if t != TransportAuto {
 		return t, "configured"
 	}
-	if dev.Integrated {
-		return TransportZeroCopy, "integrated GPU shares DRAM with the CPU"
+	why := "integrated GPU shares DRAM with the CPU"
+	if !dev.Integrated {
+		if l.BlockSize > ZeroCopyMaxBlock {
+			return TransportExplicit, fmt.Sprintf("discrete GPU, block %d > %d samples", l.BlockSize, ZeroCopyMaxBlock)
+		}
+		why = fmt.Sprintf("discrete GPU, block %d <= %d samples", l.BlockSize, ZeroCopyMaxBlock)
 	}
-	if blockSize <= ZeroCopyMaxBlock {
-		return TransportZeroCopy, fmt.Sprintf("discrete GPU, block %d <= %d samples", blockSize, ZeroCopyMaxBlock)
+	if need := zeroCopySmem(ntaps, l, dev.SharedOptin); need > dev.SharedOptin {
+		return TransportExplicit, fmt.Sprintf("%s, but the zero-copy kernel needs %d KiB of shared memory for %d taps on %d-sample blocks of %d values per frame, the device has %d KiB",
+			why, need>>10, ntaps, l.BlockSize, l.Channels, dev.SharedOptin>>10)
 	}
-	return TransportExplicit, fmt.Sprintf("discrete GPU, block %d > %d samples", blockSize, ZeroCopyMaxBlock)
+	return TransportZeroCopy, why
+}
+
+// zeroCopySmem is the shared memory the zero-copy kernel takes for ntaps
+// taps on l's blocks, its retune capacity fitted to optin bytes: more than
+// optin where even ntaps do not fit.
+func zeroCopySmem(ntaps int, l pipeline.Layout, optin int) int {
+	return persistentSmem(retuneCapacity(ntaps, l.BlockSize, l.Channels, optin), l.BlockSize, l.Channels) + zcStaticSmem
 }
 
 // persistentGeometry picks the persistent kernel's thread count and how many

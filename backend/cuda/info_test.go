@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
 )
 
 func TestPersistentGeometry(t *testing.T) {
@@ -72,21 +73,35 @@ func TestRetuneCapacity(t *testing.T) {
 }
 
 func TestChooseTransport(t *testing.T) {
-	disc, integ := cudrv.DeviceInfo{}, cudrv.DeviceInfo{Integrated: true}
+	const optin = 227 << 10 // the H200's
+	disc, integ := cudrv.DeviceInfo{SharedOptin: optin}, cudrv.DeviceInfo{Integrated: true, SharedOptin: optin}
+	one := func(block, lanes int) pipeline.Layout {
+		return pipeline.Layout{BlockSize: block, Channels: lanes, Slots: 8}
+	}
 	for _, tt := range []struct {
-		in    Transport
-		dev   cudrv.DeviceInfo
-		block int
-		want  Transport
+		in   Transport
+		dev  cudrv.DeviceInfo
+		l    pipeline.Layout
+		taps int
+		want Transport
 	}{
-		{TransportAuto, integ, 1 << 16, TransportZeroCopy},
-		{TransportAuto, disc, 256, TransportZeroCopy},
-		{TransportAuto, disc, ZeroCopyMaxBlock, TransportZeroCopy},
-		{TransportAuto, disc, ZeroCopyMaxBlock + 1, TransportExplicit},
-		{TransportExplicit, integ, 64, TransportExplicit},
+		{TransportAuto, integ, one(4096, 1), 64, TransportZeroCopy},
+		{TransportAuto, disc, one(256, 1), 64, TransportZeroCopy},
+		{TransportAuto, disc, one(ZeroCopyMaxBlock, 1), 64, TransportZeroCopy},
+		{TransportAuto, disc, one(ZeroCopyMaxBlock+1, 1), 64, TransportExplicit},
+		{TransportAuto, disc, one(777, 8), 129, TransportZeroCopy},
+		{TransportAuto, disc, one(65, 3), 1025, TransportZeroCopy},
+		// The kernel does not fit: three 2048-frame buffers of 16 values
+		// take 384 KiB, a 1<<16-sample block 768 KiB.
+		{TransportAuto, disc, one(ZeroCopyMaxBlock, 16), 64, TransportExplicit},
+		{TransportAuto, integ, one(1<<16, 1), 64, TransportExplicit},
+		{TransportAuto, disc, one(256, 1), 20000, TransportExplicit},
+		{TransportExplicit, integ, one(64, 1), 64, TransportExplicit},
+		{TransportZeroCopy, disc, one(ZeroCopyMaxBlock, 16), 64, TransportZeroCopy}, // refused at start, with the reason
 	} {
-		if got, why := chooseTransport(tt.in, tt.dev, tt.block); got != tt.want || why == "" {
-			t.Errorf("chooseTransport(%s, integrated=%v, %d) = %s (%q), want %s", tt.in, tt.dev.Integrated, tt.block, got, why, tt.want)
+		if got, why := chooseTransport(tt.in, tt.dev, tt.l, tt.taps); got != tt.want || why == "" {
+			t.Errorf("chooseTransport(%s, integrated=%v, block %d × %d values, %d taps) = %s (%q), want %s",
+				tt.in, tt.dev.Integrated, tt.l.BlockSize, tt.l.Channels, tt.taps, got, why, tt.want)
 		}
 	}
 }

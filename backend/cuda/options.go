@@ -19,7 +19,8 @@ type Transport string
 const (
 	// TransportAuto picks explicit for a chain of stages; for a plain FIR,
 	// zero-copy on integrated GPUs and for blocks up to ZeroCopyMaxBlock
-	// samples on discrete ones, explicit otherwise.
+	// samples on discrete ones, where its kernel fits the shared memory
+	// (block, channels and taps), explicit otherwise.
 	TransportAuto Transport = "auto"
 	// TransportZeroCopy is the persistent kernel polling mapped host memory.
 	TransportZeroCopy Transport = "zero-copy"

@@ -186,8 +186,10 @@ func runChain(t *testing.T, be pipeline.Backend, x []float32, block, slots, chan
 }
 
 // The explicit transports filter 1, 2 and 8 channels, real and complex,
-// equal to the CPU backend, with odd block sizes; transport auto takes N
-// channels to explicit even for small blocks, and zero-copy refuses them.
+// equal to the CPU backend, with odd block sizes; so does transport auto,
+// on the transport chooseTransport names for the device: zero-copy (which
+// takes N channels) for blocks up to ZeroCopyMaxBlock whose kernel fits
+// the shared memory, explicit otherwise.
 func TestExplicitChannelsMatchCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, tr := range []Transport{TransportExplicit, TransportExplicitPageable, TransportAuto} {
@@ -204,6 +206,7 @@ func TestExplicitChannelsMatchCPU(t *testing.T) {
 			{2, true, 257, 4097},
 			{8, true, 129, 333},
 			{3, false, 1025, 65}, // history longer than a block
+			{8, true, 65, 2048},  // auto: zero-copy's block, but its kernel does not fit
 		} {
 			if tr == TransportAuto && tc.channels == 1 {
 				continue
@@ -221,9 +224,13 @@ func TestExplicitChannelsMatchCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := runChain(t, gpu, x, tc.block, 8, tc.channels, tc.complex)
-				if tt := gpu.(*chainBackend).Transport(); tt == TransportZeroCopy {
-					t.Fatalf("ran on %s", tt)
+				cb := gpu.(*chainBackend)
+				l := pipeline.Layout{BlockSize: tc.block, Channels: lanes, Slots: 8}
+				wantT, why := chooseTransport(tr, cb.Device(), l, tc.taps)
+				if tt := cb.Transport(); tt != wantT {
+					t.Fatalf("ran on %s, want %s (%s)", tt, wantT, why)
 				}
+				t.Logf("ran on %s (%s)", wantT, why)
 				ref, err := cpu.New(c, tc.block)
 				if err != nil {
 					t.Fatal(err)
@@ -236,20 +243,6 @@ func TestExplicitChannelsMatchCPU(t *testing.T) {
 				checkRef(t, name+" vs float64", got, laneRef(taps, x, lanes), lanes)
 			})
 		}
-	}
-	// Zero-copy, asked for, refuses N channels with ErrChannels.
-	c := stage.FIR(1e6, false, []float32{1, 2})
-	c.Channels = 4
-	be, err := NewChainBackend(c, testOptions(TransportZeroCopy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = be.Start(context.Background(), pipeline.Layout{BlockSize: 256, Channels: 4, Slots: 8})
-	if cerr := be.Close(); cerr != nil {
-		t.Error(cerr)
-	}
-	if !errors.Is(err, ErrChannels) {
-		t.Errorf("zero-copy with 4 channels: %v, want ErrChannels", err)
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 // tap count may change, up to the history the kernel keeps (chosen at
 // start); more is refused with a *stage.StageError. Safe on any goroutine
 // while the consumer runs; it waits, at most the watchdog, only when the
-// kernel has not yet reached the previous retune's block.
+// kernel has not yet finished the block of the retune before the previous
+// one (see zcRetune.retune).
 func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
 	z := &b.zr
 	if !z.live.Load() {
@@ -43,30 +44,23 @@ func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
 	}
 
-	at, sw, done := z.replaceUnused(taps)
-	if done {
-		return at, nil
-	}
-
-	// The other buffer was last read at the flip before block sw's (or
-	// never); the kernel is done with it once it has finished block sw.
-	if sw >= 0 {
+	return z.retune(taps, func(sw int64) error {
 		limit := b.opts.watchdog()
 		t0 := time.Now()
 		for int64(b.ctrlWord(ctrlHeartbeat).Load()) <= sw {
 			if e := b.ctrlWord(ctrlError).Load(); e != 0 {
-				return 0, fmt.Errorf("gpu: retune: kernel reported error %d", e)
+				return fmt.Errorf("gpu: retune: kernel reported error %d", e)
 			}
 			if b.ctrlWord(ctrlRunning).Load() == 2 {
-				return 0, fmt.Errorf("%w: the zero-copy kernel has stopped", stage.ErrRetuneUnsupported)
+				return fmt.Errorf("%w: the zero-copy kernel has stopped", stage.ErrRetuneUnsupported)
 			}
 			if time.Since(t0) > limit {
-				return 0, fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, b.ctrlWord(ctrlHeartbeat).Load())
+				return fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, b.ctrlWord(ctrlHeartbeat).Load())
 			}
 			runtime.Gosched()
 		}
-	}
-	return z.flip(taps), nil
+		return nil
+	})
 }
 
 // zeroCopyRetuneRefusal is the zero-copy transport's standing refusal:
