@@ -180,6 +180,11 @@ tally() { # the last line of parse output: PASS n FAIL n
   PASS=$((PASS + p)); FAIL=$((FAIL + f))
 }
 
+# pkgdir BIN: the package a test binary was built from. Each runs there, as
+# `go test` would, so paths relative to the package (../../README.md,
+# testdata/) resolve.
+pkgdir() { case $1 in cuda) echo backend/cuda ;; *) echo internal/$1 ;; esac; }
+
 say "== tests at $((SECONDS - T0))s"
 BINS="cuda gpubench cudrv"
 if [ $DRY = 1 ]; then
@@ -191,7 +196,7 @@ if [ $DRY = 1 ]; then
   fi
 else
   for t in $BINS; do
-    ( timeout -k 10 200 ./build/$t.test -test.count=1 -test.v -test.timeout 190s > "$L/tests/$t.txt" 2>&1
+    ( cd "$(pkgdir $t)" && timeout -k 10 200 "$ROOT/build/$t.test" -test.count=1 -test.v -test.timeout 190s > "$L/tests/$t.txt" 2>&1
       echo $? > "$L/tests/$t.rc" ) &
   done
   wait
@@ -236,7 +241,7 @@ san_run() { # tool name binary pattern [skip]
   # its ERROR SUMMARY for what ran.
   local args=(-test.count=1 -test.short -test.v -test.run "$pat" -test.timeout "$((limit - 20))s")
   [ -n "$skip" ] && args+=(-test.skip "$skip")
-  timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 ./build/"$bin".test "${args[@]}" > "$log" 2>&1
+  ( cd "$(pkgdir "$bin")" && timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 "$ROOT/build/$bin.test" "${args[@]}" > "$log" 2>&1 )
   echo $? > "$log.rc"
 }
 

@@ -167,6 +167,11 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 		if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
 			return nil, fmt.Errorf("gpu: copy taps: %w", err)
 		}
+		// A pageable copy may return before it lands, and the kernels run
+		// on a non-blocking stream that does not wait for it.
+		if err = cudrv.SyncUploads("taps"); err != nil {
+			return nil, err
+		}
 	}
 	b.out = make([]float32, l.BlockValues())
 	b.next = 0

@@ -45,18 +45,30 @@ const olsChunkValues = 4 << 20
 // C2C (a real input at 4 mod 8 gets CUFFT_INVALID_VALUE).
 const cufftAlign = 8
 
+// olsWorkFactor bounds a pass's work buffer (segments padded to the
+// transform) to this many times its chunk of input: a transform forced
+// barely longer than the filter leaves segments of a few samples each,
+// and a pass of 4 Mi one-sample segments would ask for 64 GiB.
+const olsWorkFactor = 4
+
 // olsSegments is the segments per pass (the batch of the transforms) for
 // passes of chunkValues float32 values (0: olsChunkValues) of segments
-// of l samples of ch values, capped to cover maxSamples (0: no cap). With
+// of l samples of ch values, transformed in n points; their work buffer
+// is kept within olsWorkFactor chunks, and the count is capped to cover
+// maxSamples (0: no cap). With
 // strided real data and l odd it is made even where it can be: a pass of
 // nseg·l samples then stays 8-byte aligned from one pass to the next, so
 // every full pass can take the strided transform (olsStridedPass). The
 // cap comes last: a launch that one pass covers has no next pass.
-func olsSegments(chunkValues, ch, l, maxSamples int, strided bool) int {
+func olsSegments(chunkValues, ch, n, l, maxSamples int, strided bool) int {
 	if chunkValues == 0 {
 		chunkValues = olsChunkValues
 	}
-	nseg := max(1, chunkValues/ch/l)
+	stride := n + 2 // float32 values a segment takes in the work buffer
+	if ch == 2 {
+		stride = 2 * n
+	}
+	nseg := max(1, min(chunkValues/ch/l, olsWorkFactor*chunkValues/stride))
 	if strided && ch == 1 && l%2 == 1 && nseg > 1 {
 		nseg &^= 1
 	}

@@ -99,7 +99,7 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 		ch = 2
 	}
 	f = &OLSFIR{lib: lib, ntaps: len(taps), ch: ch, n: n, l: n - len(taps) + 1}
-	f.nseg = olsSegments(o.ChunkValues, ch, f.l, o.MaxSamples, o.Strided)
+	f.nseg = olsSegments(o.ChunkValues, ch, n, f.l, o.MaxSamples, o.Strided)
 	defer func() {
 		if err != nil {
 			_ = f.Close()

@@ -70,30 +70,34 @@ func TestCheckOLS(t *testing.T) {
 // (CUFFT_INVALID_VALUE) after a first pass of 5 segments of 17 samples.
 func TestOLSStridedPassesAligned(t *testing.T) {
 	for _, tc := range []struct {
-		name                          string
-		chunkValues, ch, l, maxSample int
-		strided                       bool
-		base                          uintptr // device address of the block
-		nout                          int
-		wantSeg                       int
-		wantStrided                   int // passes that take the strided transform
+		name                             string
+		chunkValues, ch, n, l, maxSample int
+		strided                          bool
+		base                             uintptr // device address of the block
+		nout                             int
+		wantSeg                          int
+		wantStrided                      int // passes that take the strided transform
 	}{
 		// taps 16, fft 32, chunk 100: 5 segments of 17 made 4, so passes
 		// of 68 samples stay aligned.
-		{"odd l made even", 100, 1, 17, 0, true, 0x1000, 5000, 4, 73},
-		{"odd l not strided", 100, 1, 17, 0, false, 0x1000, 5000, 5, 0},
-		{"complex odd l", 100, 2, 17, 0, true, 0x1000, 5000, 2, 147},
-		{"even l", 20000, 1, 896, 0, true, 0x1000, 100000, 22, 5},
+		{"odd l made even", 100, 1, 32, 17, 0, true, 0x1000, 5000, 4, 73},
+		{"odd l not strided", 100, 1, 32, 17, 0, false, 0x1000, 5000, 5, 0},
+		{"complex odd l", 100, 2, 32, 17, 0, true, 0x1000, 5000, 2, 147},
+		{"even l", 20000, 1, 1024, 896, 0, true, 0x1000, 100000, 22, 5},
 		// one segment of an odd length: every other pass is misaligned
 		// and gathers instead.
-		{"one odd segment", 20, 1, 17, 0, true, 0x1000, 170, 1, 5},
+		{"one odd segment", 20, 1, 32, 17, 0, true, 0x1000, 170, 1, 5},
 		// a block at 4 mod 8: the passes that land at 4 mod 8 gather.
-		{"misaligned block", 100, 1, 17, 0, true, 0x1004, 680, 4, 0},
-		{"misaligned block odd", 20, 1, 17, 0, true, 0x1004, 170, 1, 5},
-		{"capped by max samples", 1 << 20, 1, 17, 40, true, 0x1000, 40, 3, 0},
-		{"capped to a full pass", 1 << 20, 1, 17, 51, true, 0x1000, 51, 3, 1},
+		{"misaligned block", 100, 1, 32, 17, 0, true, 0x1004, 680, 4, 0},
+		{"misaligned block odd", 20, 1, 32, 17, 0, true, 0x1004, 170, 1, 5},
+		{"capped by max samples", 1 << 20, 1, 32, 17, 40, true, 0x1000, 40, 3, 0},
+		{"capped to a full pass", 1 << 20, 1, 32, 17, 51, true, 0x1000, 51, 3, 1},
+		// a forced transform as long as the filter: one-sample segments,
+		// the work buffer held to olsWorkFactor chunks (not 64 GiB).
+		{"work bounded", 0, 1, 4096, 1, 0, false, 0x1000, 30000, olsWorkFactor * olsChunkValues / 4098, 0},
+		{"work bounded complex", 0, 2, 4096, 1, 0, false, 0x1000, 30000, olsWorkFactor * olsChunkValues / 8192, 0},
 	} {
-		nseg := olsSegments(tc.chunkValues, tc.ch, tc.l, tc.maxSample, tc.strided)
+		nseg := olsSegments(tc.chunkValues, tc.ch, tc.n, tc.l, tc.maxSample, tc.strided)
 		if nseg != tc.wantSeg {
 			t.Errorf("%s: %d segments per pass, want %d", tc.name, nseg, tc.wantSeg)
 		}
@@ -113,7 +117,7 @@ func TestOLSStridedPassesAligned(t *testing.T) {
 			t.Errorf("%s: %d strided passes, want %d", tc.name, strided, tc.wantStrided)
 		}
 	}
-	if got := olsSegments(0, 1, 1000, 0, false); got != olsChunkValues/1000 {
+	if got := olsSegments(0, 1, 1024, 1000, 0, false); got != olsChunkValues/1000 {
 		t.Errorf("default chunk: %d segments, want %d", got, olsChunkValues/1000)
 	}
 }
