@@ -67,13 +67,16 @@ PY=python3
 
 # --- header -----------------------------------------------------------------
 commit() {
+  # The commit the binaries were built from (make cuda-test-bin writes
+  # build/COMMIT): a copy of the tree on the GPU machine may carry a .git
+  # that is not the one the binaries came from.
   local c=""
-  if command -v git >/dev/null && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  [ -s build/COMMIT ] && c=$(head -1 build/COMMIT)
+  [ -z "$c" ] && [ -x build/sigproc-cuda ] && c=$(build/sigproc-cuda version 2>/dev/null | grep -oE '[0-9a-f]{7,}[-a-z]*' | head -1)
+  if [ -z "$c" ] && command -v git >/dev/null && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
     c=$(git -C "$ROOT" rev-parse --short HEAD)
     [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && c="$c-dirty"
   fi
-  [ -z "$c" ] && [ -s build/COMMIT ] && c=$(head -1 build/COMMIT)
-  [ -z "$c" ] && [ -x build/sigproc-cuda ] && c=$(build/sigproc-cuda version 2>/dev/null | grep -oE '[0-9a-f]{7,}[-a-z]*' | head -1)
   echo "${c:-unknown}"
 }
 if [ $DRY = 1 ]; then
