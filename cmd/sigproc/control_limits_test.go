@@ -291,3 +291,78 @@ func TestControlSlowClients(t *testing.T) {
 		}
 	})
 }
+
+// TestControlAPILoad (issue 27 item 4) runs configs/live-control.yaml's
+// chain (2 MS/s paced, 4096-sample blocks) while 200 clients, each on its
+// own connection, fetch /api/response and /api/spectrum as fast as they
+// are answered for 10 s, on loopback: no block may be dropped. It loads
+// both cores for 10 s, so it runs only with SIGPROC_LOAD_TEST=1;
+// SIGPROC_CONTROL_BIN measures another build.
+func TestControlAPILoad(t *testing.T) {
+	if os.Getenv("SIGPROC_LOAD_TEST") != "1" {
+		t.Skip("loads the machine for 10 s: set SIGPROC_LOAD_TEST=1")
+	}
+	const clients, duration = 200, 10 * time.Second
+	bin := controlBin(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "configs", "live-control.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	yaml := strings.Replace(string(src), "listen: 127.0.0.1:0", fmt.Sprintf("listen: %q", addr), 1)
+	if yaml == string(src) {
+		t.Fatal("configs/live-control.yaml has no listen: 127.0.0.1:0 to replace")
+	}
+	cfg := filepath.Join(t.TempDir(), "live-control.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, bin, nil, "run", "-c", cfg)
+	defer c.signal(syscall.SIGTERM)
+	r := &controlRun{child: c, addr: addr}
+	waitFor(t, "the control server", func() bool { return strings.Contains(c.stderrText(), "serving the control page") })
+	waitFor(t, "a second of samples", func() bool { return r.status(t).SamplesIn > 2e6 })
+	before := r.status(t)
+
+	var mu sync.Mutex
+	codes := map[string]int{}
+	var wg sync.WaitGroup
+	stop := time.Now().Add(duration)
+	paths := []string{"/api/response?stage=1", "/api/spectrum?point=input", "/api/response?stage=1", "/api/spectrum?point=output",
+		"/api/response?stage=1", "/api/spectrum?point=stage-0"}
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			cl := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+			seen := map[string]int{}
+			for k := i; time.Now().Before(stop); k++ {
+				resp, err := cl.Get("http://" + addr + paths[k%len(paths)])
+				if err != nil {
+					seen["error"]++
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				seen[strconv.Itoa(resp.StatusCode)]++
+			}
+			mu.Lock()
+			for k, v := range seen {
+				codes[k] += v
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // the ring drains; drops would show by now
+	after := r.status(t)
+	dropped := after.Drops.CaptureBlocks - before.Drops.CaptureBlocks
+	filterDropped := after.Drops.FilterBlocks - before.Drops.FilterBlocks
+	t.Logf("%d clients for %v: answers %v; samples in %d → %d; blocks dropped %d (filter %d); latency p99 %.0f µs",
+		clients, duration, codes, before.SamplesIn, after.SamplesIn, dropped, filterDropped, after.Latency.P99)
+	if dropped != 0 || filterDropped != 0 {
+		t.Errorf("%d blocks dropped at capture, %d at the filter, under API load", dropped, filterDropped)
+	}
+}
