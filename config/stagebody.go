@@ -61,18 +61,6 @@ func DecodeStage(r io.Reader, name string) (*StageBody, error) {
 	return &StageBody{c: &Config{name: name, Stages: []Stage{s}, idx: d.ix}}, nil
 }
 
-// ParseStage is DecodeStage and Resolve of data.
-func ParseStage(data []byte, name string, rate float64) (stage.Stage, error) {
-	if len(data) > MaxStageBodySize {
-		return stage.Stage{}, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", MaxStageBodySize)}
-	}
-	b, err := DecodeStage(bytes.NewReader(data), name)
-	if err != nil {
-		return stage.Stage{}, err
-	}
-	return b.Resolve(rate)
-}
-
 // stagePrefix is where the body's stage sits in the config it is checked
 // as; errors are reported without it ("fir.decimate").
 const stagePrefix = "stages[0]"

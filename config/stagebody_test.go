@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,15 @@ import (
 
 	"github.com/sigproc/sigproc/stage"
 )
+
+// parseStage is DecodeStage and Resolve of data.
+func parseStage(data []byte, name string, rate float64) (stage.Stage, error) {
+	b, err := DecodeStage(bytes.NewReader(data), name)
+	if err != nil {
+		return stage.Stage{}, err
+	}
+	return b.Resolve(rate)
+}
 
 func TestParseStage(t *testing.T) {
 	tests := []struct {
@@ -64,7 +74,7 @@ func TestParseStage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := ParseStage([]byte(tt.body), "body", 48000)
+			s, err := parseStage([]byte(tt.body), "body", 48000)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -86,7 +96,7 @@ func FuzzParseStage(f *testing.F) {
 	f.Add([]byte(`{"shift": {"frequency_hz": 1000}}`))
 	f.Add([]byte(`{"fir": {"design": {"type": "bandpass", "low_hz": 100, "high_hz": 2000, "num_taps": 33, "window": "kaiser"}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s, err := ParseStage(body, "body", 48000)
+		s, err := parseStage(body, "body", 48000)
 		if err == nil {
 			if err := (stage.Chain{SampleRate: 48000, Stages: []stage.Stage{fillDecimate(s)}}).Validate(); err != nil {
 				t.Fatalf("accepted %q but the stage is invalid: %v", body, err)
@@ -182,7 +192,7 @@ func TestParseStageAgreesWithFile(t *testing.T) {
 		`{"fir": {"taps": [1]}, "shift": {"frequency_hz": 1}}`,
 		`{}`,
 	} {
-		api, aerr := ParseStage([]byte(body), "body", 48000)
+		api, aerr := parseStage([]byte(body), "body", 48000)
 		file, ferr := Parse([]byte("source: {type: synthetic, sample_rate: 48000, signal: tone, frequency_hz: 1000}\nstages:\n  - "+body+"\nsink: {type: null}\n"), "f.yaml")
 		if (aerr == nil) != (ferr == nil) {
 			t.Errorf("%s: API %v, file %v", body, aerr, ferr)
