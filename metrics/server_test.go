@@ -161,3 +161,28 @@ func TestShutdownCutsOffStuckClients(t *testing.T) {
 		t.Fatalf("shutdown took %v with a 200 ms deadline", d)
 	}
 }
+
+// TestServerHeaderLimit (issue 27 item 5): a request header past
+// MaxHeaderBytes is refused with 431 without being read whole.
+func TestServerHeaderLimit(t *testing.T) {
+	srv, err := ServeAll("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for _, tt := range []struct {
+		size int
+		want int
+	}{{1 << 10, 200}, {MaxHeaderBytes / 2, 200}, {4 * MaxHeaderBytes, 431}} {
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+"/", nil)
+		req.Header.Set("X-Big", strings.Repeat("a", tt.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%d-byte header: %v", tt.size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%d-byte header: %d, want %d", tt.size, resp.StatusCode, tt.want)
+		}
+	}
+}
