@@ -25,6 +25,18 @@ func TestControlSection(t *testing.T) {
 		{"allow_remote alone", base + "control: {allow_remote: true}\n", 8, "control.allow_remote: needs control.listen"},
 		{"unknown key", base + "control: {listen: \"127.0.0.1:1\", port: 3}\n", 8, "port"},
 		{"wrong type", base + "control: {watch_config: yes please}\n", 8, "watch_config"},
+		{"token with remote", base + "control: {listen: \"0.0.0.0:8080\", allow_remote: true, token: abcdefghijklmnop0123}\n", 0, ""},
+		{"token without remote", base + "control: {listen: \"127.0.0.1:8080\", token: abcdefghijklmnop0123}\n", 8, "control.token: only used with control.allow_remote: true"},
+		{"short token", base + "control: {listen: \"0.0.0.0:8080\", allow_remote: true, token: abc}\n", 8, "control.token: must be at least 16 characters"},
+		{"empty token", base + "control: {listen: \"0.0.0.0:8080\", allow_remote: true, token: \"\"}\n", 8, "control.token: must be at least 16"},
+		{"token with a space", base + "control: {listen: \"0.0.0.0:8080\", allow_remote: true, token: \"abcdefgh ijklmnop\"}\n", 8, "control.token: may hold only"},
+		{"allowed hosts", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [sdr.local, box-1.example.org]}\n", 0, ""},
+		{"allowed host with port", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [\"sdr.local:8080\"]}\n", 8, "control.allowed_hosts[0]: \"sdr.local:8080\" is not a host name"},
+		{"allowed host with scheme", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [ok.local, \"http://x\"]}\n", 8, "control.allowed_hosts[1]: \"http://x\" is not a host name"},
+		{"allowed host ip", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [\"10.0.0.1\"]}\n", 8, "is an IP literal"},
+		{"allowed host localhost", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [localhost]}\n", 8, "localhost is always allowed"},
+		{"allowed host empty", base + "control: {listen: \"127.0.0.1:8080\", allowed_hosts: [\"\"]}\n", 8, "control.allowed_hosts[0]: must not be empty"},
+		{"allowed hosts alone", base + "control: {allowed_hosts: [sdr.local]}\n", 8, "control.allowed_hosts: needs control.listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +45,7 @@ func TestControlSection(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.Control.Listen == "" && tt.name != "allow_remote alone" {
+				if cfg.Control.Listen == "" {
 					t.Error("listen not parsed")
 				}
 				return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"net/http"
@@ -20,6 +19,10 @@ import (
 
 //go:embed web
 var webFS embed.FS
+
+// bodyTimeout is how long a POST's body may take to arrive once its
+// headers have.
+const bodyTimeout = 5 * time.Second
 
 // Status is GET /api/status.
 type Status struct {
@@ -194,36 +197,49 @@ func (c *Control) points() []string {
 	return append(p, "output")
 }
 
-// Handler serves the page, the API and, when metrics is not nil, /metrics.
+// Handler serves the page, the API and, when metrics is not nil, /metrics,
+// behind the guards of guard.go: a Host that is not an IP literal,
+// localhost or an allowed name gets 421; writes need the server's own
+// origin (when the request names one), the token (when there is one) and
+// a JSON body; reads beyond readRate a second get 429.
 func (c *Control) Handler(metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	sub, _ := fs.Sub(webFS, "web")
 	files := http.FileServerFS(sub)
-	mux.Handle("/", secure(files))
-	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, c.Status()) })
-	mux.HandleFunc("GET /api/spectrum", c.spectrum)
-	mux.HandleFunc("GET /api/response", c.response)
-	mux.HandleFunc("POST /api/stages/{n}", c.postStage)
+	mux.Handle("/", c.page(files))
+	mux.HandleFunc("/api/status", c.limited(func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, c.Status()) }))
+	mux.HandleFunc("/api/spectrum", c.limited(c.spectrum))
+	mux.HandleFunc("/api/response", c.limited(c.response))
+	mux.HandleFunc("/api/stages/{n}", c.write(c.postStage))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "no such API endpoint %s %s (see /api/status, /api/spectrum, /api/response, POST /api/stages/N)", r.Method, r.URL.Path)
 	})
 	if metrics != nil {
-		mux.Handle("GET /metrics", metrics)
+		mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if allow(w, r, http.MethodGet) {
+				metrics.ServeHTTP(w, r)
+			}
+		}))
 	}
-	return mux
+	return c.guard(mux)
 }
 
-// secure sets headers that keep the page to this server: no fetches or
-// scripts from anywhere else, no framing.
-func secure(h http.Handler) http.Handler {
+// page serves the page's files with headers that keep it to this server
+// (no fetches or scripts from anywhere else, no framing), and takes the
+// token from the URL the log printed.
+func (c *Control) page(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			fail(w, http.StatusMethodNotAllowed, "%s %s: the page is read-only (POST /api/stages/N retunes)", r.Method, r.URL.Path)
 			return
 		}
+		if c.login(w, r) {
+			return
+		}
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "same-origin")
 		h.ServeHTTP(w, r)
 	})
 }
@@ -277,53 +293,64 @@ func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
 		}
 		nfft = n
 	}
-	sc := c.scopes[i]
-	spec, err := Welch(sc.snapshot(), sc.complex, sc.rate, nfft)
-	if errors.Is(err, errFewSamples) {
-		fail(w, http.StatusConflict, "point %s: not enough samples yet", name)
-		return
+	// The name as given, made canonical ("" is output, stage-01 is
+	// stage-1), so that the cache holds at most two answers per point.
+	switch {
+	case name == "":
+		name = "output"
+	case strings.HasPrefix(name, "stage-"):
+		name = "stage-" + strconv.Itoa(i-1)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Point   string  `json:"point"`
-		RateHz  float64 `json:"rate_hz"`
-		Complex bool    `json:"complex"`
-		PeakHz  float64 `json:"peak_hz"`
-		Spectrum
-	}{name, sc.rate, sc.complex, spec.Peak(), spec})
+	sc := c.scopes[i]
+	c.serveCached(w, r, renderKey{kind: "spectrum", name: name, a: i, b: nfft}, sc.total.Load(), spectrumTTL, func() (int, any) {
+		spec, err := Welch(sc.snapshot(), sc.complex, sc.rate, nfft)
+		if errors.Is(err, errFewSamples) {
+			return http.StatusConflict, map[string]string{"error": fmt.Sprintf("point %s: not enough samples yet", name)}
+		}
+		return http.StatusOK, struct {
+			Point   string  `json:"point"`
+			RateHz  float64 `json:"rate_hz"`
+			Complex bool    `json:"complex"`
+			PeakHz  float64 `json:"peak_hz"`
+			Spectrum
+		}{name, sc.rate, sc.complex, spec.Peak(), spec}
+	})
 }
 
 // response is |H(f)| of a fir or resample stage's current taps, in dB,
 // from 0 to half that stage's input rate (the upsampled rate for a
 // resampler).
 func (c *Control) response(w http.ResponseWriter, r *http.Request) {
+	version := c.version.Load() // before the chain: a retune in between only recomputes
 	ch := c.Chain()
 	n, err := strconv.Atoi(r.URL.Query().Get("stage"))
 	if err != nil || n < 0 || n >= len(ch.Stages) {
 		fail(w, http.StatusBadRequest, "stage: want 0..%d, got %q", len(ch.Stages)-1, r.URL.Query().Get("stage"))
 		return
 	}
-	st := stageStatuses(ch)[n]
 	s := ch.Stages[n]
 	if s.Kind == stage.KindShift {
 		fail(w, http.StatusNotFound, "stage %d is a shift: it has no taps", n)
 		return
 	}
-	rate := st.RateIn
+	rate := stageStatuses(ch)[n].RateIn
 	if s.Kind == stage.KindResample {
 		rate *= float64(s.Up)
 	}
-	const points = 512
-	mag := filter.FrequencyResponse(s.Taps, points)
-	out := Spectrum{FreqHz: make([]float64, points), DB: make([]float64, points)}
-	for k, m := range mag {
-		out.FreqHz[k] = rate / 2 * float64(k) / float64(points-1)
-		out.DB[k] = db(m * m)
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Stage  int     `json:"stage"`
-		RateHz float64 `json:"rate_hz"`
-		Spectrum
-	}{n, rate, out})
+	c.serveCached(w, r, renderKey{kind: "response", a: n}, version, 0, func() (int, any) {
+		const points = 512
+		mag := filter.FrequencyResponse(s.Taps, points)
+		out := Spectrum{FreqHz: make([]float64, points), DB: make([]float64, points)}
+		for k, m := range mag {
+			out.FreqHz[k] = rate / 2 * float64(k) / float64(points-1)
+			out.DB[k] = db(m * m)
+		}
+		return http.StatusOK, struct {
+			Stage  int     `json:"stage"`
+			RateHz float64 `json:"rate_hz"`
+			Spectrum
+		}{n, rate, out}
+	})
 }
 
 func (c *Control) postStage(w http.ResponseWriter, r *http.Request) {
@@ -337,21 +364,40 @@ func (c *Control) postStage(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, "stage %d does not exist (the chain is %s); adding stages needs a restart", n, ch)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, config.MaxStageBodySize))
+	if r.ContentLength > config.MaxStageBodySize {
+		fail(w, http.StatusRequestEntityTooLarge, "body larger than %d bytes", config.MaxStageBodySize)
+		return
+	}
+	// At most maxBodies decoded at once, each streamed (its memory is the
+	// taps), and read within bodyTimeout.
+	select {
+	case c.bodies <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
+	doc, err := config.DecodeStage(http.MaxBytesReader(w, r.Body, config.MaxStageBodySize), "body")
+	<-c.bodies
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		fail(w, http.StatusRequestEntityTooLarge, "body larger than %d bytes", mbe.Limit)
 		return
 	case err != nil:
-		fail(w, http.StatusBadRequest, "read body: %v", err)
+		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	rate := ch.SampleRate
 	for _, s := range ch.Stages[:n] {
 		rate = s.Rate(rate)
 	}
-	s, err := config.ParseStage(body, "body", rate)
+	// Checking (a design may be up to stage.MaxTaps long) and retuning
+	// take the one slot for expensive work.
+	if !c.acquire(r.Context()) {
+		return
+	}
+	defer c.release()
+	s, err := doc.Resolve(rate)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return

@@ -31,6 +31,11 @@ type Options struct {
 	// samples (pipeline.Watcher). Off, a Control only retunes and reloads,
 	// and costs the data path nothing.
 	Watch bool
+	// AllowedHosts are the host names served besides IP literals and
+	// localhost (control.allowed_hosts); other names get 421.
+	AllowedHosts []string
+	// Token, when not empty, is what writes must carry (control.token).
+	Token string
 }
 
 // Control is the live view of one run and its retuning. Its methods are
@@ -48,12 +53,24 @@ type Control struct {
 	mu      sync.Mutex // serialises retunes, guards what follows
 	retunes uint64
 	last    []stage.Retune
+	version atomic.Uint64 // counts retunes applied, for the cached responses
+
+	work    chan struct{} // one expensive API computation at a time
+	bodies  chan struct{} // bodies decoded at once
+	reads   *limiter      // the API's reads
+	cacheMu sync.Mutex
+	cache   map[renderKey]*rendered
 }
+
+// maxBodies is how many request bodies are decoded at once; each holds
+// up to a body's worth of buffer and its taps (about 4 MB at 1 MiB).
+const maxBodies = 2
 
 // New returns the control of a run; call it before the run starts and
 // pass its Instrument'ed options to pipeline.Run.
 func New(o Options) *Control {
-	c := &Control{o: o, start: time.Now()}
+	c := &Control{o: o, start: time.Now(), work: make(chan struct{}, 1), bodies: make(chan struct{}, maxBodies),
+		reads: newLimiter(readRate, readBurst), cache: map[renderKey]*rendered{}}
 	c.retuner, _ = o.Backend.(pipeline.Retuner)
 	rate, cplx := o.Chain.SampleRate, o.Chain.Complex
 	c.scopes = append(c.scopes, newScope(rate, cplx))
@@ -128,6 +145,7 @@ func (c *Control) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	}
 	c.retunes += uint64(len(done))
 	c.last = done
+	c.version.Add(1)
 	for _, r := range done {
 		c.o.Log.Info().Int("stage", r.Index).Str("to", describe(r.Stage)).Int64("at_sample", r.At).
 			Int64("chain_input_sample", r.ChainAt).Msg("stage retuned")

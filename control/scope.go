@@ -3,6 +3,7 @@ package control
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // scopeLen is how many recent samples each point keeps: 16 Welch segments
@@ -14,10 +15,10 @@ const scopeLen = 16384
 type scope struct {
 	mu      sync.Mutex
 	ch      int
-	buf     []float32 // circular, scopeLen samples
-	pos     int       // next write, in values
-	n       int       // values held, up to len(buf)
-	total   uint64    // samples seen
+	buf     []float32     // circular, scopeLen samples
+	pos     int           // next write, in values
+	n       int           // values held, up to len(buf)
+	total   atomic.Uint64 // samples seen
 	rate    float64
 	complex bool
 }
@@ -30,9 +31,13 @@ func newScope(rate float64, complex bool) *scope {
 	return &scope{ch: ch, buf: make([]float32, scopeLen*ch), rate: rate, complex: complex}
 }
 
-// write appends x; it allocates nothing.
+// write appends x; it allocates nothing and never waits: it is called on
+// the sample path, so while a reader copies the samples out (a few µs, at
+// most once per spectrumTTL per point) the block is left out of the view.
 func (s *scope) write(x []float32) {
-	s.mu.Lock()
+	if !s.mu.TryLock() {
+		return
+	}
 	if len(x) >= len(s.buf) {
 		copy(s.buf, x[len(x)-len(s.buf):])
 		s.pos, s.n = 0, len(s.buf)
@@ -42,7 +47,7 @@ func (s *scope) write(x []float32) {
 		s.pos = (s.pos + len(x)) % len(s.buf)
 		s.n = min(s.n+len(x), len(s.buf))
 	}
-	s.total += uint64(len(x) / s.ch)
+	s.total.Add(uint64(len(x) / s.ch))
 	s.mu.Unlock()
 }
 
@@ -68,8 +73,12 @@ type latencies struct {
 	n   int
 }
 
+// add records one latency; on the sample path, it skips the value rather
+// than wait for a reader.
 func (l *latencies) add(ns int64) {
-	l.mu.Lock()
+	if !l.mu.TryLock() {
+		return
+	}
 	if l.buf == nil {
 		l.buf = make([]int64, latencyLen)
 	}

@@ -90,10 +90,15 @@ func (s *Server) Loopback() bool {
 	return ok && a.IP.IsLoopback()
 }
 
-// Shutdown stops accepting scrapes and waits for those in flight to finish
-// or ctx to end. Calling it again is harmless.
+// Shutdown stops accepting requests and waits for those in flight to
+// finish until ctx ends; then it closes the connections still open. A
+// client too slow or stuck to finish in time is cut off, which is not an
+// error: only the server's own failure is. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = s.srv.Close()
+	}
 	<-s.done
 	if !errors.Is(s.serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, s.serveErr)

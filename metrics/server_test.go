@@ -116,3 +116,73 @@ func TestClippedMetric(t *testing.T) {
 		t.Fatalf("sigproc_clipped_values_total = %v, want 42", got)
 	}
 }
+
+// TestShutdownCutsOffStuckClients (issue 27 item 5): a client whose
+// request is stuck in the handler, one that never finishes its header,
+// one that sent half its body and one that does not read its answer
+// delay a shutdown by at most its deadline, and are no error.
+func TestShutdownCutsOffStuckClients(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	srv, err := serve("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stuck":
+			<-stuck
+		case "/body":
+			io.Copy(io.Discard, r.Body)
+		case "/big":
+			w.Write(make([]byte, 64<<20)) // more than the socket buffers hold
+		}
+	}), limits{header: time.Minute, idle: time.Minute, conns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []string{
+		"GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+		"POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nhalf",
+		"GET /big HTTP/1.1\r\nHost: x\r\n\r\n",
+	} {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, req)
+	}
+	time.Sleep(100 * time.Millisecond) // the requests reach their handlers
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with stuck clients: %v, want nil", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("shutdown took %v with a 200 ms deadline", d)
+	}
+}
+
+// TestServerHeaderLimit (issue 27 item 5): a request header past
+// MaxHeaderBytes is refused with 431 without being read whole.
+func TestServerHeaderLimit(t *testing.T) {
+	srv, err := ServeAll("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for _, tt := range []struct {
+		size int
+		want int
+	}{{1 << 10, 200}, {MaxHeaderBytes / 2, 200}, {4 * MaxHeaderBytes, 431}} {
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+"/", nil)
+		req.Header.Set("X-Big", strings.Repeat("a", tt.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%d-byte header: %v", tt.size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%d-byte header: %d, want %d", tt.size, resp.StatusCode, tt.want)
+		}
+	}
+}

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -29,8 +33,13 @@ type runControl struct {
 // the server's /metrics; it is created when nil and returned.
 func startControl(ctx context.Context, cfg *config.Config, path string, be pipeline.Backend, chain stage.Chain, mx *metrics.Metrics, log zerolog.Logger) (*runControl, *metrics.Metrics, error) {
 	serve := cfg.Control.Listen != ""
+	token, generated, err := controlToken(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	rc := &runControl{ctl: control.New(control.Options{
 		Backend: be, Chain: chain, BlockSize: cfg.BlockSize, Slots: cfg.RingSlots, Log: log, Watch: serve,
+		AllowedHosts: cfg.Control.AllowedHosts, Token: token,
 	})}
 	if serve {
 		if mx == nil {
@@ -44,7 +53,16 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 		log.Info().Str("addr", "http://"+srv.Addr()+"/").Msg("serving the control page, API and /metrics")
 		if !srv.Loopback() {
 			log.Warn().Str("addr", srv.Addr()).
-				Msg("control server listens on a non-loopback address (control.allow_remote): anyone who can reach it can retune this run")
+				Msg("control server listens on a non-loopback address (control.allow_remote): anyone who can reach it can read the run's status and spectra; retunes need the token")
+		}
+		switch {
+		case generated:
+			// Logged once: the page keeps it in a cookie once opened
+			// through this URL.
+			log.Info().Str("url", pageURL(srv.Addr())+"?token="+token).
+				Msg("control token made for this run: open this URL, or send Authorization: Bearer TOKEN")
+		case token != "":
+			log.Info().Msg("control writes need the token (" + tokenSource(cfg) + "): open the page as /?token=TOKEN, or send Authorization: Bearer TOKEN")
 		}
 	}
 	reload := func(why string) {
@@ -102,9 +120,55 @@ func (rc *runControl) close() error {
 	if rc.srv == nil {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Requests in flight get a second; a client slower than that is cut
+	// off, which does not fail the run.
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return rc.srv.Shutdown(sctx)
+}
+
+// controlToken is the token the control server's writes need: none on
+// loopback (allow_remote false); else control.token, the environment's
+// config.ControlTokenEnv, or a random one (generated true).
+func controlToken(cfg *config.Config) (token string, generated bool, err error) {
+	if !cfg.Control.AllowRemote || cfg.Control.Listen == "" {
+		return "", false, nil
+	}
+	if cfg.Control.Token != "" {
+		return cfg.Control.Token, false, nil
+	}
+	if tok := os.Getenv(config.ControlTokenEnv); tok != "" {
+		if err := config.CheckControlToken(tok); err != nil {
+			return "", false, fmt.Errorf("%s: %w", config.ControlTokenEnv, err)
+		}
+		return tok, false, nil
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", false, fmt.Errorf("control token: %w", err)
+	}
+	return hex.EncodeToString(b), true, nil
+}
+
+func tokenSource(cfg *config.Config) string {
+	if cfg.Control.Token != "" {
+		return "control.token"
+	}
+	return config.ControlTokenEnv
+}
+
+// pageURL is the page's address for the log: an unspecified listen
+// address (0.0.0.0, ::) is shown as 127.0.0.1, which works on this
+// machine; from another, use this machine's address.
+func pageURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // watchFile calls changed whenever path's size, modification time or
