@@ -11,14 +11,14 @@ import (
 
 // FFTCrossoverTaps is the tap count from which method auto runs the
 // explicit transport and bench fir with overlap-save (OLSFIR) instead of
-// the direct batch kernel. Overlap-save has not yet run on a GPU (the
-// device time of the session that wrote it was spent before its round), so
-// auto keeps the measured direct kernel wherever it takes the filter and
-// uses overlap-save only beyond BatchMaxTaps, where direct cannot run;
-// method: fft forces it. scripts/gpu-bench.sh (phase fft) measures both
-// methods side by side at 16 … 16384 taps; lower this to the measured crossover (the
-// direct kernel gives 148 GS/s at 129 taps and falls about as 1/taps,
-// 25.7 at 1024, so overlap-save is expected to win from a few hundred).
+// the direct batch kernel. Both match float64 convolution on an H200
+// (scripts/gpu-check.sh), but their crossover is not yet measured with
+// the fixed overlap-save, so auto keeps the direct kernel wherever it
+// takes the filter and uses overlap-save only beyond BatchMaxTaps, where
+// direct cannot run; method: fft forces it. scripts/gpu-bench.sh (phase
+// fft) measures both side by side at 16 … 16384 taps; lower this to the
+// measured crossover (the direct kernel gives 148 GS/s at 129 taps and
+// falls about as 1/taps, 25.7 at 1024).
 const FFTCrossoverTaps = BatchMaxTaps + 1
 
 // OLSMaxTaps is the most taps OLSFIR takes: transforms up to OLSMaxFFT
