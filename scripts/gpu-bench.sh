@@ -54,7 +54,7 @@ cap() { local l; l=$(left); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); 
 pack() { cp "$S" "$DEST/summary.txt"; tar czf "$DEST/logs.tgz" -C "$W" logs 2>/dev/null; }
 trap 'pack; rm -rf "$W"' EXIT
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || head -1 build/COMMIT 2>/dev/null || echo unknown)
+commit=$(head -1 build/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
 say "gpu-bench $commit $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 | sed 's/, / driver /')"
 { nvidia-smi; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$L/env.txt" 2>&1
 if [ -z "${SIGPROC_CUFFT:-}" ]; then
