@@ -91,6 +91,10 @@ buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// SIGHUP reloads the config: from here on it never stops the
+			// run, and one received during start-up is applied once the
+			// reloads are set up (startReloads).
+			claimHangup(cmd.Context())
 			if err := configArg(cmd, &o, args); err != nil {
 				return err
 			}
