@@ -95,3 +95,37 @@ func stalledConsumer(t *testing.T, p Pattern) (time.Duration, error) {
 	err = s.Close()
 	return time.Since(start), err
 }
+
+// TestCloseLingersOnce: consumers that finished the handshake but neither
+// read nor close hold a sender's Close for its linger once, not once each.
+func TestCloseLingersOnce(t *testing.T) {
+	const linger, consumers = 300 * time.Millisecond, 4
+	s, err := Bind("tcp://127.0.0.1:0", Push, 0, linger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := ParseEndpoint(s.Endpoint())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range consumers {
+		nc, err := net.Dial("tcp", ep.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := handshake(ctx, nc, Pull.socketType(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.close()
+	}
+	if err := s.WaitPeers(ctx, consumers); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s.Close()
+	took := time.Since(start)
+	t.Logf("Close took %v with %d idle consumers, linger %v", took, consumers, linger)
+	if took > 2*linger {
+		t.Errorf("Close took %v, want about one linger (%v)", took, linger)
+	}
+}

@@ -434,14 +434,16 @@ func (s *Sender) Close() error {
 	// does so after reading everything before our FIN. Closing at once can
 	// cost the messages still in flight: libzmq drops them when the
 	// connection is reset under it.
+	// One linger for all of them: consumers that stall after the
+	// handshake hold Close for the linger once, not once each.
+	linger, cancel := context.WithTimeout(context.Background(), s.linger)
+	defer cancel()
 	for _, p := range peers {
 		if cw, ok := p.c.nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-			t := time.NewTimer(s.linger)
 			select {
 			case <-p.gone:
-			case <-t.C:
+			case <-linger.Done():
 			}
-			t.Stop()
 		}
 		p.end()
 	}
