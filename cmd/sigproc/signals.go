@@ -18,8 +18,8 @@ import (
 // captured are filtered, the sink is flushed and its metadata finalised,
 // and the summary is printed. SIGHUP stops a command the same way, unless
 // it has taken SIGHUP for itself (claimHangup, onHangup: sigproc run
-// reloads its config's stage parameters); SIGPIPE stops it when stdout or stderr is a
-// pipe whose reader has gone.
+// reloads its config's stage parameters); SIGPIPE stops it when stdout or
+// stderr is a pipe whose reader has gone.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} // SIGPIPE last
 
 // signalCause is the cancellation cause of the command's context when a
