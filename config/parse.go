@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -16,15 +15,18 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sigproc/sigproc/internal/regfile"
 	"github.com/sigproc/sigproc/stage"
 )
 
 // MaxFileSize is the largest config file Load and Parse accept.
 const MaxFileSize = 1 << 20
 
-// Load reads, parses and validates the config file at path.
+// Load reads, parses and validates the config file at path, which must be
+// a regular file: a FIFO or a device is refused at once rather than left
+// to hang the start or a reload (see regfile.Open).
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

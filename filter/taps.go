@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/sigproc/sigproc/internal/regfile"
 )
 
 // maxTapLine bounds one line of a taps file.
@@ -66,11 +67,12 @@ func ParseTaps(r io.Reader, name string) ([]float32, error) {
 const MaxTapsFileSize = 64 * MaxTaps
 
 // LoadTaps reads a taps file with ParseTaps; a file larger than
-// MaxTapsFileSize (or a device that never ends) is an error.
+// MaxTapsFileSize is an error, and so is anything but a regular file (a
+// FIFO or a device would hang or never end; see regfile.Open).
 func LoadTaps(path string) ([]float32, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open taps %s: %w", path, err)
+		return nil, fmt.Errorf("taps file: %w", err)
 	}
 	defer f.Close()
 	lr := &io.LimitedReader{R: f, N: MaxTapsFileSize + 1}

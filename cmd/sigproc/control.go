@@ -65,38 +65,7 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 			log.Info().Msg("control writes need the token (" + tokenSource(cfg) + "): open the page as /?token=TOKEN, or send Authorization: Bearer TOKEN")
 		}
 	}
-	reload := func(why string) {
-		next, err := config.Load(path)
-		var ch stage.Chain
-		if err == nil {
-			ch, err = next.Chain(chain.SampleRate, chain.Complex)
-			ch.Channels = chain.Channels
-		}
-		if err != nil {
-			log.Error().Err(err).Str("trigger", why).Msg("reload refused: the config does not validate; the run goes on unchanged")
-			return
-		}
-		done, err := rc.ctl.Reload(ch)
-		switch {
-		case err != nil:
-			log.Error().Err(err).Str("trigger", why).Msg("reload refused; the run goes on unchanged")
-		case len(done) == 0:
-			log.Info().Str("trigger", why).Msg("reload: no stage parameter changed")
-		default:
-			log.Info().Str("trigger", why).Int("stages", len(done)).Int64("chain_input_sample", done[0].ChainAt).
-				Msg("reloaded the config's stage parameters (other sections take effect at the next start)")
-		}
-	}
-	rc.stop = append(rc.stop, onHangup(ctx, func() { reload("SIGHUP") }))
-	if cfg.Control.WatchConfig {
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			watchFile(wctx, path, 500*time.Millisecond, func() { reload("file changed") })
-		}()
-		rc.stop = append(rc.stop, func() { cancel(); <-done })
-	}
+	rc.stop = append(rc.stop, startReloads(ctx, path, chain, rc.ctl, cfg.Control.WatchConfig, log))
 	return rc, mx, nil
 }
 

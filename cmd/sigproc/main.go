@@ -23,6 +23,7 @@ var version = "dev"
 const (
 	exitInterrupted = 128 + int(syscall.SIGINT)  // 130
 	exitTerminated  = 128 + int(syscall.SIGTERM) // 143
+	exitBrokenPipe  = 128 + int(syscall.SIGPIPE) // 141
 )
 
 func main() {
@@ -45,6 +46,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	interrupted := errors.As(context.Cause(ctx), &sc)
 	if err != nil {
 		fmt.Fprintf(stderr, "sigproc: %v\n", err)
+		var si *startupInterrupted
+		switch {
+		case errors.As(err, &si):
+			return si.cause.exitStatus()
+		case errors.Is(err, syscall.EPIPE):
+			// The output's reader went away (stdout piped into "head"):
+			// the status a shell tool killed by SIGPIPE would give.
+			return exitBrokenPipe
+		}
 		return 1
 	}
 	if interrupted {

@@ -91,6 +91,10 @@ buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// SIGHUP reloads the config: from here on it never stops the
+			// run, and one received during start-up is applied once the
+			// reloads are set up (startReloads).
+			claimHangup(cmd.Context())
 			if err := configArg(cmd, &o, args); err != nil {
 				return err
 			}
@@ -186,6 +190,16 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A signal before the outputs exist ends the start-up (once whatever
+	// step is in progress returns: each one that can wait looks at ctx)
+	// with the signal's exit status, and nothing created.
+	started := false
+	defer func() {
+		var sc signalCause
+		if err != nil && !started && errors.As(context.Cause(ctx), &sc) {
+			err = &startupInterrupted{cause: sc, err: err}
+		}
+	}()
 	cfg, err := config.Load(o.config)
 	if err != nil {
 		return err
@@ -259,7 +273,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Msg("starting")
 
 	// Outputs are created (a zmq sink bound) once the run has started.
-	opts := pipeline.Options{Log: log, Started: r.Started, Abort: abortContext(ctx)}
+	opts := pipeline.Options{Log: log, Abort: abortContext(ctx), Started: func() error {
+		if err := context.Cause(ctx); err != nil {
+			return err // stopped during start-up: create nothing
+		}
+		started = true
+		return r.Started()
+	}}
 	show := isTerminal(stderr)
 	if cmd.Flags().Changed("progress") {
 		show = o.progress
@@ -281,6 +301,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	st, runErr := pipeline.Run(ctx, r.Source, be, snk, pcfg, opts)
 	if bar != nil {
 		bar.stop()
+	}
+	if !started && runErr != nil && context.Cause(ctx) != nil {
+		return runErr // stopped during start-up: nothing ran, nothing to summarise
 	}
 	// A failed write makes the sink's error sticky, so Close repeats it;
 	// report it once.
@@ -307,6 +330,23 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	fmt.Fprintln(summaryOut, summary)
 	return runErr
 }
+
+// startupInterrupted is a run stopped by a signal before it created its
+// outputs; it exits with the signal's status.
+type startupInterrupted struct {
+	cause signalCause
+	err   error // what the start-up step in progress returned
+}
+
+func (e *startupInterrupted) Error() string {
+	msg := fmt.Sprintf("%v during start-up: stopped before any output was created", e.cause.sig)
+	if !errors.Is(e.err, e.cause) {
+		msg += " (" + e.err.Error() + ")"
+	}
+	return msg
+}
+
+func (e *startupInterrupted) Unwrap() error { return e.err }
 
 // countFlag is a sample count flag that accepts integers and exact
 // floating-point forms such as 1e6; fractions and negatives are rejected.

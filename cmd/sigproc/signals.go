@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync/atomic"
+	"sync"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -17,9 +17,9 @@ import (
 // stopSignals end a run cleanly: the source stops, the blocks already
 // captured are filtered, the sink is flushed and its metadata finalised,
 // and the summary is printed. SIGHUP stops a command the same way, unless
-// it has taken SIGHUP for itself (onHangup: sigproc run reloads its
-// config's stage parameters); SIGPIPE stops it when stdout or stderr is a
-// pipe whose reader has gone.
+// it has taken SIGHUP for itself (claimHangup, onHangup: sigproc run
+// reloads its config's stage parameters); SIGPIPE stops it when stdout or
+// stderr is a pipe whose reader has gone.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} // SIGPIPE last
 
 // signalCause is the cancellation cause of the command's context when a
@@ -40,19 +40,66 @@ type abortKey struct{}
 
 type hangupKey struct{}
 
-// hangup holds the handler SIGHUP calls instead of stopping, if any.
-type hangup struct{ fn atomic.Pointer[func()] }
+// hangup routes SIGHUP for a command that takes it for itself (sigproc run
+// reloads its config): to the handler once there is one; before that,
+// from the claim on (start-up), it is held and handed to the handler when
+// that is set. So a SIGHUP before the run is ready neither stops it nor
+// is lost.
+type hangup struct {
+	mu      sync.Mutex
+	claimed bool
+	pending bool
+	fn      func()
+}
 
-// onHangup makes SIGHUP call fn (on its own goroutine) instead of stopping
-// the command, until the returned function is called. Outside a
-// signal-watching command it does nothing.
+// take handles one SIGHUP; false means the command has not claimed it, and
+// it stops the command like SIGTERM.
+func (h *hangup) take() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.fn != nil:
+		h.fn()
+	case h.claimed:
+		h.pending = true
+	default:
+		return false
+	}
+	return true
+}
+
+// claimHangup makes SIGHUP no longer stop the command: until onHangup sets
+// a handler, a SIGHUP is held for it; after the handler is removed, it is
+// ignored. Outside a signal-watching command it does nothing.
+func claimHangup(ctx context.Context) {
+	if h, _ := ctx.Value(hangupKey{}).(*hangup); h != nil {
+		h.mu.Lock()
+		h.claimed = true
+		h.mu.Unlock()
+	}
+}
+
+// onHangup makes SIGHUP call fn, which must return at once, instead of
+// stopping the command, until the returned function is called; a SIGHUP
+// held since claimHangup is handed to fn now. Outside a signal-watching
+// command it does nothing.
 func onHangup(ctx context.Context, fn func()) (restore func()) {
 	h, _ := ctx.Value(hangupKey{}).(*hangup)
 	if h == nil {
 		return func() {}
 	}
-	h.fn.Store(&fn)
-	return func() { h.fn.Store(nil) }
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fn = fn
+	if h.pending {
+		h.pending = false
+		fn()
+	}
+	return func() {
+		h.mu.Lock()
+		h.fn = nil
+		h.mu.Unlock()
+	}
 }
 
 // abortContext returns the context that a second signal cancels (see
@@ -82,8 +129,7 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 		for {
 			select {
 			case s := <-sigs:
-				if f := hup.fn.Load(); s == syscall.SIGHUP && f != nil && n == 0 {
-					go (*f)()
+				if s == syscall.SIGHUP && n == 0 && hup.take() {
 					continue
 				}
 				// A SIGPIPE from a closed metrics client (or any

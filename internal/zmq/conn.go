@@ -52,10 +52,20 @@ type conn struct {
 }
 
 // handshake runs the ZMTP 3.0 NULL handshake as socket type typ over nc.
-// go-zeromq checks that the peer's Socket-Type is compatible.
-func handshake(nc net.Conn, typ zmq4.SocketType, server bool) (*conn, error) {
+// go-zeromq checks that the peer's Socket-Type is compatible. It gives up
+// after handshakeTimeout, or at once when ctx ends: a peer stalled in the
+// greeting must not hold up a stop or a Close.
+func handshake(ctx context.Context, nc net.Conn, typ zmq4.SocketType, server bool) (*conn, error) {
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	if _, err := zmq4.Open(nc, null.Security(), typ, nil, server, nil); err != nil {
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	_, err := zmq4.Open(nc, null.Security(), typ, nil, server, nil)
+	if !stop() && err == nil {
+		err = ctx.Err() // the deadline may have been cut under a finished handshake
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr
+		}
 		return nil, fmt.Errorf("zmq: handshake with %s: %w", nc.RemoteAddr(), err)
 	}
 	nc.SetDeadline(time.Time{})

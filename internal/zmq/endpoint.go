@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ErrEndpoint means an endpoint string is not tcp://host:port or ipc://path.
@@ -86,12 +88,15 @@ func (e Endpoint) ephemeral() bool {
 	return e.Network == "tcp" && port == "0"
 }
 
-// listen binds the endpoint. As libzmq does, an ipc bind first removes a
-// stale socket file at the path (never any other kind of file).
+// ErrInUse means an ipc endpoint's socket file is being listened on by
+// another process (or another sender of this one).
+var ErrInUse = errors.New("address in use")
+
+// listen binds the endpoint. An ipc path is checked first (checkIPCPath).
 func (e Endpoint) listen() (net.Listener, error) {
 	if e.Network == "unix" {
-		if fi, err := os.Lstat(e.Address); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			os.Remove(e.Address)
+		if err := checkIPCPath(e.Address); err != nil {
+			return nil, fmt.Errorf("zmq: bind %s: %w", e, err)
 		}
 	}
 	l, err := net.Listen(e.Network, e.Address)
@@ -102,4 +107,36 @@ func (e Endpoint) listen() (net.Listener, error) {
 		ul.SetUnlinkOnClose(true)
 	}
 	return l, nil
+}
+
+// probeTimeout bounds checkIPCPath's connection attempt.
+const probeTimeout = time.Second
+
+// checkIPCPath makes an ipc path ready to bind. A socket file that someone
+// still listens on is refused: libzmq would unlink it and bind over it,
+// taking every new connection from the live sender (a hijack). A socket
+// file that refuses connections was left by a sender that died, and is
+// removed, as libzmq does. Any other file is never touched.
+func checkIPCPath(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&os.ModeSocket == 0:
+		return errors.New("the path exists and is not a socket; not replacing it")
+	}
+	c, err := net.DialTimeout("unix", path, probeTimeout)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("%w: another process (or another sink) is bound to it and answers", ErrInUse)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("cannot tell whether the socket there is live (%w), so not replacing it", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the stale socket: %w", err)
+	}
+	return nil
 }

@@ -84,7 +84,7 @@ func (r *Receiver) dial(ctx context.Context) error {
 		nc, err := r.dialer.DialContext(ctx, r.ep.Network, r.ep.Address)
 		if err == nil {
 			var c *conn
-			if c, err = handshake(nc, r.pattern.socketType(), false); err == nil {
+			if c, err = handshake(ctx, nc, r.pattern.socketType(), false); err == nil {
 				if r.pattern == Sub {
 					err = c.writeSmall(0, []byte{1}) // subscribe to everything
 				}

@@ -59,6 +59,9 @@ type Sender struct {
 	l       net.Listener
 	queue   int
 	linger  time.Duration // Close's wait for consumers to finish reading
+	// ctx ends at Close: it cuts short the handshakes in progress.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	peers   []*peer
@@ -118,6 +121,7 @@ func Bind(endpoint string, pattern Pattern, queue int, linger time.Duration) (*S
 		}
 	}
 	s := &Sender{pattern: pattern, ep: ep, l: l, queue: queue, linger: linger, changed: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -145,7 +149,7 @@ func (s *Sender) accept() {
 // subscriptions for pub, and for push only the end of the connection.
 func (s *Sender) serve(nc net.Conn) {
 	defer s.wg.Done()
-	c, err := handshake(nc, s.pattern.socketType(), true)
+	c, err := handshake(s.ctx, nc, s.pattern.socketType(), true)
 	if err != nil {
 		nc.Close()
 		return
@@ -425,18 +429,21 @@ func (s *Sender) Close() error {
 	s.notifyLocked()
 	s.mu.Unlock()
 	err := s.l.Close()
+	s.cancel() // handshakes in progress give up now, not after handshakeTimeout
 	// Half-close and wait (bounded) for each consumer to close its end: it
 	// does so after reading everything before our FIN. Closing at once can
 	// cost the messages still in flight: libzmq drops them when the
 	// connection is reset under it.
+	// One linger for all of them: consumers that stall after the
+	// handshake hold Close for the linger once, not once each.
+	linger, cancel := context.WithTimeout(context.Background(), s.linger)
+	defer cancel()
 	for _, p := range peers {
 		if cw, ok := p.c.nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-			t := time.NewTimer(s.linger)
 			select {
 			case <-p.gone:
-			case <-t.C:
+			case <-linger.Done():
 			}
-			t.Stop()
 		}
 		p.end()
 	}
