@@ -18,22 +18,57 @@ import (
 )
 
 // Inputs lists the files a run reads, so that the sink can refuse to
-// write over any of them: the config, the source (with a SigMF
-// recording's metadata and dataset), the taps file, and whatever stdin is
-// redirected from.
+// write over any of them: those of the config (ConfigInputs) and the
+// source's own (a SigMF recording's metadata and dataset).
 func Inputs(cfg *config.Config, configPath string, src capture.Source) []string {
+	in := ConfigInputs(cfg, configPath)
+	if f, ok := src.(interface{ Files() []string }); ok {
+		in = append(in, f.Files()...)
+	}
+	return in
+}
+
+// ConfigInputs lists the files a config makes a command read: the config
+// itself (which control.watch_config and SIGHUP read again), the source's
+// path, every taps_file (filter: and each fir and resample stage), the
+// PTX files of cuda.ptx_dir, and whatever stdin is redirected from for a
+// stdin source. Every command that writes a file checks its outputs
+// against them (sink.CheckNotInput).
+func ConfigInputs(cfg *config.Config, configPath string) []string {
 	in := []string{configPath}
 	if p := cfg.Source.Path; p != "" {
 		in = append(in, p)
 	}
-	if f, ok := src.(interface{ Files() []string }); ok {
-		in = append(in, f.Files()...)
+	add := func(f *config.Filter) {
+		if f != nil && f.TapsFile != "" {
+			in = append(in, f.TapsFile)
+		}
 	}
-	if cfg.Filter.TapsFile != "" {
-		in = append(in, cfg.Filter.TapsFile)
+	add(&cfg.Filter)
+	for _, s := range cfg.Stages {
+		if s.FIR != nil {
+			add(&s.FIR.Filter)
+		}
+		if s.Resample != nil {
+			add(&s.Resample.Filter)
+		}
 	}
+	in = append(in, PTXInputs(cfg.CUDA.PTXDir)...)
 	if cfg.Source.Type == config.SourceStdin {
 		in = append(in, "/dev/stdin")
+	}
+	return in
+}
+
+// PTXInputs lists the kernel files the CUDA backend loads from a PTX
+// directory (cuda.ptx_dir, bench stream --ptx-dir); none for "".
+func PTXInputs(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	var in []string
+	for _, name := range []string{"fir.ptx", "batch.ptx", "chain.ptx", "ols.ptx"} {
+		in = append(in, filepath.Join(dir, name))
 	}
 	return in
 }

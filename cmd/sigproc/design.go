@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
@@ -107,8 +108,11 @@ writes freq_hz,magnitude_db from DC to Nyquist for plotting.`,
 }
 
 func runDesign(cmd *cobra.Command, o *designOptions) error {
-	spec, err := designSpec(cmd, o)
+	spec, inputs, err := designSpec(cmd, o)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs(inputs, outputFlag{"--response", o.response}); err != nil {
 		return err
 	}
 	switch o.format {
@@ -154,31 +158,35 @@ func runDesign(cmd *cobra.Command, o *designOptions) error {
 	return err
 }
 
-// designSpec builds the spec from -c and/or the flags.
-func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
+// designSpec builds the spec from -c and/or the flags, and lists the
+// files it read (with -c: the config and the files it names).
+func designSpec(cmd *cobra.Command, o *designOptions) (spec filter.Spec, inputs []string, err error) {
 	changed := cmd.Flags().Changed
-	var spec filter.Spec
 	if o.config != "" {
 		cfg, err := config.Load(o.config)
 		if err != nil {
-			return spec, err
+			return spec, nil, err
 		}
+		inputs = assemble.ConfigInputs(cfg, o.config)
 		d, scale := cfg.FirstDesign()
 		if d == nil {
 			what := "filter has no design (it uses taps or taps_file)"
 			if len(cfg.Stages) > 0 {
 				what = "no stage has a design (they use taps or taps_file)"
 			}
-			return spec, fmt.Errorf("%s: %s; give the design as flags instead", o.config, what)
+			return spec, nil, fmt.Errorf("%s: %s; give the design as flags instead", o.config, what)
 		}
 		rate := cfg.Source.SampleRate
 		if rate == 0 && cfg.Source.Type == config.SourceFile && !changed("rate") {
 			// wav and sigmf carry the rate in the file.
 			src, err := capture.OpenFile(cfg.Source.Path, cfg.Source.Format, 0)
 			if err != nil {
-				return spec, cfg.Wrap("source.path", fmt.Errorf("%w (or give --rate)", err))
+				return spec, nil, cfg.Wrap("source.path", fmt.Errorf("%w (or give --rate)", err))
 			}
 			rate = src.Info().SampleRate
+			if f, ok := src.(interface{ Files() []string }); ok {
+				inputs = append(inputs, f.Files()...)
+			}
 			src.Close()
 		}
 		spec = d.Spec(rate * scale)
@@ -191,7 +199,7 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 			missing = append(missing, "--taps")
 		}
 		if len(missing) > 0 {
-			return spec, fmt.Errorf("%s required (or --transition and --attenuation for --taps, or take the design from a config with -c)", strings.Join(missing, " and "))
+			return spec, nil, fmt.Errorf("%s required (or --transition and --attenuation for --taps, or take the design from a config with -c)", strings.Join(missing, " and "))
 		}
 		spec = filter.Spec{Type: o.typ, Window: o.window}
 	}
@@ -216,7 +224,7 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 	}
 	if changed("attenuation") {
 		if !changed("transition") && spec.TransitionHz == 0 {
-			return spec, errors.New("--attenuation needs --transition (the band it is promised outside of)")
+			return spec, nil, errors.New("--attenuation needs --transition (the band it is promised outside of)")
 		}
 		spec.AttenuationDB = o.atten
 		if changed("transition") {
@@ -237,9 +245,9 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 		spec.KaiserBeta = filter.DefaultKaiserBeta
 	}
 	if err := spec.Validate(); err != nil {
-		return spec, err
+		return spec, nil, err
 	}
-	return spec, nil
+	return spec, inputs, nil
 }
 
 // defaultTransition is 4*rate/taps (about the main-lobe width of the usual
