@@ -303,6 +303,13 @@ func (p *Plan) Create() (s Sink, err error) {
 		undo = append(undo, func() { os.Remove(o.path) })
 	}
 	undo = append(undo, func() { file.Close() })
+	var dir *os.Root
+	if p.sigmf != nil {
+		if dir, err = openDirOf(file, o.path); err != nil {
+			return nil, err
+		}
+		undo = append(undo, func() { dir.Close() })
+	}
 	raw := newFileRaw(file, o.path, p.f)
 	if p.spec.OnClip != nil {
 		raw.SetClipHandler(p.spec.OnClip)
@@ -314,7 +321,7 @@ func (p *Plan) Create() (s Sink, err error) {
 		return raw, nil
 	}
 	sm := p.sigmf
-	sm.Raw, sm.metaPath = raw, p.outputs[1].path
+	sm.Raw, sm.metaPath, sm.dir = raw, p.outputs[1].path, dir
 	if p.spec.StampStart && sm.t0.IsZero() {
 		sm.t0 = time.Now()
 	}
@@ -326,6 +333,31 @@ func (p *Plan) Create() (s Sink, err error) {
 	}
 	sm.lastMeta = time.Now()
 	return sm, nil
+}
+
+// openDirOf opens the directory of the data file f (opened as path) for a
+// SigMF recording's metadata, which is rewritten during the run and at its
+// end through this handle, never by path: a directory renamed or swapped
+// for a symlink meanwhile cannot redirect it. The handle must be the
+// directory f was created in.
+func openDirOf(f *os.File, path string) (*os.Root, error) {
+	dir, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("sink: sigmf: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var di os.FileInfo
+		// (A symlink to the data is followed by f and not by Lstat.)
+		if di, err = dir.Lstat(filepath.Base(path)); err == nil && di.Mode().IsRegular() && !os.SameFile(fi, di) {
+			err = fmt.Errorf("%s was replaced while it was being created", path)
+		}
+	}
+	if err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("sink: sigmf: %w", err)
+	}
+	return dir, nil
 }
 
 // open opens an output for writing. An existing regular file is truncated

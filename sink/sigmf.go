@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,6 +79,7 @@ const DefaultMetaEvery = time.Second
 type SigMF struct {
 	*Raw
 	metaPath string
+	dir      *os.Root // metaPath's directory, opened when the sink was created
 	// MetaEvery bounds how often the metadata is rewritten during the run;
 	// 0 means DefaultMetaEvery.
 	MetaEvery time.Duration
@@ -459,32 +462,46 @@ func (s *SigMF) sync(now time.Time) error {
 }
 
 // writeMeta writes the metadata to a temporary file beside it and renames
-// it into place.
+// it into place, both through the directory handle opened at the start.
 func (s *SigMF) writeMeta() error {
-	return writeFileAtomic(s.metaPath, s.encode)
+	if err := writeFileAtomic(s.dir, filepath.Base(s.metaPath), s.encode); err != nil {
+		return fmt.Errorf("sink: sigmf: write %s: %w", s.metaPath, err)
+	}
+	return nil
 }
 
-// writeFileAtomic replaces path with what write writes, through a
-// temporary file in the same directory and a rename.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("sink: sigmf: %w", err)
+// writeFileAtomic replaces name in dir with what write writes, through a
+// new temporary file in dir and a rename, all relative to the directory
+// handle: the rename replaces a symlink named name, never what it points
+// to.
+func writeFileAtomic(dir *os.Root, name string, write func(io.Writer) error) error {
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		var err error
+		if f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
-	tmp := f.Name()
-	err = write(f)
+	if f == nil {
+		return fmt.Errorf("no free temporary name like %s", tmp)
+	}
+	err := write(f)
+	if err == nil {
+		err = f.Chmod(0o644) // whatever the umask
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		err = dir.Rename(tmp, name)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("sink: sigmf: write %s: %w", path, err)
+		dir.Remove(tmp)
+		return err
 	}
 	return nil
 }
@@ -517,7 +534,9 @@ func (s *SigMF) Close() error {
 		keep = append(keep, c)
 	}
 	s.carried = keep
-	if werr := s.writeMeta(); werr != nil {
+	werr := s.writeMeta()
+	s.dir.Close()
+	if werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
