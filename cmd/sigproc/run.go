@@ -274,7 +274,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if mx != nil {
 		opts = mx.Instrument(opts)
 		update := opts.Progress
-		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()) }
+		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()); mx.SetNonFinite(r.NonFinite()) }
 	}
 
 	opts = rc.instrument(opts)
@@ -290,6 +290,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if mx != nil {
 		mx.Update(st)
 		mx.SetClipped(snk.Clipped())
+		mx.SetNonFinite(r.NonFinite())
 	}
 	rc.finish(st)
 	summary := st.String() + clipSummary(r.Format, snk)
