@@ -76,6 +76,9 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if r.Format, err = cfg.SinkFormat(r.Chain.OutComplex()); err != nil {
 		return r, err
 	}
+	if cfg.Sink.Type == config.SinkWAV && cfg.Sink.Format == "" {
+		r.Format = WAVFormat(src)
+	}
 	// Checked now, created only once the backend and ring have started.
 	r.Sink, err = planSink(ctx, cfg, sinkPlan{format: r.Format, chain: r.Chain, inputs: Inputs(cfg, p.ConfigPath, src),
 		src: src, stdout: p.Stdout, version: p.Version, log: p.Log})

@@ -133,6 +133,24 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 	return pl.Deferred(), nil
 }
 
+// WAVFormat is a WAV output's format when sink.format is not given: the
+// input's PCM width when it was stored as integers (pcm16 up to 16 bits,
+// pcm24 beyond), so that the output opens where the input did (Python's
+// wave module, for one, cannot open float WAV); float32 for float input.
+func WAVFormat(src capture.Source) string {
+	bits := 0
+	if p, ok := src.(capture.PCMSource); ok {
+		bits = p.PCMBits()
+	}
+	switch {
+	case bits == 0:
+		return config.WAVFloat32
+	case bits <= 16:
+		return config.WAVPCM16
+	}
+	return config.WAVPCM24
+}
+
 // zmqSink binds a zmq sink for a stream of channels channels. ctx is the
 // run's: once it is done, a push sink waits at most its linger for a
 // consumer.

@@ -132,6 +132,9 @@ func (r *Raw) Info() Info { return r.info }
 // Datatype returns the SigMF name of the stored sample format.
 func (r *Raw) Datatype() string { return r.dt.name }
 
+// PCMBits implements [PCMSource].
+func (r *Raw) PCMBits() int { return r.dt.pcmBits() }
+
 // Close closes the input if the source opened it. Closing twice is a no-op.
 func (r *Raw) Close() error {
 	if r.closed {

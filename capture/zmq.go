@@ -139,6 +139,9 @@ func (z *ZMQ) OnMalformed(f func(err error, total uint64)) { z.onMalformed = f }
 // source is connected again after the sender went away.
 func (z *ZMQ) OnReconnect(f func(total uint64)) { z.onReconnect = f }
 
+// PCMBits implements [PCMSource].
+func (z *ZMQ) PCMBits() int { return z.dt.pcmBits() }
+
 // Stats returns the counters.
 func (z *ZMQ) Stats() ZMQStats {
 	st := z.st
