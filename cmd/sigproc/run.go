@@ -42,7 +42,7 @@ const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass
   sigproc run configs/file-sigmf.yaml --input other.sigmf-meta --sink-path out/other
 
   # In a pipe: raw samples in on stdin, out on stdout; the summary and logs go to stderr
-  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run rtl.yaml --sink-path - | nc host 5000
+  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run configs/rtl-sdr.yaml --sink-path - | nc host 5000
 
   # Serve Prometheus metrics while it runs
   sigproc run configs/paced-live.yaml --metrics-listen 127.0.0.1:9100
@@ -106,7 +106,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
 	f.Var(&o.numSamples, "num-samples", "stop after this many samples, e.g. 4194304 or 1e6 (overrides num_samples and duration_s)")
 	f.StringVar(&o.sinkPath, "sink-path", "", "output path, relative to the current directory (overrides sink.path)")
-	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf or null (overrides sink.type)")
+	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf, wav, zmq or null (overrides sink.type; zmq takes sink.endpoint and sink.pattern from the config)")
 	f.BoolVar(&o.paced, "paced", false, "deliver synthetic samples in real time (overrides source.paced)")
 	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
@@ -304,9 +304,25 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	srcBusy, sinkBusy := st.Busy()
 	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
-		Msg("share of the wall time in the source's reads and the sink's writes (neither near 1: the backend bounds the run)")
+		Msg("share of the wall time in the source's reads and the sink's writes: " + busyBound(srcBusy, sinkBusy))
 	fmt.Fprintln(summaryOut, summary)
 	return runErr
+}
+
+// busyNear1 is the share of the wall time from which the source or the
+// sink counts as what bounds a run.
+const busyNear1 = 0.9
+
+// busyBound says what the source's and the sink's busy shares mean: the
+// one near 1 bounds the run; neither near 1, the backend does.
+func busyBound(src, snk float64) string {
+	switch {
+	case src >= busyNear1 && src >= snk:
+		return "the source bounds the run (a paced or live source, or reading is the slowest step)"
+	case snk >= busyNear1:
+		return "the sink bounds the run (writing is the slowest step)"
+	}
+	return "neither near 1: the backend bounds the run"
 }
 
 // countFlag is a sample count flag that accepts integers and exact
