@@ -1,9 +1,11 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,5 +76,36 @@ func TestDocsNameShippedConfigs(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("found only %d config references; the pattern is broken", n)
+	}
+}
+
+// TestSummaryNamesBothRates (issue 27 item 9): the summary gives the
+// output and the input rate, labelled, whether or not the chain changes
+// the rate: through a ÷8 the input rate is 8 times the output's.
+func TestSummaryNamesBothRates(t *testing.T) {
+	rates := regexp.MustCompile(`  ([0-9.]+) MS/s out, ([0-9.]+) MS/s in  `)
+	for _, tt := range []struct {
+		name, filter string
+		ratio        float64
+	}{
+		{"plain fir", "filter: {taps: [1]}\n", 1},
+		{"fir ÷8", "stages:\n  - fir: {taps: [0.5, 0.5], decimate: 8}\n", 8},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeConfig(t, "source: {type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 1000, num_samples: 4000000}\nblock_size: 65536\n"+tt.filter+"sink: {type: null}\n")
+			code, out, errs := runCLI(t, "", "run", cfg, "--log-level", "error")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			m := rates.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("summary %q: want \"N MS/s out, M MS/s in\"", out)
+			}
+			o, _ := strconv.ParseFloat(m[1], 64)
+			i, _ := strconv.ParseFloat(m[2], 64)
+			if o <= 0 || math.Abs(i/o-tt.ratio) > 0.01*tt.ratio+0.01/o {
+				t.Errorf("summary %q: in/out = %g, want %g", out, i/o, tt.ratio)
+			}
+		})
 	}
 }

@@ -76,7 +76,7 @@ a bound), the rates in and out otherwise. Logs go to stderr; the one-line
 summary goes to stdout, or to stderr when stdout carries the samples
 (sink.path "-"):
 
-  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s  filtered 4194304  filter drops 0 (0 samples)
+  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s out, 77.53 MS/s in  filtered 4194304  filter drops 0 (0 samples)
 
 "in" counts the samples read from the source, "out" those the sink accepted,
 "filtered" those the backend output; "drops" are blocks discarded at capture
@@ -84,8 +84,8 @@ summary goes to stdout, or to stderr when stdout carries the samples
 came out of the backend (it failed or the run aborted), and "gaps" sequence
 numbers the sink side never saw. in = drops + filter drops + filtered, all
 counted in input samples; with stages that change the rate (decimate,
-resample) "out" counts output samples and the line ends with the input
-rate ("in 54.15 MS/s").
+resample) "out" counts output samples. The rates are both given: "MS/s
+out" the samples written, "MS/s in" the samples filtered, per second.
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
