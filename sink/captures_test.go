@@ -86,6 +86,10 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
 			1000, 100, 0,
 			[]capt{{0, 100e6, first}}, 125, 0},
+		{"a capture after the last output, then samples dropped, ÷8", chain(fir(8)), []capture.Capture{
+			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
+			1100, 100, 1000,
+			[]capt{{0, 100e6, first}}, 125, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -371,9 +371,10 @@ func (s *SigMF) encode(w io.Writer) error {
 		bw.Write(b)
 		cur, first = next, false
 	}
+	// An input segment is written once its first sample is in the data.
 	bi, limit := 0, s.Written()
 	for _, g := range s.gaps {
-		for ; bi < len(s.bounds) && s.bounds[bi].out <= g.out; bi++ {
+		for ; bi < len(s.bounds) && s.bounds[bi].out <= g.out && s.bounds[bi].out < limit; bi++ {
 			emit(s.bounds[bi])
 		}
 		if !g.end {
