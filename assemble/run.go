@@ -77,6 +77,9 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if r.Format, err = cfg.SinkFormat(r.Chain.OutComplex()); err != nil {
 		return r, err
 	}
+	if cfg.Sink.Type == config.SinkWAV && cfg.Sink.Format == "" {
+		r.Format = WAVFormat(src)
+	}
 	// Checked now, created only once the backend and ring have started.
 	r.Sink, err = planSink(ctx, cfg, sinkPlan{format: r.Format, chain: r.Chain, inputs: Inputs(cfg, p.ConfigPath, src),
 		src: src, stdout: p.Stdout, version: p.Version, log: p.Log})
@@ -151,10 +154,32 @@ func (r *Run) Close() error {
 	return errors.Join(errs...)
 }
 
+// NonFinite returns the NaN and infinite values the source has delivered
+// so far (0 for a source that cannot hold them).
+func (r *Run) NonFinite() uint64 {
+	if c, ok := r.Source.(capture.NonFiniteCounter); ok {
+		return c.NonFinite()
+	}
+	return 0
+}
+
 // watchSource logs a live source's losses as they happen and once more at
-// Close: ALSA overruns, a zmq source's malformed messages and reconnects.
+// Close: ALSA overruns, a zmq source's malformed messages and reconnects;
+// and NaN or infinite input values, at the first and in all.
 func (r *Run) watchSource() {
 	log := r.log
+	if c, ok := r.Source.(capture.NonFiniteCounter); ok {
+		// A NaN spreads over a filter's length of output; an empty or
+		// flat spectrum must not be the only sign of it.
+		c.SetNonFiniteHandler(func(total uint64) {
+			log.Warn().Uint64("values", total).Msg("input holds NaN or infinite values: each spreads over the filter's length of output (counted in sigproc_input_nonfinite_values_total and at the end)")
+		})
+		r.closes = append(r.closes, func() {
+			if n := c.NonFinite(); n > 0 {
+				log.Warn().Uint64("values", n).Msg("NaN or infinite values read from the input in all")
+			}
+		})
+	}
 	if z, ok := r.Source.(*capture.ZMQ); ok {
 		r.closes = append(r.closes, watchZMQSource(z, log))
 	}

@@ -18,22 +18,57 @@ import (
 )
 
 // Inputs lists the files a run reads, so that the sink can refuse to
-// write over any of them: the config, the source (with a SigMF
-// recording's metadata and dataset), the taps file, and whatever stdin is
-// redirected from.
+// write over any of them: those of the config (ConfigInputs) and the
+// source's own (a SigMF recording's metadata and dataset).
 func Inputs(cfg *config.Config, configPath string, src capture.Source) []string {
+	in := ConfigInputs(cfg, configPath)
+	if f, ok := src.(interface{ Files() []string }); ok {
+		in = append(in, f.Files()...)
+	}
+	return in
+}
+
+// ConfigInputs lists the files a config makes a command read: the config
+// itself (which control.watch_config and SIGHUP read again), the source's
+// path, every taps_file (filter: and each fir and resample stage), the
+// PTX files of cuda.ptx_dir, and whatever stdin is redirected from for a
+// stdin source. Every command that writes a file checks its outputs
+// against them (sink.CheckNotInput).
+func ConfigInputs(cfg *config.Config, configPath string) []string {
 	in := []string{configPath}
 	if p := cfg.Source.Path; p != "" {
 		in = append(in, p)
 	}
-	if f, ok := src.(interface{ Files() []string }); ok {
-		in = append(in, f.Files()...)
+	add := func(f *config.Filter) {
+		if f != nil && f.TapsFile != "" {
+			in = append(in, f.TapsFile)
+		}
 	}
-	if cfg.Filter.TapsFile != "" {
-		in = append(in, cfg.Filter.TapsFile)
+	add(&cfg.Filter)
+	for _, s := range cfg.Stages {
+		if s.FIR != nil {
+			add(&s.FIR.Filter)
+		}
+		if s.Resample != nil {
+			add(&s.Resample.Filter)
+		}
 	}
+	in = append(in, PTXInputs(cfg.CUDA.PTXDir)...)
 	if cfg.Source.Type == config.SourceStdin {
 		in = append(in, "/dev/stdin")
+	}
+	return in
+}
+
+// PTXInputs lists the kernel files the CUDA backend loads from a PTX
+// directory (cuda.ptx_dir, bench stream --ptx-dir); none for "".
+func PTXInputs(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	var in []string
+	for _, name := range []string{"fir.ptx", "batch.ptx", "chain.ptx", "ols.ptx"} {
+		in = append(in, filepath.Join(dir, name))
 	}
 	return in
 }
@@ -96,6 +131,24 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 		return nil, cfg.Wrap("sink.path", err)
 	}
 	return pl.Deferred(), nil
+}
+
+// WAVFormat is a WAV output's format when sink.format is not given: the
+// input's PCM width when it was stored as integers (pcm16 up to 16 bits,
+// pcm24 beyond), so that the output opens where the input did (Python's
+// wave module, for one, cannot open float WAV); float32 for float input.
+func WAVFormat(src capture.Source) string {
+	bits := 0
+	if p, ok := src.(capture.PCMSource); ok {
+		bits = p.PCMBits()
+	}
+	switch {
+	case bits == 0:
+		return config.WAVFloat32
+	case bits <= 16:
+		return config.WAVPCM16
+	}
+	return config.WAVPCM24
 }
 
 // zmqSink binds a zmq sink for a stream of channels channels. ctx is the

@@ -370,6 +370,14 @@ func (d *ALSA) frameBytes() int { return d.fmt.bytes * d.ch }
 // Info describes the stream.
 func (d *ALSA) Info() Info { return d.info }
 
+// PCMBits implements [PCMSource].
+func (d *ALSA) PCMBits() int {
+	if d.fmt.name == ALSAFormatFloatLE {
+		return 0
+	}
+	return 8 * d.fmt.bytes
+}
+
 // Device returns the resolved device name, e.g. "hw:1,0".
 func (d *ALSA) Device() string { return d.name }
 

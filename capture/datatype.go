@@ -45,6 +45,14 @@ type datatype struct {
 	float   bool // float32: the bytes are the values on a little-endian host
 }
 
+// pcmBits is the bits of one stored integer value, 0 for floats.
+func (d datatype) pcmBits() int {
+	if d.float {
+		return 0
+	}
+	return 8 * d.size
+}
+
 // frame is the byte size of one sample of one channel (both I and Q for
 // complex).
 func (d datatype) frame() int {

@@ -20,6 +20,11 @@ type Meta struct {
 	// Datetime is the time of the first sample read (captures[0]
 	// core:datetime of a recording); zero when unknown.
 	Datetime time.Time
+	// Captures are the recording's capture segments after the first
+	// (SigMF captures[1:]: a change of frequency, a jump in time), their
+	// sample indices relative to the first sample read; FrequencyHz,
+	// HasFrequency and Datetime above describe the first.
+	Captures []Capture
 	// Annotations are the recording's annotations, their sample indices
 	// relative to the first sample read.
 	Annotations []Annotation
@@ -29,6 +34,18 @@ type Meta struct {
 	// Global holds further namespaced global fields a source records
 	// (the IIO source's "sigproc:iio").
 	Global map[string]any
+}
+
+// Capture is one capture segment of a recording after the first: from
+// SampleStart on, the samples were taken at FrequencyHz (when
+// HasFrequency), the first of them at Datetime (when not zero).
+type Capture struct {
+	// SampleStart is the segment's first sample, counted from the first
+	// sample read.
+	SampleStart  uint64
+	FrequencyHz  float64
+	HasFrequency bool
+	Datetime     time.Time
 }
 
 // Annotation is one SigMF annotation.

@@ -45,6 +45,8 @@ type Raw struct {
 	dl   deadliner
 	done <-chan struct{} // Done channel of the watched context
 	stop func() bool     // stops the watch
+
+	nonFinite // NaN and ±Inf values delivered (float formats)
 }
 
 // deadliner is an input whose blocked reads a deadline interrupts: an
@@ -130,6 +132,9 @@ func (r *Raw) Info() Info { return r.info }
 // Datatype returns the SigMF name of the stored sample format.
 func (r *Raw) Datatype() string { return r.dt.name }
 
+// PCMBits implements [PCMSource].
+func (r *Raw) PCMBits() int { return r.dt.pcmBits() }
+
 // Close closes the input if the source opened it. Closing twice is a no-op.
 func (r *Raw) Close() error {
 	if r.closed {
@@ -152,7 +157,9 @@ func (r *Raw) Close() error {
 	return merr
 }
 
-// Read implements [Source].
+// Read implements [Source]. Float samples are checked for NaN and ±Inf
+// values as they are decoded (or, read in place from a file, by the
+// goroutine that read each part), which are counted ([NonFiniteCounter]).
 func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	if r.closed {
 		return 0, ErrClosed
@@ -173,6 +180,9 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	for n < len(dst) {
 		if k := min((r.hi-r.lo)/frame, (len(dst)-n)/ch); k > 0 && !r.sniff {
 			r.decode(dst[n:n+k*ch], r.buf[r.lo:r.lo+k*frame])
+			if r.dt.enc == encF32 {
+				r.scan(dst[n : n+k*ch])
+			}
 			r.lo += k * frame
 			n += k * ch
 			continue
@@ -465,7 +475,7 @@ func Open(ctx context.Context, path string, opts FileOptions) (Source, error) {
 			return nil, fmt.Errorf("capture: %s: %w", path, err)
 		}
 		r := newRaw(f, f, path, dt, opts.SampleRate, -1, max(1, opts.Channels))
-		r.direct = newFileReader(f, dt, 0, -1)
+		r.direct = newFileReader(f, dt, 0, -1, r.scan)
 		if r.direct == nil {
 			if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 				r.sniff = true // a FIFO: checked on the first bytes read

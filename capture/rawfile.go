@@ -30,6 +30,7 @@ type fileReader struct {
 	off, end int64 // end is -1 when the file is read to its end
 	pool     *par.Pool
 	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
+	scan     func([]float32)        // counts the non-finite values of a part read
 
 	mapped   []byte // Region's mapping of the file from mapStart, or nil
 	mapStart int64
@@ -42,15 +43,16 @@ type fileReader struct {
 }
 
 // newFileReader returns a reader of f from off (to end, or to the end of
-// the file when end < 0) when direct reads suit dt and f, else nil.
-func newFileReader(f *os.File, dt datatype, off, end int64) *fileReader {
+// the file when end < 0) when direct reads suit dt and f, else nil; scan
+// is given the samples of each part, on the goroutine that read it.
+func newFileReader(f *os.File, dt datatype, off, end int64, scan func([]float32)) *fileReader {
 	if !dt.float || !nativeLE || f == nil {
 		return nil
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(fileWorkers)}
+	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(fileWorkers), scan: scan}
 	r.readPart = r.readAt
 	return r
 }
@@ -74,8 +76,13 @@ func (r *fileReader) read(b []byte) (int, error) {
 }
 
 // readAt reads part [lo, hi) of the buffer; a short part ends the prefix.
+// Its values are scanned while they are in this core's cache (lo is a
+// multiple of the 4096-byte grain, so they are whole float32s).
 func (r *fileReader) readAt(lo, hi int) error {
 	n, err := r.f.ReadAt(r.buf[lo:hi], r.off+int64(lo))
+	if r.scan != nil && n >= 4 {
+		r.scan(unsafe.Slice((*float32)(unsafe.Pointer(&r.buf[lo])), n/4))
+	}
 	if n < hi-lo {
 		r.mu.Lock()
 		r.whole = min(r.whole, lo+n)

@@ -58,6 +58,31 @@ type SigMFInfo struct {
 	Dataset string
 }
 
+// reach is the furthest sample a recording's metadata refers to (an
+// annotation's or a capture's end, counted from the dataset's first
+// sample), and what the field that does: a data file that ends before it
+// is refused.
+type reach struct {
+	end  uint64
+	what string
+}
+
+// note records that the metadata's what refers to samples up to end.
+func (r *reach) note(end uint64, what string) {
+	if end > r.end || r.what == "" {
+		r.end, r.what = end, what
+	}
+}
+
+// check refuses metadata that refers to samples past the end of a
+// dataset of total samples (counted from its first).
+func (r reach) check(total uint64, name string) error {
+	if r.end > total {
+		return inputErr(ErrFormat, "%s reaches sample %d, past the end of the data: %s holds %d samples", r.what, r.end, name, total)
+	}
+	return nil
+}
+
 // SigMF is a source reading a SigMF recording.
 type SigMF struct {
 	*Raw
@@ -89,7 +114,10 @@ type sigmfJSON struct {
 		Extensions    []json.RawMessage `json:"core:extensions"`
 	} `json:"global"`
 	Captures []struct {
-		SampleStart *uint64  `json:"core:sample_start"`
+		SampleStart *uint64 `json:"core:sample_start"`
+		// SampleCount is not a SigMF 1.x capture field, but a recording
+		// that gives it promises that many samples.
+		SampleCount *uint64  `json:"core:sample_count"`
 		HeaderBytes *uint64  `json:"core:header_bytes"`
 		Frequency   *float64 `json:"core:frequency"`
 		Datetime    *string  `json:"core:datetime"`
@@ -101,50 +129,51 @@ type sigmfJSON struct {
 // Recordings of ri16_le, rf32_le, ci16_le, cf32_le, cu8 or ci8 samples with
 // up to MaxChannels channels are accepted.
 func ParseSigMFMeta(data []byte) (SigMFInfo, error) {
-	info, err := parseSigMFMeta(data)
+	info, _, err := parseSigMFMeta(data)
 	if err != nil {
 		return SigMFInfo{}, fmt.Errorf("capture: sigmf metadata: %w", err)
 	}
 	return info, nil
 }
 
-func parseSigMFMeta(data []byte) (SigMFInfo, error) {
+func parseSigMFMeta(data []byte) (SigMFInfo, reach, error) {
+	var r reach
 	var m sigmfJSON
 	if err := json.Unmarshal(data, &m); err != nil {
-		return SigMFInfo{}, inputErr(ErrFormat, "metadata is not valid SigMF JSON: %v", err)
+		return SigMFInfo{}, r, inputErr(ErrFormat, "metadata is not valid SigMF JSON: %v", err)
 	}
 	g := m.Global
 	if g == nil {
-		return SigMFInfo{}, inputErr(ErrFormat, "metadata has no \"global\" object")
+		return SigMFInfo{}, r, inputErr(ErrFormat, "metadata has no \"global\" object")
 	}
 	var info SigMFInfo
 	if g.Version != nil {
 		info.Version = *g.Version
 		if major, _, _ := strings.Cut(info.Version, "."); major != "0" && major != "1" {
-			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:version %q (supported: 0.x, 1.x)", info.Version)
+			return SigMFInfo{}, r, inputErr(ErrUnsupported, "unsupported core:version %q (supported: 0.x, 1.x)", info.Version)
 		}
 	}
 	if g.Datatype == nil {
-		return SigMFInfo{}, inputErr(ErrFormat, "global core:datatype is missing")
+		return SigMFInfo{}, r, inputErr(ErrFormat, "global core:datatype is missing")
 	}
 	info.Datatype = *g.Datatype
 	if _, err := lookupDatatype(info.Datatype); err != nil {
-		return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:datatype %q (supported: %s)", info.Datatype, supportedDatatypes)
+		return SigMFInfo{}, r, inputErr(ErrUnsupported, "unsupported core:datatype %q (supported: %s)", info.Datatype, supportedDatatypes)
 	}
 	if g.SampleRate == nil {
-		return SigMFInfo{}, inputErr(ErrFormat, "global core:sample_rate is missing")
+		return SigMFInfo{}, r, inputErr(ErrFormat, "global core:sample_rate is missing")
 	}
 	info.SampleRate = *g.SampleRate
 	if !(info.SampleRate > 0) || math.IsInf(info.SampleRate, 0) {
-		return SigMFInfo{}, inputErr(ErrFormat, "core:sample_rate %g must be a positive finite number", info.SampleRate)
+		return SigMFInfo{}, r, inputErr(ErrFormat, "core:sample_rate %g must be a positive finite number", info.SampleRate)
 	}
 	info.NumChannels = 1
 	if g.NumChannels != nil {
 		switch nc := *g.NumChannels; {
 		case nc < 1:
-			return SigMFInfo{}, inputErr(ErrFormat, "core:num_channels %d must be at least 1", nc)
+			return SigMFInfo{}, r, inputErr(ErrFormat, "core:num_channels %d must be at least 1", nc)
 		case nc > MaxChannels:
-			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:num_channels %d (supported: 1..%d)", nc, MaxChannels)
+			return SigMFInfo{}, r, inputErr(ErrUnsupported, "unsupported core:num_channels %d (supported: 1..%d)", nc, MaxChannels)
 		default:
 			info.NumChannels = int(nc)
 		}
@@ -157,7 +186,7 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 	}
 	info.Meta.Extensions = g.Extensions
 	if g.MetadataOnly != nil && *g.MetadataOnly {
-		return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:metadata_only recording: it has no samples")
+		return SigMFInfo{}, r, inputErr(ErrUnsupported, "unsupported core:metadata_only recording: it has no samples")
 	}
 	if g.Offset != nil {
 		info.Offset = *g.Offset
@@ -173,14 +202,43 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 		info.Dataset = *g.Dataset
 		// The dataset is a file next to the metadata, never a path elsewhere.
 		if info.Dataset == "" || strings.ContainsAny(info.Dataset, `/\`) || info.Dataset == "." || info.Dataset == ".." {
-			return SigMFInfo{}, inputErr(ErrFormat, "core:dataset %q must be a file name in the metadata's directory", info.Dataset)
+			return SigMFInfo{}, r, inputErr(ErrFormat, "core:dataset %q must be a file name in the metadata's directory", info.Dataset)
 		}
 	}
+	var prev uint64
 	for i, c := range m.Captures {
-		if i == 0 {
-			if c.SampleStart != nil {
-				info.SampleStart = *c.SampleStart
+		var start uint64
+		switch {
+		case c.SampleStart != nil:
+			start = *c.SampleStart
+		case i > 0:
+			return SigMFInfo{}, r, inputErr(ErrFormat, "captures[%d] has no core:sample_start", i)
+		}
+		if i > 0 && start <= prev {
+			return SigMFInfo{}, r, inputErr(ErrFormat, "captures[%d] core:sample_start %d does not follow captures[%d]'s %d: captures must be in increasing order", i, start, i-1, prev)
+		}
+		prev = start
+		what := fmt.Sprintf("captures[%d] core:sample_start", i)
+		end := start
+		if c.SampleCount != nil {
+			if end += *c.SampleCount; end < start {
+				return SigMFInfo{}, r, inputErr(ErrFormat, "captures[%d] core:sample_count %d is out of range", i, *c.SampleCount)
 			}
+			what += " + core:sample_count"
+		}
+		r.note(end, what)
+		var t time.Time
+		if c.Datetime != nil {
+			var err error
+			if t, err = time.Parse(time.RFC3339Nano, *c.Datetime); err != nil {
+				return SigMFInfo{}, r, inputErr(ErrFormat, "captures[%d] core:datetime %q is not an RFC 3339 time", i, *c.Datetime)
+			}
+		}
+		if c.Frequency != nil && (math.IsNaN(*c.Frequency) || math.IsInf(*c.Frequency, 0)) {
+			return SigMFInfo{}, r, inputErr(ErrFormat, "captures[%d] core:frequency is not finite", i)
+		}
+		if i == 0 {
+			info.SampleStart = start
 			if c.HeaderBytes != nil {
 				info.HeaderBytes = *c.HeaderBytes
 			}
@@ -188,24 +246,29 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 				info.FrequencyHz = *c.Frequency
 				info.Meta.FrequencyHz, info.Meta.HasFrequency = *c.Frequency, true
 			}
-			if c.Datetime != nil {
-				t, err := time.Parse(time.RFC3339Nano, *c.Datetime)
-				if err != nil {
-					return SigMFInfo{}, inputErr(ErrFormat, "captures[0] core:datetime %q is not an RFC 3339 time", *c.Datetime)
-				}
-				info.Meta.Datetime = t
-			}
+			info.Meta.Datetime = t
 			continue
 		}
 		if c.HeaderBytes != nil && *c.HeaderBytes != 0 {
-			return SigMFInfo{}, inputErr(ErrUnsupported, "unsupported core:header_bytes in captures[%d]; only a header before the first capture is supported", i)
+			return SigMFInfo{}, r, inputErr(ErrUnsupported, "unsupported core:header_bytes in captures[%d]; only a header before the first capture is supported", i)
 		}
+		// Carried to the output, at the first sample read's indices.
+		cp := Capture{SampleStart: start - info.SampleStart, Datetime: t}
+		if c.Frequency != nil {
+			cp.FrequencyHz, cp.HasFrequency = *c.Frequency, true
+		}
+		info.Meta.Captures = append(info.Meta.Captures, cp)
 	}
 	for i, a := range m.Annotations {
-		ann, keep, err := parseAnnotation(a, info.SampleStart)
+		ann, keep, end, err := parseAnnotation(a, info.SampleStart)
 		if err != nil {
-			return SigMFInfo{}, inputErr(ErrFormat, "annotations[%d]: %v", i, err)
+			return SigMFInfo{}, r, inputErr(ErrFormat, "annotations[%d]: %v", i, err)
 		}
+		what := fmt.Sprintf("annotations[%d] core:sample_start", i)
+		if _, ok := a["core:sample_count"]; ok {
+			what += " + core:sample_count"
+		}
+		r.note(end, what)
 		if keep {
 			info.Meta.Annotations = append(info.Meta.Annotations, ann)
 		}
@@ -213,9 +276,9 @@ func parseSigMFMeta(data []byte) (SigMFInfo, error) {
 	dt, _ := lookupDatatype(info.Datatype)
 	if info.SampleStart > math.MaxInt64/uint64(dt.frame()*info.NumChannels) ||
 		info.HeaderBytes > math.MaxInt64/2 || info.TrailingBytes > math.MaxInt64/2 {
-		return SigMFInfo{}, inputErr(ErrFormat, "captures[0] offsets are out of range")
+		return SigMFInfo{}, r, inputErr(ErrFormat, "captures[0] offsets are out of range")
 	}
-	return info, nil
+	return info, r, nil
 }
 
 // readLimited reads a whole file of at most limit bytes.
@@ -259,26 +322,30 @@ func (i SigMFInfo) skipBytes(dt datatype) int64 {
 
 // parseAnnotation reads one annotation; its start is made relative to
 // first, the first sample read. One that ends before first is dropped
-// (keep false); one that starts before it is cut to begin there.
-func parseAnnotation(a map[string]json.RawMessage, first uint64) (Annotation, bool, error) {
-	var ann Annotation
+// (keep false); one that starts before it is cut to begin there. end is
+// where it ends in the dataset (its start, for a point).
+func parseAnnotation(a map[string]json.RawMessage, first uint64) (ann Annotation, keep bool, end uint64, err error) {
 	raw, ok := a["core:sample_start"]
 	if !ok {
-		return ann, false, errors.New("no core:sample_start")
+		return ann, false, 0, errors.New("no core:sample_start")
 	}
 	var start uint64
 	if err := json.Unmarshal(raw, &start); err != nil {
-		return ann, false, fmt.Errorf("core:sample_start: %v", err)
+		return ann, false, 0, fmt.Errorf("core:sample_start: %v", err)
 	}
+	end = start
 	if raw, ok := a["core:sample_count"]; ok {
 		if err := json.Unmarshal(raw, &ann.SampleCount); err != nil {
-			return ann, false, fmt.Errorf("core:sample_count: %v", err)
+			return ann, false, 0, fmt.Errorf("core:sample_count: %v", err)
 		}
 		ann.HasCount = true
+		if end += ann.SampleCount; end < start {
+			return ann, false, 0, fmt.Errorf("core:sample_count %d is out of range", ann.SampleCount)
+		}
 	}
 	if start < first {
-		if !ann.HasCount || start+ann.SampleCount <= first {
-			return ann, false, nil
+		if !ann.HasCount || end <= first {
+			return ann, false, end, nil
 		}
 		ann.SampleCount -= first - start
 		start = first
@@ -290,7 +357,7 @@ func parseAnnotation(a map[string]json.RawMessage, first uint64) (Annotation, bo
 			ann.Fields[k] = v
 		}
 	}
-	return ann, true, nil
+	return ann, true, end, nil
 }
 
 // OpenSigMF opens a SigMF recording given its .sigmf-meta or .sigmf-data
@@ -314,7 +381,7 @@ func OpenSigMF(path string) (*SigMF, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: sigmf: %w", err)
 	}
-	info, err := parseSigMFMeta(data)
+	info, refs, err := parseSigMFMeta(data)
 	if err != nil {
 		return nil, fmt.Errorf("capture: sigmf %s: %w", metaPath, err)
 	}
@@ -340,6 +407,9 @@ func OpenSigMF(path string) (*SigMF, error) {
 	skipN := info.skipBytes(dt)
 	if fi.Mode().IsRegular() {
 		n, err := sigmfDataLen(info, dt, fi.Size(), dataPath)
+		if err == nil {
+			err = refs.check(info.total(dt, n), dataPath)
+		}
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("capture: sigmf %s: %w", metaPath, err)
@@ -363,9 +433,15 @@ func OpenSigMF(path string) (*SigMF, error) {
 	raw := newRaw(r, f, dataPath, dt, info.SampleRate, declared, info.NumChannels)
 	raw.meta = &info.Meta
 	if declared >= 0 {
-		raw.direct = newFileReader(f, dt, skipN, skipN+declared)
+		raw.direct = newFileReader(f, dt, skipN, skipN+declared, raw.scan)
 	}
 	return &SigMF{Raw: raw, meta: info, files: []string{metaPath, dataPath}}, nil
+}
+
+// total is the number of whole samples in a dataset whose samples after
+// the skipped ones take n bytes, counted from the dataset's first.
+func (i SigMFInfo) total(dt datatype, n int64) uint64 {
+	return i.SampleStart + uint64(n)/uint64(dt.frame()*max(1, i.NumChannels))
 }
 
 // sigmfDataLen is the number of sample bytes after the skipped start and
@@ -393,6 +469,7 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		return nil, fmt.Errorf("capture: sigmf archive %s: %w", path, err)
 	}
 	var info SigMFInfo
+	var refs reach
 	var dataName string
 	tr := tar.NewReader(f)
 	for {
@@ -413,7 +490,7 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		if err != nil {
 			return fail(inputErr(ErrFormat, "reading %s: %v", h.Name, err))
 		}
-		if info, err = parseSigMFMeta(data); err != nil {
+		if info, refs, err = parseSigMFMeta(data); err != nil {
 			return fail(fmt.Errorf("%s: %w", h.Name, err))
 		}
 		dataName = strings.TrimSuffix(h.Name, sigmfMetaExt) + sigmfDataExt
@@ -440,6 +517,9 @@ func openSigMFArchive(path string) (*SigMF, error) {
 		dt, _ := lookupDatatype(info.Datatype)
 		name := path + ":" + dataName
 		n, err := sigmfDataLen(info, dt, h.Size, name)
+		if err == nil {
+			err = refs.check(info.total(dt, n), name)
+		}
 		if err != nil {
 			return fail(err)
 		}

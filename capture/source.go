@@ -112,3 +112,13 @@ func (f *frameBuf) refill(r io.Reader) (int, error) {
 	f.hi += m
 	return m, err
 }
+
+// PCMSource is a source that knows how its samples were stored: as
+// integers (PCM) of some width, or as floats. A WAV output takes that
+// width by default, since many WAV readers (Python's wave module) cannot
+// open float WAV.
+type PCMSource interface {
+	// PCMBits returns the bits of one stored integer value (8, 16, 24 or
+	// 32), or 0 when the samples are floats.
+	PCMBits() int
+}

@@ -71,6 +71,8 @@ type ZMQStats struct {
 // goroutine; TakeTags may be called from another.
 type ZMQ struct {
 	firstStamp
+	nonFinite // NaN and ±Inf values delivered (float formats)
+
 	r        *zmq.Receiver
 	dt       datatype
 	info     Info
@@ -137,6 +139,9 @@ func (z *ZMQ) OnMalformed(f func(err error, total uint64)) { z.onMalformed = f }
 // source is connected again after the sender went away.
 func (z *ZMQ) OnReconnect(f func(total uint64)) { z.onReconnect = f }
 
+// PCMBits implements [PCMSource].
+func (z *ZMQ) PCMBits() int { return z.dt.pcmBits() }
+
 // Stats returns the counters.
 func (z *ZMQ) Stats() ZMQStats {
 	st := z.st
@@ -162,6 +167,9 @@ func (z *ZMQ) Read(ctx context.Context, dst []float32) (int, error) {
 		if len(z.payload) > 0 {
 			k := min((len(dst)-filled)/ch, len(z.payload)/frame)
 			decodeLE(z.dt, dst[filled:filled+k*ch], z.payload)
+			if z.dt.enc == encF32 {
+				z.scan(dst[filled : filled+k*ch])
+			}
 			z.payload = z.payload[k*frame:]
 			filled += k * ch
 			z.delivered += uint64(k)

@@ -84,7 +84,7 @@ const (
 const (
 	WAVPCM16   = "pcm16"
 	WAVPCM24   = "pcm24"
-	WAVFloat32 = "float32" // the default: no clipping
+	WAVFloat32 = "float32" // the default for float input: no clipping (integer input: its width, pcm16 or pcm24)
 )
 
 // StdoutPath as source.path (--input) reads standard input; as sink.path
@@ -408,7 +408,10 @@ type Sink struct {
 	Path string `yaml:"path"`
 	// Format is rf32_le, cf32_le, ri16_le, ci16_le or cs8 (file, sigmf,
 	// zmq); empty means rf32_le for real sources and cf32_le for complex
-	// ones. For wav: pcm16, pcm24 or float32 (the default). Use FormatFor.
+	// ones. For wav: pcm16, pcm24 or float32; the default is the input's
+	// PCM width when it is stored as integers (pcm16 up to 16 bits, pcm24
+	// beyond) and float32 otherwise. Use FormatFor (assemble.WAVFormat
+	// for the input's width).
 	Format string `yaml:"format"`
 	// Overwrite lets the run replace existing output files. Without it an
 	// existing output is refused before anything starts. An output that is

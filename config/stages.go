@@ -291,26 +291,28 @@ func (c *Config) chainErr(err error) error {
 // FirstDesign returns the design the config's filter uses: filter.design,
 // or the first fir or resample stage with a design, and the factor its
 // taps' rate is the source rate times (the product of the decimations and
-// resampling ratios before it, times up for a resampler). nil when no
-// filter is designed.
-func (c *Config) FirstDesign() (*Design, float64) {
+// resampling ratios before it, times up for a resampler), and the gain
+// the run applies to the designed taps (up for a resampler, else 1). nil
+// when no filter is designed.
+func (c *Config) FirstDesign() (d *Design, scale, gain float64) {
 	if len(c.Stages) == 0 {
-		return c.Filter.Design, 1
+		return c.Filter.Design, 1, 1
 	}
-	scale := 1.0
+	scale = 1.0
 	for _, s := range c.Stages {
 		switch {
 		case s.FIR != nil:
 			if s.FIR.Design != nil {
-				return s.FIR.Design, scale
+				return s.FIR.Design, scale, 1
 			}
 			scale /= float64(max(1, s.FIR.Decimate))
 		case s.Resample != nil:
 			if s.Resample.Design != nil {
-				return s.Resample.Design, scale * float64(max(1, s.Resample.Up))
+				up := float64(max(1, s.Resample.Up))
+				return s.Resample.Design, scale * up, up
 			}
 			scale *= float64(max(1, s.Resample.Up)) / float64(max(1, s.Resample.Down))
 		}
 	}
-	return nil, 1
+	return nil, 1, 1
 }

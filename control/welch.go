@@ -20,6 +20,10 @@ type Spectrum struct {
 	Segments int `json:"segments"`
 	// NFFT is the segment length.
 	NFFT int `json:"nfft"`
+	// NonFinite counts the NaN and infinite values among the samples
+	// given: they are taken as 0 (one would make every bin NaN, which JSON
+	// cannot carry, and the page showed nothing), and the page says so.
+	NonFinite int `json:"nonfinite,omitempty"`
 }
 
 // errFewSamples means there is not yet enough signal for one segment.
@@ -53,6 +57,23 @@ func Welch(x []float32, cplx bool, rate float64, nfft int) (Spectrum, error) {
 		w[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/float64(nfft))
 		wss += w[i] * w[i]
 	}
+	// NaN or ±Inf samples (from the input, or spread by a filter) are
+	// counted and taken as 0.
+	bad := 0
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+				y[i] = v
+			}
+		}
+		x = y
+	}
 	fft := fourier.NewCmplxFFT(nfft)
 	seq := make([]complex128, nfft)
 	coef := make([]complex128, nfft)
@@ -79,7 +100,7 @@ func Welch(x []float32, cplx bool, rate float64, nfft int) (Spectrum, error) {
 	}
 	scale := 1 / (rate * wss * float64(segs))
 	var s Spectrum
-	s.Segments, s.NFFT = segs, nfft
+	s.Segments, s.NFFT, s.NonFinite = segs, nfft, bad
 	if cplx {
 		s.FreqHz = make([]float64, nfft)
 		s.DB = make([]float64, nfft)

@@ -28,6 +28,7 @@ type Metrics struct {
 	in, out, blocks, dropB, dropS, gaps atomic.Uint64
 	filtered, dropFB, dropFS            atomic.Uint64
 	clipped                             atomic.Uint64
+	nonFinite                           atomic.Uint64
 }
 
 // New returns metrics for a run on the named backend (pipeline.Backend's
@@ -60,6 +61,7 @@ func New(backend string) *Metrics {
 		counter("sigproc_dropped_filter_samples_total", "Samples in blocks dropped at the filter.", &m.dropFS),
 		counter("sigproc_gaps_total", "Block sequence numbers the consumer never saw.", &m.gaps),
 		counter("sigproc_clipped_values_total", "Output values clipped to the int16 range (int16 sink formats).", &m.clipped),
+		counter("sigproc_input_nonfinite_values_total", "NaN and infinite values read from a float source.", &m.nonFinite),
 		// The names before the capture/filter split, kept for existing
 		// dashboards: the same values as samples_written and dropped_capture.
 		counter("sigproc_samples_out_total", "Filtered samples written to the sink (same as sigproc_samples_written_total).", &m.out),
@@ -102,6 +104,10 @@ func (m *Metrics) Update(st pipeline.Stats) {
 // SetClipped stores the number of output values clipped so far (the
 // sink's count; it only grows).
 func (m *Metrics) SetClipped(n uint64) { m.clipped.Store(n) }
+
+// SetNonFinite stores the number of NaN and infinite values the source
+// has delivered so far (it only grows).
+func (m *Metrics) SetNonFinite(n uint64) { m.nonFinite.Store(n) }
 
 // ObserveBlock records the latency of one filtered block: seenNs minus the
 // block's capture timestamp, both on the run's clock. It has the signature

@@ -143,7 +143,7 @@ func TestRunDropPolicyFullAccounting(t *testing.T) {
 func TestStatsStringReportsEveryCounter(t *testing.T) {
 	st := Stats{SamplesIn: 100, SamplesFiltered: 60, SamplesWritten: 50, SamplesOut: 50, Blocks: 5,
 		DroppedBlocks: 2, DroppedSamples: 20, DroppedFilterBlocks: 2, DroppedFilterSamples: 20, Gaps: 2, Wall: 1e9}
-	const want = "samples in 100  out 50  blocks 5  drops 2 (20 samples)  gaps 2  startup 0.000 s  wall 1.000 s  0.00 MS/s  filtered 60  filter drops 2 (20 samples)"
+	const want = "samples in 100  out 50  blocks 5  drops 2 (20 samples)  gaps 2  startup 0.000 s  wall 1.000 s  0.00 MS/s out, 0.00 MS/s in  filtered 60  filter drops 2 (20 samples)"
 	if got := st.String(); got != want {
 		t.Fatalf("String() = %q\nwant        %q", got, want)
 	}

@@ -228,18 +228,15 @@ func (s Stats) InMSps() float64 {
 	return float64(s.SamplesFiltered) / s.Wall.Seconds() / 1e6
 }
 
-// String is the one-line run summary. "out" is the samples written (output
-// rate), "drops" the loss at capture, and the rate is that of the output;
-// "filtered" and the loss at the filter are input samples. When the chain
-// changes the rate, the input rate follows ("in N MS/s").
+// String is the one-line run summary. "out" is the samples written,
+// "drops" the loss at capture; "filtered" and the loss at the filter are
+// input samples. Both rates are given, labelled: "N MS/s out" (samples
+// written) and "M MS/s in" (samples filtered), which differ when the chain
+// changes the rate.
 func (s Stats) String() string {
-	line := fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s  filtered %d  filter drops %d (%d samples)",
-		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(),
+	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s out, %.2f MS/s in  filtered %d  filter drops %d (%d samples)",
+		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(), s.InMSps(),
 		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
-	if s.SamplesProduced != 0 && s.SamplesProduced != s.SamplesFiltered {
-		line += fmt.Sprintf("  in %.2f MS/s", s.InMSps())
-	}
-	return line
 }
 
 // Options are optional hooks of a run.

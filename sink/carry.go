@@ -13,14 +13,18 @@ import (
 // the chain's shift (shifting by f moves a component at baseband offset b
 // to b + f, and its RF frequency does not change, so the centre that
 // baseband 0 stands for moves by −f); core:datetime and the source's
-// namespaced global fields are kept; annotations are kept with their
+// namespaced global fields are kept; the source's further capture
+// segments (a SigMF recording's captures[1:]) are kept, each with its
+// frequency moved likewise and its datetime, starting at the output
+// sample its first input sample maps to; annotations are kept with their
 // indices mapped through every decimation and resampling (input index n
 // becomes output index c.Count(n), the first output at or after it).
 func (m *SigMFMeta) Carry(src *capture.Meta, c stage.Chain) {
 	m.SampleRate = c.OutRate()
 	m.InputRate = c.SampleRate
 	m.Channels = c.ChannelCount()
-	m.FrequencyHz = -c.Shift()
+	shift := c.Shift()
+	m.FrequencyHz = -shift
 	m.OutputIndex = func(n uint64) uint64 { return uint64(c.Count(int64(n))) }
 	if src == nil {
 		return
@@ -38,6 +42,10 @@ func (m *SigMFMeta) Carry(src *capture.Meta, c stage.Chain) {
 		}
 	}
 	m.Datetime = src.Datetime
+	for _, c := range src.Captures {
+		m.Captures = append(m.Captures, SigMFCapture{InputStart: c.SampleStart,
+			FrequencyHz: c.FrequencyHz - shift, HasFrequency: c.HasFrequency, Datetime: c.Datetime})
+	}
 	m.Annotations = src.Annotations
 	m.Extensions = src.Extensions
 	if len(src.Global) > 0 && m.Extra == nil {

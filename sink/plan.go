@@ -160,12 +160,12 @@ func Prepare(s Spec) (*Plan, error) {
 		return nil, fmt.Errorf("sink: unknown type %q (want %s, %s, %s or %s)", s.Type, TypeFile, TypeSigMF, TypeWAV, TypeNull)
 	}
 	for _, path := range paths { // inputs first: that error matters most
-		if in := sameAsInput(path, nil, s.Inputs); in != "" {
-			return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+		if err := CheckNotInput(path, s.Inputs...); err != nil {
+			return nil, err
 		}
 	}
 	for _, path := range paths {
-		o, err := checkOutput(path, s.Inputs, s.Overwrite)
+		o, err := checkOutput(path, s.Overwrite)
 		if err != nil {
 			return nil, err
 		}
@@ -183,12 +183,10 @@ func (p *Plan) Paths() []string {
 	return out
 }
 
-// checkOutput checks one output path against the inputs and what exists.
-func checkOutput(path string, inputs []string, overwrite bool) (output, error) {
+// checkOutput checks one output path, already checked against the
+// inputs, against what exists.
+func checkOutput(path string, overwrite bool) (output, error) {
 	o := output{path: path}
-	if in := sameAsInput(path, nil, inputs); in != "" {
-		return o, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
-	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -305,6 +303,13 @@ func (p *Plan) Create() (s Sink, err error) {
 		undo = append(undo, func() { os.Remove(o.path) })
 	}
 	undo = append(undo, func() { file.Close() })
+	var dir *os.Root
+	if p.sigmf != nil {
+		if dir, err = openDirOf(file, o.path); err != nil {
+			return nil, err
+		}
+		undo = append(undo, func() { dir.Close() })
+	}
 	raw := newFileRaw(file, o.path, p.f)
 	if p.spec.OnClip != nil {
 		raw.SetClipHandler(p.spec.OnClip)
@@ -316,18 +321,43 @@ func (p *Plan) Create() (s Sink, err error) {
 		return raw, nil
 	}
 	sm := p.sigmf
-	sm.Raw, sm.metaPath = raw, p.outputs[1].path
+	sm.Raw, sm.metaPath, sm.dir = raw, p.outputs[1].path, dir
 	if p.spec.StampStart && sm.t0.IsZero() {
 		sm.t0 = time.Now()
 	}
-	if in := sameAsInput(sm.metaPath, nil, p.spec.Inputs); in != "" {
-		return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, sm.metaPath, in)
+	if err := CheckNotInput(sm.metaPath, p.spec.Inputs...); err != nil {
+		return nil, err
 	}
 	if err := sm.writeMeta(); err != nil {
 		return nil, err
 	}
 	sm.lastMeta = time.Now()
 	return sm, nil
+}
+
+// openDirOf opens the directory of the data file f (opened as path) for a
+// SigMF recording's metadata, which is rewritten during the run and at its
+// end through this handle, never by path: a directory renamed or swapped
+// for a symlink meanwhile cannot redirect it. The handle must be the
+// directory f was created in.
+func openDirOf(f *os.File, path string) (*os.Root, error) {
+	dir, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("sink: sigmf: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var di os.FileInfo
+		// (A symlink to the data is followed by f and not by Lstat.)
+		if di, err = dir.Lstat(filepath.Base(path)); err == nil && di.Mode().IsRegular() && !os.SameFile(fi, di) {
+			err = fmt.Errorf("%s was replaced while it was being created", path)
+		}
+	}
+	if err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("sink: sigmf: %w", err)
+	}
+	return dir, nil
 }
 
 // open opens an output for writing. An existing regular file is truncated
@@ -349,7 +379,7 @@ func (p *Plan) open(o output) (*os.File, error) {
 	if err == nil {
 		if in := sameAsInput(o.path, fi, p.spec.Inputs); in != "" {
 			f.Close()
-			return nil, fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, o.path, in)
+			return nil, isInputErr(o.path, in)
 		}
 		if fi.Mode().IsRegular() && o.existing {
 			err = f.Truncate(0)
@@ -506,11 +536,22 @@ func (d *Deferred) Close() error {
 }
 
 // CheckNotInput returns an error wrapping ErrIsInput if path is one of
-// inputs (by device and inode, or by its path after symlinks and ".."), for
-// tools that write outputs outside a Plan.
+// inputs: the same file by device and inode (however it is named: "./",
+// "..", a symlink or a hard link), or, where either does not exist or
+// cannot be examined, the same absolute path once symlinked directories
+// are resolved. Empty inputs are ignored. It is the one guard every
+// output goes through: Prepare calls it for a run's sinks, and each
+// command that writes a file (design --response, probe --json/--png, the
+// bench outputs) calls it with the files it reads before it opens
+// anything for writing.
 func CheckNotInput(path string, inputs ...string) error {
 	if in := sameAsInput(path, nil, inputs); in != "" {
-		return fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
+		return isInputErr(path, in)
 	}
 	return nil
+}
+
+// isInputErr is the refusal to write path over the input in.
+func isInputErr(path, in string) error {
+	return fmt.Errorf("%w: %s is the input %s; refusing to write over an input", ErrIsInput, path, in)
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,7 +54,32 @@ type SigMFMeta struct {
 	// moves them with the samples. Those the recording does not reach are
 	// left out when it is closed, and counts are cut at its end.
 	Annotations []capture.Annotation
-	OutputIndex func(in uint64) uint64
+	// OutputIndex maps n, a count of input samples the chain has
+	// consumed, to the count of samples it has output for them: the index
+	// of the first output sample at or after input sample n (nil: n).
+	OutputIndex func(n uint64) uint64
+	// Captures are the input's capture segments after the first (the
+	// first is FrequencyHz, HasFrequency and Datetime), at input indices
+	// counted from the first sample read, their frequencies already as
+	// the output's (moved by the chain's shift). Each starts a capture
+	// segment of the recording at the output sample its first input
+	// sample maps to, counting the samples the chain has consumed, so
+	// that gaps before it do not shift it (see WriteIndexed).
+	Captures []SigMFCapture
+}
+
+// SigMFCapture is one of the input's capture segments after the first, as
+// the output describes it.
+type SigMFCapture struct {
+	// InputStart is its first sample, an input index counted from the
+	// first sample read.
+	InputStart uint64
+	// FrequencyHz is the output's core:frequency for it; 0 omits it
+	// unless HasFrequency is set.
+	FrequencyHz  float64
+	HasFrequency bool
+	// Datetime is the time of its first sample; the zero time omits it.
+	Datetime time.Time
 }
 
 // DroppedKey is the annotation field giving the number of samples dropped
@@ -73,10 +100,13 @@ const DefaultMetaEvery = time.Second
 //
 // Gaps: a sample written with WriteIndexed whose input index is beyond the
 // previous sample's starts a new capture segment at its output index, with
-// its core:datetime, and an annotation there carrying DroppedKey.
+// its core:datetime, and an annotation there carrying DroppedKey. The
+// input's own capture segments (SigMFMeta.Captures) start segments too, at
+// the output index of their first sample.
 type SigMF struct {
 	*Raw
 	metaPath string
+	dir      *os.Root // metaPath's directory, opened when the sink was created
 	// MetaEvery bounds how often the metadata is rewritten during the run;
 	// 0 means DefaultMetaEvery.
 	MetaEvery time.Duration
@@ -87,9 +117,14 @@ type SigMF struct {
 	t0       time.Time
 	rate     float64 // input rate: input indices over it give a capture's time
 	gaps     []gap   // in output order
-	next     uint64  // input index of the next sample expected
-	dropped  uint64  // samples annotated as dropped
-	dirty    bool    // gaps not yet in the metadata file
+	caps     []inCapture
+	bounds   []bound               // input capture segments placed in the output, in output order
+	nextCap  int                   // caps[nextCap:] are not placed yet
+	outIndex func(n uint64) uint64 // SigMFMeta.OutputIndex, never nil
+	consumed uint64                // input samples written (those the chain consumed)
+	next     uint64                // input index of the next sample expected
+	dropped  uint64                // samples annotated as dropped
+	dirty    bool                  // gaps not yet in the metadata file
 	lastMeta time.Time
 	metaCost time.Duration // how long the last metadata write took
 	scratch  []byte        // reused by encode for one segment at a time
@@ -102,6 +137,17 @@ type gap struct {
 	out, in, n uint64
 	end        bool
 }
+
+// inCapture is one of the input's capture segments after the first.
+type inCapture struct {
+	in   uint64    // its first sample's input index
+	freq []byte    // the encoded core:frequency, nil to omit it
+	t    time.Time // its first sample's time, zero if unknown
+}
+
+// bound is an input capture segment's start in the output: output index
+// out, input index in.
+type bound struct{ out, in uint64 }
 
 // sigmfReserved reports whether the recorder sets global key k itself.
 func sigmfReserved(k string) bool {
@@ -164,6 +210,23 @@ func newSigMF(m SigMFMeta) (*SigMF, error) {
 	}
 	if s.carried, err = carryAnnotations(m.Annotations, m.OutputIndex); err != nil {
 		return nil, err
+	}
+	s.outIndex = m.OutputIndex
+	if s.outIndex == nil {
+		s.outIndex = func(n uint64) uint64 { return n }
+	}
+	for i, c := range m.Captures {
+		if math.IsNaN(c.FrequencyHz) || math.IsInf(c.FrequencyHz, 0) {
+			return nil, fmt.Errorf("capture %d: frequency %g is not finite", i+1, c.FrequencyHz)
+		}
+		if c.InputStart == 0 || (i > 0 && c.InputStart <= m.Captures[i-1].InputStart) {
+			return nil, fmt.Errorf("capture %d: input index %d does not follow the previous capture's", i+1, c.InputStart)
+		}
+		ic := inCapture{in: c.InputStart, t: c.Datetime}
+		if c.FrequencyHz != 0 || c.HasFrequency {
+			ic.freq, _ = json.Marshal(c.FrequencyHz)
+		}
+		s.caps = append(s.caps, ic)
 	}
 	return s, nil
 }
@@ -289,15 +352,39 @@ func (s *SigMF) encode(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	b := append(s.scratch[:0], "{\n  \"global\": "...)
 	b = append(b, s.global...)
-	b = append(b, ",\n  \"captures\": [\n"...)
-	b = s.appendCapture(b, 0, 0)
+	b = append(b, ",\n  \"captures\": ["...)
 	bw.Write(b)
+	// The first segment, those gaps start and those of the input, merged
+	// in output order. Where several start at one output sample, the
+	// last in input order describes it.
+	cur := bound{0, 0}
+	first := true
+	emit := func(next bound) {
+		if next.out == cur.out {
+			cur.in = max(cur.in, next.in)
+			return
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		b = s.appendCapture(append(b[:0], '\n'), cur.out, cur.in)
+		bw.Write(b)
+		cur, first = next, false
+	}
+	// An input segment is written once its first sample is in the data.
+	bi, limit := 0, s.Written()
 	for _, g := range s.gaps {
+		for ; bi < len(s.bounds) && s.bounds[bi].out <= g.out && s.bounds[bi].out < limit; bi++ {
+			emit(s.bounds[bi])
+		}
 		if !g.end {
-			b = append(b[:0], ",\n"...)
-			bw.Write(s.appendCapture(b, g.out, g.in))
+			emit(bound{g.out, g.in})
 		}
 	}
+	for ; bi < len(s.bounds) && s.bounds[bi].out < limit; bi++ {
+		emit(s.bounds[bi])
+	}
+	emit(bound{math.MaxUint64, 0})
 	bw.WriteString("\n  ],\n  \"annotations\": [")
 	// Gaps and carried annotations, merged in order of their start.
 	written, ci := 0, 0
@@ -355,17 +442,25 @@ func (s *SigMF) appendCarried(b []byte, c *carried) []byte {
 }
 
 // appendCapture appends the capture segment starting at output index out,
-// whose first sample has input index in.
+// which begins at input index in: the frequency and time are those of the
+// input capture segment that sample is in, the time that of input sample
+// in (the segment's first output sample follows it by less than one
+// output sample period, where the chain decimates).
 func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
+	freq, t, start := s.freq, s.t0, uint64(0)
+	if k := sort.Search(len(s.caps), func(i int) bool { return s.caps[i].in > in }); k > 0 {
+		c := &s.caps[k-1]
+		freq, t, start = c.freq, c.t, c.in
+	}
 	b = append(b, "    {\n      \"core:sample_start\": "...)
 	b = strconv.AppendUint(b, out, 10)
-	if s.freq != nil {
+	if freq != nil {
 		b = append(b, ",\n      \"core:frequency\": "...)
-		b = append(b, s.freq...)
+		b = append(b, freq...)
 	}
-	if !s.t0.IsZero() {
+	if !t.IsZero() {
 		b = append(b, ",\n      \"core:datetime\": \""...)
-		b = s.t0.Add(time.Duration(float64(in)/s.rate*1e9)).UTC().AppendFormat(b, time.RFC3339Nano)
+		b = t.Add(time.Duration(float64(in-start)/s.rate*1e9)).UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 	}
 	return append(b, "\n    }"...)
@@ -377,8 +472,11 @@ func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
 // chain makes differ from the recording's). An index beyond the end of the
 // previous write's input is a gap: the input samples in between were
 // dropped before reaching the sink, and are recorded as a new capture
-// segment plus an annotation counting them. It allocates only when it
-// records a gap.
+// segment plus an annotation counting them. An input capture segment
+// (SigMFMeta.Captures) that starts in this block's input starts a capture
+// segment at the first of its samples at or after that input sample; one
+// that starts in a gap is the gap's. It allocates only when it records a
+// gap or places a capture segment.
 func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 	if s.closed {
 		return ErrClosed
@@ -389,9 +487,13 @@ func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 	if index > s.next {
 		s.gap(index)
 	}
+	if s.nextCap < len(s.caps) && s.caps[s.nextCap].in < index+inputs {
+		s.placeCaptures(index, inputs)
+	}
 	if err := s.Raw.Write(samples); err != nil {
 		return err
 	}
+	s.consumed += inputs
 	s.next = index + inputs
 	if s.dirty {
 		// A long run's metadata grows with its gaps: rewriting it takes
@@ -428,6 +530,23 @@ func (s *SigMF) EndInput(total uint64) {
 	s.dirty = true
 }
 
+// placeCaptures places the input capture segments that start before the
+// end of the block of inputs input samples from index: at the output
+// index of their first sample, by the chain's count of what it has
+// consumed (so samples dropped before it do not move it).
+func (s *SigMF) placeCaptures(index, inputs uint64) {
+	out := s.Samples()
+	for ; s.nextCap < len(s.caps) && s.caps[s.nextCap].in < index+inputs; s.nextCap++ {
+		c := &s.caps[s.nextCap]
+		o := out // it started in a gap before this block, or at its start
+		if c.in > index {
+			o += s.outIndex(s.consumed+c.in-index) - s.outIndex(s.consumed)
+		}
+		s.bounds = append(s.bounds, bound{o, c.in})
+	}
+	s.dirty = true
+}
+
 // gap records the samples from s.next to index as dropped.
 func (s *SigMF) gap(index uint64) {
 	n := index - s.next
@@ -453,38 +572,54 @@ func (s *SigMF) sync(now time.Time) error {
 		s.err = err
 		return err
 	}
-	s.lastMeta, s.dirty = now, false
+	// A capture segment placed at the end of the data waits for its first
+	// sample: the metadata is rewritten once it is there.
+	s.lastMeta, s.dirty = now, len(s.bounds) > 0 && s.bounds[len(s.bounds)-1].out >= s.Written()
 	s.metaCost = time.Since(now)
 	return nil
 }
 
 // writeMeta writes the metadata to a temporary file beside it and renames
-// it into place.
+// it into place, both through the directory handle opened at the start.
 func (s *SigMF) writeMeta() error {
-	return writeFileAtomic(s.metaPath, s.encode)
+	if err := writeFileAtomic(s.dir, filepath.Base(s.metaPath), s.encode); err != nil {
+		return fmt.Errorf("sink: sigmf: write %s: %w", s.metaPath, err)
+	}
+	return nil
 }
 
-// writeFileAtomic replaces path with what write writes, through a
-// temporary file in the same directory and a rename.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("sink: sigmf: %w", err)
+// writeFileAtomic replaces name in dir with what write writes, through a
+// new temporary file in dir and a rename, all relative to the directory
+// handle: the rename replaces a symlink named name, never what it points
+// to.
+func writeFileAtomic(dir *os.Root, name string, write func(io.Writer) error) error {
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		var err error
+		if f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
-	tmp := f.Name()
-	err = write(f)
+	if f == nil {
+		return fmt.Errorf("no free temporary name like %s", tmp)
+	}
+	err := write(f)
+	if err == nil {
+		err = f.Chmod(0o644) // whatever the umask
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		err = dir.Rename(tmp, name)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("sink: sigmf: write %s: %w", path, err)
+		dir.Remove(tmp)
+		return err
 	}
 	return nil
 }
@@ -504,6 +639,8 @@ func (s *SigMF) Close() error {
 		s.dropped -= s.gaps[len(s.gaps)-1].n
 		s.gaps = s.gaps[:len(s.gaps)-1]
 	}
+	// (Input capture segments that hold no sample of the recording are
+	// left out by encode.)
 	// Carried annotations the recording does not reach are left out,
 	// and counts cut at its end.
 	keep := s.carried[:0]
@@ -517,7 +654,9 @@ func (s *SigMF) Close() error {
 		keep = append(keep, c)
 	}
 	s.carried = keep
-	if werr := s.writeMeta(); werr != nil {
+	werr := s.writeMeta()
+	s.dir.Close()
+	if werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err

@@ -12,9 +12,9 @@ import (
 // one, frames interleaved as they come. More than two WAV channels use
 // WAVE_FORMAT_EXTENSIBLE. Integer formats scale by 2^15 or 2^23, round,
 // and clip, counting clipped values (Clipped). The header's sizes are
-// written when the file is closed; on an output that cannot seek (a pipe)
-// they hold 0xFFFFFFFF, the streaming writers' "until the end of input",
-// as they do for data beyond 4 GiB.
+// written when the file is closed, after a write error too; on an output
+// that cannot seek (a pipe) they hold 0xFFFFFFFF, the streaming writers'
+// "until the end of input", as they do for data beyond 4 GiB.
 type WAV struct {
 	*Raw
 	out     io.WriteSeeker // nil when the sizes cannot be patched
@@ -86,20 +86,34 @@ func newWAV(raw *Raw, rate float64, out io.WriteSeeker) (*WAV, error) {
 }
 
 // Close flushes the samples, pads the data to an even size, and writes
-// the final sizes into the header when the output can seek.
+// the final sizes into the header when the output can seek. It does so
+// after a failed write too: the sizes then describe the whole samples that
+// reached the file (a short write is cut back to them), so the file is
+// still a valid WAV of what was written, never one whose header says
+// 0xFFFFFFFF on a regular file.
 func (w *WAV) Close() error {
 	if w.closed {
 		return ErrClosed
 	}
 	err := w.flush()
 	data := w.written
-	if err == nil && data&1 == 1 {
-		if _, perr := w.w.Write([]byte{0}); perr != nil {
+	if data&1 == 1 {
+		var perr error
+		if err != nil && w.out != nil {
+			// After a short write the offset may lie past the samples kept.
+			_, perr = w.out.Seek(w.hdrSize+data, io.SeekStart)
+		}
+		if perr == nil {
+			_, perr = w.w.Write([]byte{0})
+		}
+		if perr != nil && err == nil {
 			err = fmt.Errorf("sink: write %s: %w", w.name, perr)
 		}
 	}
-	if err == nil && w.out != nil && data <= wavUnknown-w.hdrSize-1 {
-		err = w.patch(uint32(data))
+	if w.out != nil && data <= wavUnknown-w.hdrSize-1 {
+		if perr := w.patch(uint32(data)); err == nil {
+			err = perr
+		}
 	}
 	w.closed = true
 	if w.closer != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/sink"
 )
 
 // newBenchCmd returns the "bench" parent command; each backend adds a
@@ -146,6 +145,9 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 	if err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --method: %w", err)
 	}
+	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
+		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
+	}
 	ch := 1
 	if o.complex {
 		ch = 2
@@ -205,7 +207,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, errors.New("bench cpu: run too short to time; raise --samples")
 	}
 	if o.output != "" {
-		if err := writeRawFloat32(o.output, o.input, y); err != nil {
+		if err := writeRawFloat32(o.output, y); err != nil {
 			return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 		}
 	}
@@ -255,12 +257,9 @@ func readRawFloat32(path string, ch int) ([]float32, error) {
 	return x, nil
 }
 
-// writeRawFloat32 writes y as little-endian float32, refusing to write over
-// the input.
-func writeRawFloat32(path, input string, y []float32) error {
-	if err := sink.CheckNotInput(path, input); err != nil {
-		return err
-	}
+// writeRawFloat32 writes y as little-endian float32; the path was checked
+// against the inputs (checkOutputs) before the command started.
+func writeRawFloat32(path string, y []float32) error {
 	b := make([]byte, 4*len(y))
 	for i, v := range y {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))

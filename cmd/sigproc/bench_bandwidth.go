@@ -219,6 +219,9 @@ func (o benchBandwidthOptions) config() (gpubench.BandwidthConfig, error) {
 	case len(o.overlapStreams) == 0:
 		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams is empty")
 	}
+	if err := checkOutputs([]string{o.ptx}, outputFlag{"--json", o.json}); err != nil {
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: %w", err)
+	}
 	for _, n := range o.overlapStreams {
 		if n < 1 || n > 64 {
 			return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams %d out of range (1 to 64)", n)

@@ -74,6 +74,9 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 }
 
 func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
+	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
+		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
+	}
 	ch := 1
 	if o.complex {
 		ch = 2
@@ -113,7 +116,7 @@ func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
 		return res, fmt.Errorf("bench chain: %w", err)
 	}
 	if o.output != "" {
-		if err := writeRawFloat32(o.output, o.input, res.Output); err != nil {
+		if err := writeRawFloat32(o.output, res.Output); err != nil {
 			return res, fmt.Errorf("bench chain: %w", err)
 		}
 	}

@@ -224,6 +224,9 @@ func (o benchFIROptions) check() error {
 	if o.input == "" && o.samples > maxBenchValues/ch {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
+	if err := checkOutputs([]string{o.input, o.tapsFile, o.ptx}, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
+		return fmt.Errorf("bench fir: %w", err)
+	}
 	return nil
 }
 
@@ -342,7 +345,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 				checks[i] = check{err: filter.MaxErrRMS(y, ref), done: true}
 			}
 			if o.output != "" {
-				if err := writeRawFloat32(o.output, o.input, y); err != nil {
+				if err := writeRawFloat32(o.output, y); err != nil {
 					cbErr = fmt.Errorf("bench fir: %w", err)
 					return cbErr
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/gpubench"
@@ -155,6 +156,10 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --ref-size %d must be a whole number of 4 KiB pages, at least 1MiB", o.refSize)
 	case o.device < 0:
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --device must be >= 0, got %d", o.device)
+	}
+	inputs := append([]string{o.input, o.tapsFile}, assemble.PTXInputs(o.ptxDir)...)
+	if err := checkOutputs(inputs, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
+		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
 	}
 	var taps []float32
 	var err error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/filter"
@@ -65,7 +66,8 @@ stderr its measured passband ripple and stopband attenuation.
 The filter comes from the flags, or from a config's filter.design with -c
 (the config's sample rate is used; flags that are given override it). For a
 config with stages, the first fir or resample stage with a design is taken,
-at its own input rate (times up for a resampler).
+at its own input rate (times up for a resampler); a resampler's taps are
+printed with the gain of up that the stage applies to them.
 
 Design by specification: --attenuation DB with --transition HZ picks a Kaiser
 window's length and beta as scipy.signal.kaiserord does (no --taps), and the
@@ -107,8 +109,11 @@ writes freq_hz,magnitude_db from DC to Nyquist for plotting.`,
 }
 
 func runDesign(cmd *cobra.Command, o *designOptions) error {
-	spec, err := designSpec(cmd, o)
+	spec, inputs, gain, err := designSpec(cmd, o)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs(inputs, outputFlag{"--response", o.response}); err != nil {
 		return err
 	}
 	switch o.format {
@@ -136,6 +141,11 @@ func runDesign(cmd *cobra.Command, o *designOptions) error {
 	if err != nil {
 		return fmt.Errorf("measure: %w (try a smaller --transition)", err)
 	}
+	// A resampler's designed taps run with a gain of up, which keeps the
+	// signal's amplitude: print (and plot) the taps it applies.
+	for i := range taps {
+		taps[i] *= float32(gain)
+	}
 
 	w := bufio.NewWriter(cmd.OutOrStdout())
 	if err := writeTaps(w, taps, spec, o.format); err != nil {
@@ -149,36 +159,48 @@ func runDesign(cmd *cobra.Command, o *designOptions) error {
 			return err
 		}
 	}
+	if gain != 1 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "resample stage: the taps are printed with the gain of ×%g (up) the stage applies to designed taps (passband %+.1f dB)\n",
+			gain, 20*math.Log10(gain))
+	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: passband ripple %.3f dB, stopband attenuation %.1f dB (%s Hz transition bands excluded)\n",
 		describeSpec(spec), resp.PassbandRippleDB, resp.StopbandAttenDB, fmtHz(math.Round(transition*10)/10))
 	return err
 }
 
-// designSpec builds the spec from -c and/or the flags.
-func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
+// designSpec builds the spec from -c and/or the flags, lists the files it
+// read (with -c: the config and the files it names), and returns the gain
+// the config's stage applies to the designed taps (a resampler's up; 1
+// otherwise).
+func designSpec(cmd *cobra.Command, o *designOptions) (spec filter.Spec, inputs []string, gain float64, err error) {
 	changed := cmd.Flags().Changed
-	var spec filter.Spec
+	gain = 1
 	if o.config != "" {
 		cfg, err := config.Load(o.config)
 		if err != nil {
-			return spec, err
+			return spec, nil, 1, err
 		}
-		d, scale := cfg.FirstDesign()
+		inputs = assemble.ConfigInputs(cfg, o.config)
+		d, scale, g := cfg.FirstDesign()
+		gain = g
 		if d == nil {
 			what := "filter has no design (it uses taps or taps_file)"
 			if len(cfg.Stages) > 0 {
 				what = "no stage has a design (they use taps or taps_file)"
 			}
-			return spec, fmt.Errorf("%s: %s; give the design as flags instead", o.config, what)
+			return spec, nil, 1, fmt.Errorf("%s: %s; give the design as flags instead", o.config, what)
 		}
 		rate := cfg.Source.SampleRate
 		if rate == 0 && cfg.Source.Type == config.SourceFile && !changed("rate") {
 			// wav and sigmf carry the rate in the file.
 			src, err := capture.OpenFile(cfg.Source.Path, cfg.Source.Format, 0)
 			if err != nil {
-				return spec, cfg.Wrap("source.path", fmt.Errorf("%w (or give --rate)", err))
+				return spec, nil, 1, cfg.Wrap("source.path", fmt.Errorf("%w (or give --rate)", err))
 			}
 			rate = src.Info().SampleRate
+			if f, ok := src.(interface{ Files() []string }); ok {
+				inputs = append(inputs, f.Files()...)
+			}
 			src.Close()
 		}
 		spec = d.Spec(rate * scale)
@@ -191,7 +213,7 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 			missing = append(missing, "--taps")
 		}
 		if len(missing) > 0 {
-			return spec, fmt.Errorf("%s required (or --transition and --attenuation for --taps, or take the design from a config with -c)", strings.Join(missing, " and "))
+			return spec, nil, 1, fmt.Errorf("%s required (or --transition and --attenuation for --taps, or take the design from a config with -c)", strings.Join(missing, " and "))
 		}
 		spec = filter.Spec{Type: o.typ, Window: o.window}
 	}
@@ -216,7 +238,7 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 	}
 	if changed("attenuation") {
 		if !changed("transition") && spec.TransitionHz == 0 {
-			return spec, errors.New("--attenuation needs --transition (the band it is promised outside of)")
+			return spec, nil, 1, errors.New("--attenuation needs --transition (the band it is promised outside of)")
 		}
 		spec.AttenuationDB = o.atten
 		if changed("transition") {
@@ -237,9 +259,9 @@ func designSpec(cmd *cobra.Command, o *designOptions) (filter.Spec, error) {
 		spec.KaiserBeta = filter.DefaultKaiserBeta
 	}
 	if err := spec.Validate(); err != nil {
-		return spec, err
+		return spec, nil, 1, err
 	}
-	return spec, nil
+	return spec, inputs, gain, nil
 }
 
 // defaultTransition is 4*rate/taps (about the main-lobe width of the usual

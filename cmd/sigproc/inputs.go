@@ -10,6 +10,7 @@ import (
 
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/sink"
 )
 
 // configArg takes the config from the argument (sigproc run CONFIG) or
@@ -71,4 +72,31 @@ func progressTotal(src capture.Source, bound int64) int64 {
 		}
 	}
 	return bound
+}
+
+// outputFlag is a file a command writes, with the flag that names it.
+type outputFlag struct{ flag, path string }
+
+// checkOutputs refuses, before anything is opened for writing, an output
+// that is one of the files the command reads (sink.CheckNotInput: by
+// device and inode, or by path with symlinks and ".." resolved), or that
+// another of its outputs names too. Outputs "" (not asked for) and "-"
+// (stdout) are skipped.
+func checkOutputs(inputs []string, outputs ...outputFlag) error {
+	var earlier []outputFlag
+	for _, o := range outputs {
+		if o.path == "" || o.path == config.StdoutPath {
+			continue
+		}
+		if err := sink.CheckNotInput(o.path, inputs...); err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+		for _, e := range earlier {
+			if sink.CheckNotInput(o.path, e.path) != nil {
+				return fmt.Errorf("%s %s and %s %s are the same file; give each output its own path", e.flag, e.path, o.flag, o.path)
+			}
+		}
+		earlier = append(earlier, o)
+	}
+	return nil
 }

@@ -177,14 +177,19 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	log := loggerFrom(cmd)
 	cfg := &config.Config{}
 	rate := 0.0
+	var inputs []string
 	if f.config != "" {
 		var err error
 		if cfg, err = config.Load(f.config); err != nil {
 			return err
 		}
 		rate = cfg.Source.SampleRate
+		inputs = assemble.ConfigInputs(cfg, f.config)
 	} else {
 		cfg.SetDefaults()
+	}
+	if err := checkOutputs(inputs, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
+		return err
 	}
 	block := cfg.BlockSize
 	if f.blockSize > 0 {

@@ -52,10 +52,10 @@ const rootExample = `  # Filter 4 Mi synthetic samples on the CPU, write out/syn
   sigproc run configs/file-sigmf.yaml --input rec.sigmf-meta --sink-path out/rec
 
   # In a pipe: an SDR's bytes in on stdin, filtered samples out on stdout
-  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run rtl.yaml --sink-path - > y.cf32
+  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run configs/rtl-sdr.yaml --sink-path - > y.cf32
 
   # Filter 16-bit audio from a sound card, play it back
-  arecord -q -f S16_LE -r 48000 -t raw | sigproc run configs/stdin-ri16.yaml --sink-path - | aplay -q -f FLOAT_LE -r 48000
+  arecord -q -f S16_LE -r 48000 -t raw | sigproc run configs/stdin-ri16.yaml --sink-path - | aplay -q -f S16_LE -r 48000
 
   # Design a filter and check its response
   sigproc design --type lowpass --rate 1e6 --cutoff 1e5 --taps 129 > taps.txt

@@ -42,7 +42,7 @@ const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass
   sigproc run configs/file-sigmf.yaml --input other.sigmf-meta --sink-path out/other
 
   # In a pipe: raw samples in on stdin, out on stdout; the summary and logs go to stderr
-  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run rtl.yaml --sink-path - | nc host 5000
+  rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run configs/rtl-sdr.yaml --sink-path - | nc host 5000
 
   # Serve Prometheus metrics while it runs
   sigproc run configs/paced-live.yaml --metrics-listen 127.0.0.1:9100
@@ -76,7 +76,7 @@ a bound), the rates in and out otherwise. Logs go to stderr; the one-line
 summary goes to stdout, or to stderr when stdout carries the samples
 (sink.path "-"):
 
-  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s  filtered 4194304  filter drops 0 (0 samples)
+  samples in 4194304  out 4194304  blocks 1024  drops 0 (0 samples)  gaps 0  startup 0.000 s  wall 0.054 s  77.53 MS/s out, 77.53 MS/s in  filtered 4194304  filter drops 0 (0 samples)
 
 "in" counts the samples read from the source, "out" those the sink accepted,
 "filtered" those the backend output; "drops" are blocks discarded at capture
@@ -84,8 +84,8 @@ summary goes to stdout, or to stderr when stdout carries the samples
 came out of the backend (it failed or the run aborted), and "gaps" sequence
 numbers the sink side never saw. in = drops + filter drops + filtered, all
 counted in input samples; with stages that change the rate (decimate,
-resample) "out" counts output samples and the line ends with the input
-rate ("in 54.15 MS/s").
+resample) "out" counts output samples. The rates are both given: "MS/s
+out" the samples written, "MS/s in" the samples filtered, per second.
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
 		Example: runExample,
@@ -110,7 +110,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
 	f.Var(&o.numSamples, "num-samples", "stop after this many samples, e.g. 4194304 or 1e6 (overrides num_samples and duration_s)")
 	f.StringVar(&o.sinkPath, "sink-path", "", "output path, relative to the current directory (overrides sink.path)")
-	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf or null (overrides sink.type)")
+	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf, wav, zmq or null (overrides sink.type; zmq takes sink.endpoint and sink.pattern from the config)")
 	f.BoolVar(&o.paced, "paced", false, "deliver synthetic samples in real time (overrides source.paced)")
 	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
@@ -294,7 +294,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if mx != nil {
 		opts = mx.Instrument(opts)
 		update := opts.Progress
-		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()) }
+		opts.Progress = func(st pipeline.Stats) { update(st); mx.SetClipped(snk.Clipped()); mx.SetNonFinite(r.NonFinite()) }
 	}
 
 	opts = rc.instrument(opts)
@@ -313,6 +313,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if mx != nil {
 		mx.Update(st)
 		mx.SetClipped(snk.Clipped())
+		mx.SetNonFinite(r.NonFinite())
 	}
 	rc.finish(st)
 	summary := st.String() + clipSummary(r.Format, snk)
@@ -326,7 +327,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	}
 	srcBusy, sinkBusy := st.Busy()
 	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
-		Msg("share of the wall time in the source's reads and the sink's writes (neither near 1: the backend bounds the run)")
+		Msg("share of the wall time in the source's reads and the sink's writes: " + busyBound(srcBusy, sinkBusy))
 	fmt.Fprintln(summaryOut, summary)
 	return runErr
 }
@@ -347,6 +348,22 @@ func (e *startupInterrupted) Error() string {
 }
 
 func (e *startupInterrupted) Unwrap() error { return e.err }
+
+// busyNear1 is the share of the wall time from which the source or the
+// sink counts as what bounds a run.
+const busyNear1 = 0.9
+
+// busyBound says what the source's and the sink's busy shares mean: the
+// one near 1 bounds the run; neither near 1, the backend does.
+func busyBound(src, snk float64) string {
+	switch {
+	case src >= busyNear1 && src >= snk:
+		return "the source bounds the run (a paced or live source, or reading is the slowest step)"
+	case snk >= busyNear1:
+		return "the sink bounds the run (writing is the slowest step)"
+	}
+	return "neither near 1: the backend bounds the run"
+}
 
 // countFlag is a sample count flag that accepts integers and exact
 // floating-point forms such as 1e6; fractions and negatives are rejected.

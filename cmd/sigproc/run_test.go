@@ -65,7 +65,7 @@ func readF32(t *testing.T, path string) []float32 {
 var summaryRE = regexp.MustCompile(`^samples in (\d+)  out (\d+)  blocks (\d+)  drops (\d+) \((\d+) samples\)  gaps (\d+)  startup [0-9.]+ s  wall [0-9.]+ s  [0-9.]+ MS/s`)
 
 // lossRE matches the loss-at-filter part of the summary, after the rate.
-var lossRE = regexp.MustCompile(` MS/s  filtered (\d+)  filter drops (\d+) \((\d+) samples\)(  clipped \d+)?(  \(interrupted\))?$`)
+var lossRE = regexp.MustCompile(` MS/s in  filtered (\d+)  filter drops (\d+) \((\d+) samples\)(  clipped \d+)?(  \(interrupted\))?$`)
 
 func TestRunSyntheticToFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sub", "dir", "y.f32") // parents are created

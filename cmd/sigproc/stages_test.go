@@ -21,7 +21,7 @@ func TestRunChannelizeConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
-	if !strings.HasPrefix(stdout, "samples in 100001  out 12501  ") || !strings.Contains(stdout, "filtered 100001  filter drops 0 (0 samples)  in ") {
+	if !strings.HasPrefix(stdout, "samples in 100001  out 12501  ") || !strings.Contains(stdout, " MS/s in  filtered 100001  filter drops 0 (0 samples)") {
 		t.Errorf("summary %q", stdout)
 	}
 	y := readF32(t, base+".sigmf-data")

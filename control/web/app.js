@@ -140,7 +140,7 @@ async function drawSpectrum(which, color) {
     plot($("spec-" + which), [{ x: s.freq_hz, y: s.db, color }], { ymin: lo, ymax: top, xmin: s.freq_hz[0], xmax: s.freq_hz[s.freq_hz.length - 1] });
     waterfall($("wf-" + which), s.db, lo, top);
     const peak = $("peak-" + which);
-    peak.textContent = s.peak_hz.toFixed(1);
+    peak.textContent = s.peak_hz.toFixed(1) + (s.nonfinite ? " (" + s.nonfinite + " NaN/Inf samples, shown as 0)" : "");
     peak.dataset.point = point;
     peak.dataset.peakHz = String(s.peak_hz);
   } catch (e) {

@@ -1,0 +1,145 @@
+package sink_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/internal/sigmftest"
+	"github.com/sigproc/sigproc/sink"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// TestSigMFCarriesCaptures (issue 27 item 7): an input with several
+// capture segments (frequency changes, jumps in time) keeps them in the
+// output, against hand-computed metas: each starts at the output sample
+// that its first input sample maps to (the first at or after it: input
+// n → ceil(n/M) through a ÷M, ceil(n·L/M) through a resampler L/M),
+// counting only the samples the chain consumed, so that drops before it do
+// not move it; its frequency is moved by the chain's shift; its datetime
+// is kept, or, for a gap's segment, that of the input capture the gap
+// ends in plus the time since its start. Several segments on one output
+// sample: the last describes it. One with no output sample of its own
+// is left out.
+func TestSigMFCarriesCaptures(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	fir := func(m int) stage.Stage { return stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}, Decimate: m} }
+	chain := func(st ...stage.Stage) stage.Chain { return stage.Chain{SampleRate: 1000, Complex: true, Stages: st} }
+	type capt struct {
+		start float64
+		freq  any    // float64, or nil: absent
+		dt    string // "": absent
+	}
+	const first = "2026-01-02T03:04:05Z"
+	tests := []struct {
+		name         string
+		chain        stage.Chain
+		caps         []capture.Capture
+		n, block     uint64
+		drop         uint64 // the block starting here is dropped (0: none)
+		want         []capt
+		wantOut      uint64
+		wantDropNote int
+	}{
+		{"no rate change", chain(fir(1)), []capture.Capture{
+			{SampleStart: 1000, FrequencyHz: 101e6, HasFrequency: true, Datetime: t0.Add(5 * time.Second)},
+			{SampleStart: 2500}},
+			4000, 512, 0,
+			[]capt{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:04:10Z"}, {2500, nil, ""}}, 4000, 0},
+		{"shift -250 Hz, ÷8", chain(stage.Stage{Kind: stage.KindShift, FrequencyHz: -250}, fir(8)), []capture.Capture{
+			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true, Datetime: t0.Add(5 * time.Second)},
+			{SampleStart: 2500}},
+			4000, 512, 0,
+			[]capt{{0, 100000250.0, first}, {126, 101000250.0, "2026-01-02T03:04:10Z"}, {313, 250.0, ""}}, 500, 0},
+		{"resample ×3/2", chain(stage.Stage{Kind: stage.KindResample, Taps: []float32{1}, Up: 3, Down: 2}), []capture.Capture{
+			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:05:00Z")},
+			{SampleStart: 2000, FrequencyHz: 102e6, HasFrequency: true}},
+			4000, 500, 0,
+			[]capt{{0, 100e6, first}, {1502, 101e6, "2026-01-02T03:05:00Z"}, {3000, 102e6, ""}}, 6000, 0},
+		{"a capture that starts in a gap", chain(fir(1)), []capture.Capture{
+			{SampleStart: 1050, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:05:00Z")}},
+			2000, 100, 1000,
+			[]capt{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:05:00.05Z"}}, 1900, 1},
+		{"a gap before a capture, ÷4", chain(fir(4)), []capture.Capture{
+			{SampleStart: 450, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:06:00Z")}},
+			1000, 100, 200,
+			[]capt{{0, 100e6, first}, {50, 100e6, "2026-01-02T03:04:05.3Z"}, {88, 101e6, "2026-01-02T03:06:00Z"}}, 225, 1},
+		{"two captures on one output sample, ÷8", chain(fir(8)), []capture.Capture{
+			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true},
+			{SampleStart: 1005, FrequencyHz: 102e6, HasFrequency: true, Datetime: at("2026-01-02T03:07:00Z")}},
+			2000, 500, 0,
+			[]capt{{0, 100e6, first}, {126, 102e6, "2026-01-02T03:07:00Z"}}, 250, 0},
+		{"a capture after a block's last output, ÷8", chain(fir(8)), []capture.Capture{
+			{SampleStart: 97, FrequencyHz: 101e6, HasFrequency: true}},
+			200, 100, 0,
+			[]capt{{0, 100e6, first}, {13, 101e6, ""}}, 25, 0},
+		{"a capture after the last output, ÷8", chain(fir(8)), []capture.Capture{
+			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
+			1000, 100, 0,
+			[]capt{{0, 100e6, first}}, 125, 0},
+		{"a capture after the last output, then samples dropped, ÷8", chain(fir(8)), []capture.Capture{
+			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
+			1100, 100, 1000,
+			[]capt{{0, 100e6, first}}, 125, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := capture.Meta{FrequencyHz: 100e6, HasFrequency: true, Datetime: t0, Captures: tt.caps}
+			m := sink.SigMFMeta{Datatype: "cf32_le"}
+			m.Carry(&src, tt.chain)
+			base := filepath.Join(t.TempDir(), "r")
+			p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := p.Create()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm := s.(*sink.SigMF)
+			var consumed int64
+			for i := uint64(0); i < tt.n; i += tt.block {
+				inputs := min(tt.block, tt.n-i)
+				if tt.drop != 0 && i == tt.drop {
+					continue
+				}
+				outs := tt.chain.Count(consumed+int64(inputs)) - tt.chain.Count(consumed)
+				consumed += int64(inputs)
+				if err := sm.WriteIndexed(i, inputs, make([]float32, 2*outs)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sm.EndInput(tt.n)
+			if err := sm.Close(); err != nil {
+				t.Fatal(err)
+			}
+			d := readMeta(t, base+".sigmf-meta")
+			if len(d.Captures) != len(tt.want) {
+				t.Fatalf("captures %v, want %v", d.Captures, tt.want)
+			}
+			for i, w := range tt.want {
+				c := d.Captures[i]
+				dt, _ := c["core:datetime"].(string)
+				if c["core:sample_start"] != w.start || c["core:frequency"] != w.freq || dt != w.dt {
+					t.Errorf("capture %d = %v, want %+v", i, c, w)
+				}
+			}
+			if len(d.Annotations) != tt.wantDropNote {
+				t.Errorf("annotations %v, want %d gap notes", d.Annotations, tt.wantDropNote)
+			}
+			if fi, _ := os.Stat(base + ".sigmf-data"); fi.Size() != int64(tt.wantOut)*8 {
+				t.Errorf("data %d bytes, want %d samples", fi.Size(), tt.wantOut)
+			}
+			sigmftest.ValidateFile(t, base+".sigmf-meta")
+		})
+	}
+}
