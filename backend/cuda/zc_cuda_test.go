@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -92,40 +91,6 @@ func TestZeroCopyChannelsMatchCPU(t *testing.T) {
 	}
 }
 
-// zcGatedSource delivers x and stops before each frame index in gates, until
-// the test says go on: there every block before the gate has been
-// published, and none after it.
-type zcGatedSource struct {
-	x       []float32
-	lanes   int
-	pos     int // values
-	gates   []int64
-	reached chan int64
-	resume  chan struct{}
-}
-
-func (s *zcGatedSource) Read(ctx context.Context, dst []float32) (int, error) {
-	if len(s.gates) > 0 && int64(s.pos/s.lanes) == s.gates[0] {
-		s.reached <- s.gates[0]
-		s.gates = s.gates[1:]
-		select {
-		case <-s.resume:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
-	n := len(dst)
-	if len(s.gates) > 0 {
-		n = min(n, int(s.gates[0])*s.lanes-s.pos)
-	}
-	n = copy(dst[:n], s.x[s.pos:])
-	s.pos += n
-	if s.pos == len(s.x) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
 // retuneRef is the float64 reference of the retune semantics: frame m of
 // each lane filtered with the taps of the last segment starting at or
 // before m, over the same input history.
@@ -187,7 +152,7 @@ func TestZeroCopyRetuneAtBlock(t *testing.T) {
 			}
 			rt := be.(pipeline.Retuner)
 			from := []int64{0}
-			src := &zcGatedSource{x: x, lanes: lanes, reached: make(chan int64), resume: make(chan struct{})}
+			src := &zcGate{x: x, lanes: lanes, reached: make(chan int64), resume: make(chan struct{})}
 			for _, g := range tc.gateBlocks {
 				src.gates = append(src.gates, g*int64(tc.block))
 			}
