@@ -113,7 +113,6 @@ ring_slots: 16
 filter:
   design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}
 backend: $be
-cuda: {max_pinned_mb: 1024}
 sink: {type: null}
 EOF
       timeout "$(cap 60)" $B run -c "$W/run.yaml" > "$P/run-$be.txt" 2> "$P/run-$be.err"

@@ -336,7 +336,7 @@ say "done in $((SECONDS - T0)) s"
 say "$PASS passed, $FAIL failed"
 
 cp "$SUM" "$DEST/summary.txt"
-{ cat "$SUM"; echo; echo "== failures"; cat "$DETAIL"; } > "$DEST/gpu-check.log"
+{ cat "$SUM"; if [ -s "$DETAIL" ]; then echo; echo "== failures"; cat "$DETAIL"; fi; } > "$DEST/gpu-check.log"
 tar czf "$DEST/logs.tgz" -C "$W" logs 2>/dev/null
 rm -rf "$W"
 [ "$FAIL" = 0 ]
