@@ -11,10 +11,11 @@
 #
 #   bash scripts/gpu-check.sh "$OUT/gpu-check"
 #
-# It writes three files into that directory: summary.txt (first line
+# It writes four files into that directory: summary.txt (first line
 # "gpu-check COMMIT DATE DEVICE", last line "N passed, N failed"),
-# gpu-check.log (the summary, then what failed in detail) and logs.tgz
-# (every log). Exit status 0 when nothing failed. It runs, counting each
+# gpu-check.log (the summary, then what failed in detail), logs.tgz
+# (every log) and e2e-outputs.sha256 (each end-to-end output's digest: two
+# builds that should filter alike compare with diff). Exit status 0 when nothing failed. It runs, counting each
 # test case, sanitizer run and end-to-end case once:
 #
 #   tests      every test of the three test binaries (leaf tests; a parent
@@ -274,7 +275,7 @@ E2E_BIN=build/sigproc-cuda
 E2E_ARGS=()
 if [ $DRY = 1 ]; then E2E_BIN=build/sigproc; E2E_ARGS=(--dry-run); fi
 timeout -k 10 300 $PY scripts/gpu-e2e.py --sigproc "$E2E_BIN" --readme README.md --work "$W/e2e-work" \
-  --samples "${GPU_CHECK_E2E_SAMPLES:-1048576}" --jobs "${GPU_CHECK_E2E_JOBS:-3}" "${E2E_ARGS[@]}" > "$L/e2e/e2e.txt" 2>&1
+  --samples "${GPU_CHECK_E2E_SAMPLES:-1048576}" --jobs "${GPU_CHECK_E2E_JOBS:-3}" --manifest "$DEST/e2e-outputs.sha256" "${E2E_ARGS[@]}" > "$L/e2e/e2e.txt" 2>&1
 echo $? > "$L/e2e/e2e.rc"
 [ ${#SAN_JOBS[@]} -gt 0 ] && wait "${SAN_JOBS[@]}"
 

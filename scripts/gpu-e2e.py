@@ -27,6 +27,7 @@ Needs numpy. Writes only under --work, which it empties first.
 """
 import argparse
 import concurrent.futures as cf
+import hashlib
 import json
 import os
 import re
@@ -235,6 +236,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=4, help="runs at once")
     ap.add_argument("--timeout", type=float, default=90, help="seconds per run")
     ap.add_argument("--only", default="", help="run only the cases whose name matches this regular expression")
+    ap.add_argument("--manifest", default="",
+                    help="write each run case's output digest here (sha256 of the .sigmf-data), to compare two builds")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: supported cells run cpu against cpu, unsupported ones check the binary's refusal")
     a = ap.parse_args()
@@ -316,6 +319,9 @@ def main():
         else:
             why = refused_cleanly(r, sink)
             got = "no" if r["rc"] != 0 else "yes"
+        if c["want"] and r["rc"] == 0 and os.path.exists(sink + ".sigmf-data"):
+            with open(sink + ".sigmf-data", "rb") as f:
+                c["digest"] = hashlib.file_digest(f, "sha256").hexdigest()
         return c, r, got, why, d
 
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
@@ -360,6 +366,11 @@ def main():
             t = tally.get(((chain, method), col))
             row.append(cell if t is None else f"{cell} {t[0]}/{t[1]}{'' if t[0] == t[1] else ' ✗'}")
         print("| " + " | ".join(row) + " |")
+    if a.manifest:
+        with open(a.manifest, "w") as f:
+            for c, *_ in sorted(results, key=lambda x: x[0]["name"]):
+                if "digest" in c:
+                    f.write(f"{c['digest']}  {c['name']}\n")
     print(f"\ne2e: {passed} passed, {failed} failed ({time.time() - t0:.0f} s)")
     shutil.rmtree(os.path.join(work, "ref"), ignore_errors=True)  # the big files; failing cases' outputs stay
     for c, r, got, why, d in results:
