@@ -6,7 +6,9 @@
 # does nothing when the package is already there.
 set -euo pipefail
 pkg=${1:-nvidia-cuda-dev}
-has() { apt-cache policy "$pkg" 2>/dev/null | grep -q "Candidate: [0-9]"; }
+# Not `| grep -q`: under pipefail, grep quitting at the first match can
+# kill apt-cache with SIGPIPE and fail the pipeline.
+has() { apt-cache policy "$pkg" 2>/dev/null | grep "Candidate: [0-9]" >/dev/null; }
 has && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "apt-non-free: $pkg is not in the apt sources and this is not root;" >&2
