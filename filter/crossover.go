@@ -2,7 +2,7 @@ package filter
 
 // Cost model for MethodAuto and for the overlap-save transform sizes,
 // measured on the development machine (AMD EPYC Zen 4 with AVX-512, one
-// core; the tables are in docs/BENCHMARKS.md under issue 20). MethodAuto
+// core; the tables are in docs/data/benchmarks-cpu.md under issue 20). MethodAuto
 // compares the two methods per block, so the crossover moves with the
 // block size and the kernels this machine runs.
 

@@ -252,7 +252,7 @@ func TestDecimatorFFTMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	// The middle rows are the measured AVX-512 machine's (docs/BENCHMARKS.md);
+	// The middle rows are the measured AVX-512 machine's (docs/data/benchmarks-cpu.md);
 	// the ends hold for any kernel.
 	for _, tc := range []struct {
 		ntaps, m int

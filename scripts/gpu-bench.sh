@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-bench: the GPU figures of docs/BENCHMARKS.md ("Current figures"), in
+# gpu-bench: the GPU figures of docs/BENCHMARKS.md's table, in
 # one call of under ten minutes on a GPU machine with the CUDA toolkit
 # (nvcc) and python3 with numpy (CuPy for the peer comparisons). Build
 # here first (make cuda cuda-test-bin) and copy the latency floor beside
