@@ -20,7 +20,6 @@ import (
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
-	"gorgonia.org/cu"
 )
 
 // spinWait is how long the consumer busy-waits for the next input block
@@ -50,7 +49,7 @@ const (
 
 // Probe reports the device that Options select, or why it is not usable.
 func Probe(o Options) (cudrv.DeviceInfo, error) {
-	_, info, err := cudrv.Device(o.Device)
+	_, info, err := cudrv.GetDevice(o.Device)
 	return info, err
 }
 
@@ -86,15 +85,15 @@ type backend struct {
 	transport Transport
 	pinLimit  int64          // pinned host memory the run may take, set by Start
 	ctx       *cudrv.Context // nil before Start and after Close
-	mod       cu.Module
-	stream    cu.Stream
+	mod       cudrv.Module
+	stream    cudrv.Stream
 	l         pipeline.Layout
 	ring      *pipeline.Ring
 	next      uint64 // index of the next block Next returns
 	out       []float32
-	dtaps     cu.DevicePtr
-	dev       []cu.DevicePtr   // device allocations to free
-	host      []*cudrv.HostBuf // pinned allocations to free
+	dtaps     cudrv.DevicePtr
+	dev       []cudrv.DevicePtr // device allocations to free
+	host      []*cudrv.HostBuf  // pinned allocations to free
 
 	// zero-copy
 	ctrl     []byte
@@ -143,7 +142,7 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 			_ = b.Close()
 		}
 	}()
-	if b.ctx, err = cudrv.NewContext(b.opts.Device, cu.SchedSpin|cu.MapHost); err != nil {
+	if b.ctx, err = cudrv.NewContext(b.opts.Device, cudrv.SchedSpin|cudrv.MapHost); err != nil {
 		return nil, err
 	}
 	info := b.ctx.Info
@@ -157,14 +156,14 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if b.mod, err = cudrv.LoadModule(cudrv.PTXFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
 		return nil, err
 	}
-	if b.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	if b.stream, err = cudrv.NewStream(); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
 	}
 	if len(b.taps) > 0 { // a chain of stages brings its own taps
 		if b.dtaps, err = b.alloc(int64(len(b.taps)) * 4); err != nil {
 			return nil, err
 		}
-		if err = cu.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
+		if err = cudrv.MemcpyHtoD(b.dtaps, unsafe.Pointer(&b.taps[0]), int64(len(b.taps))*4); err != nil {
 			return nil, fmt.Errorf("gpu: copy taps: %w", err)
 		}
 		// A pageable copy may return before it lands, and the kernels run
@@ -228,7 +227,7 @@ func (b *backend) plan(t Transport, info cudrv.DeviceInfo, l pipeline.Layout) (i
 // default sized from the host). Start checks the same again; a run that
 // fails here has created nothing and printed no summary.
 func (b *backend) Preflight(l pipeline.Layout) error {
-	_, info, err := cudrv.Device(b.opts.Device)
+	_, info, err := cudrv.GetDevice(b.opts.Device)
 	if err != nil {
 		return err
 	}
@@ -258,8 +257,8 @@ func (b *backend) pinnedNeed(t Transport, info cudrv.DeviceInfo, l pipeline.Layo
 
 func evenWords(l pipeline.Layout) int { return (l.BlockValues() + 1) &^ 1 }
 
-func (b *backend) alloc(n int64) (cu.DevicePtr, error) {
-	p, err := cu.MemAlloc(n)
+func (b *backend) alloc(n int64) (cudrv.DevicePtr, error) {
+	p, err := cudrv.MemAlloc(n)
 	if err != nil {
 		return 0, fmt.Errorf("gpu: allocate %d bytes of device memory: %w", n, err)
 	}
@@ -293,7 +292,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		return fmt.Errorf("gpu: kernel %s: %w", kernel, err)
 	}
 	if smem+zcStaticSmem > 48<<10 {
-		if err := cudrv.SetMaxDynamicSmem(fn, smem); err != nil {
+		if err := fn.SetMaxDynamicSmem(smem); err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
 	}
@@ -309,7 +308,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
-	var timesDev cu.DevicePtr
+	var timesDev cudrv.DevicePtr
 	if b.opts.Timing {
 		times, err := b.pin(timesCap*timesWords*8, true, false)
 		if err != nil {
@@ -354,7 +353,7 @@ func (b *backend) startZeroCopy(l pipeline.Layout) error {
 		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
 		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
 	}
-	if err := fn.Launch(1, 1, 1, threads, 1, 1, smem, b.stream, kparams); err != nil {
+	if err := fn.Launch(1, threads, smem, b.stream, kparams); err != nil {
 		return fmt.Errorf("gpu: launch %s (%d threads, %d B shared): %w", kernel, threads, smem, err)
 	}
 	b.launched = true
@@ -379,7 +378,7 @@ func (b *backend) waitCtrl(off int, want uint64, limit time.Duration) error {
 		if e := b.ctrlWord(ctrlError).Load(); e != 0 {
 			return fmt.Errorf("kernel reported error %d", e)
 		}
-		if err := b.stream.Query(); err != nil && !errors.Is(err, cu.NotReady) {
+		if _, err := b.stream.Done(); err != nil {
 			return fmt.Errorf("kernel failed: %w", err)
 		}
 		if time.Since(t0) > limit {
@@ -588,7 +587,7 @@ func (b *backend) Close() error {
 	}
 	if b.ctx != nil {
 		for _, p := range b.dev {
-			if err := cu.MemFree(p); err != nil {
+			if err := cudrv.MemFree(p); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: free device memory: %w", err))
 			}
 		}

@@ -8,8 +8,9 @@
 // which compute only the kept outputs and keep every stage's history,
 // decimation phase and shift phase from block to block.
 //
-// Its driver code is behind the `cuda` build tag, and its cgo lives in
-// internal/cudrv. Without the tag the package still builds: Built reports
+// Its driver code is behind the `cuda` build tag and uses internal/cudrv's
+// types (module, kernel, stream, event, device and host memory), which own
+// the cgo and gorgonia.org/cu. Without the tag the package still builds: Built reports
 // false and NewBackend returns ErrNotBuilt, so callers never see the tag.
 // The cuda binary links libcuda.so.1 and gorgonia.org/cu calls cuInit (and
 // exits on failure) in its package init; internal/cudrv/cuinit runs first

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
-	"gorgonia.org/cu"
 )
 
 // The explicit transport keeps up to explicitGeometry's inFlight blocks
@@ -52,7 +51,7 @@ type blockFilter interface {
 	// Launch enqueues the filter of the block of n new input values at
 	// in (after HistoryValues() values of history) on stream st, writing
 	// its outputs to out, and returns how many output values it writes.
-	Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error)
+	Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error)
 	// Close frees what the filter holds; its launches have finished.
 	Close() error
 }
@@ -63,15 +62,15 @@ type batchBlocks struct{ *BatchFIR }
 
 func (f batchBlocks) MaxOutValues(n int) int { return n }
 
-func (f batchBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (f batchBlocks) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	return n, f.BatchFIR.Launch(st, in, out, n/f.Channels())
 }
 
 type explicitSet struct {
-	dIn, dOut cu.DevicePtr
+	dIn, dOut cudrv.DevicePtr
 	hOut      []float32
-	hist      cu.Event // this block's tail is in the next set's history
-	done      cu.Event // this block's output is in hOut
+	hist      cudrv.Event // this block's tail is in the next set's history
+	done      cudrv.Event // this block's output is in hOut
 	stream    int
 	seq       uint64 // the block's sequence number and capture time,
 	ts        int64  // handed to the consumer with its output
@@ -83,7 +82,7 @@ type explicitState struct {
 	region   *pinnedRegion // the source's memory, when blocks come in place
 	filt     blockFilter
 	tune     *explicitTune // retunes waiting for the next block (x_retune_cuda.go)
-	streams  []cu.Stream
+	streams  []cudrv.Stream
 	sets     []explicitSet
 	hist     int    // history values, filt.HistoryValues()
 	inFlight int    // the most blocks submitted and not yet returned
@@ -97,7 +96,7 @@ type olsBlocks struct{ *OLSFIR }
 
 func (f olsBlocks) MaxOutValues(n int) int { return n }
 
-func (f olsBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (f olsBlocks) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	return n, f.OLSFIR.Launch(st, in, out, n/f.Channels())
 }
 
@@ -111,7 +110,7 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
 	for range nstreams {
-		s, err := cu.MakeStream(cu.NonBlocking)
+		s, err := cudrv.NewStream()
 		if err != nil {
 			return fmt.Errorf("gpu: create stream: %w", err)
 		}
@@ -137,8 +136,8 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 		if s.dOut, err = b.alloc(outBytes); err != nil {
 			return err
 		}
-		for _, ev := range []*cu.Event{&s.hist, &s.done} {
-			if *ev, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		for _, ev := range []*cudrv.Event{&s.hist, &s.done} {
+			if *ev, err = cudrv.NewEvent(cudrv.EventDisableTiming); err != nil {
 				return fmt.Errorf("gpu: create event: %w", err)
 			}
 		}
@@ -156,7 +155,7 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	// cleared on the first block's stream (a non-blocking stream does not
 	// wait for the legacy default stream).
 	if x.hist > 0 {
-		if err := cu.MemsetD32Async(x.sets[0].dIn, 0, int64(x.hist), x.streams[0]); err != nil {
+		if err := x.streams[0].MemsetD32(x.sets[0].dIn, 0, int64(x.hist)); err != nil {
 			return fmt.Errorf("gpu: clear history: %w", err)
 		}
 	}
@@ -221,16 +220,16 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	if s.n > 0 {
 		var err error
 		if x.region != nil {
-			err = x.region.copyIn(k, s.dIn+cu.DevicePtr(x.hist*4), blk.Samples, st)
+			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), blk.Samples, st)
 		} else {
-			err = cu.MemcpyHtoDAsync(s.dIn+cu.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4, st)
+			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
 		}
 		if err != nil {
 			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
 		}
 	}
 	if k > 0 {
-		if err := st.Wait(x.sets[(k-1)%nsets].hist, 0); err != nil {
+		if err := st.Wait(x.sets[(k-1)%nsets].hist); err != nil {
 			return fmt.Errorf("gpu: stream wait: %w", err)
 		}
 	}
@@ -244,7 +243,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 		return fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
 	}
 	if x.hist > 0 {
-		if err := cu.MemcpyDtoDAsync(next.dIn, s.dIn+cu.DevicePtr(s.n*4), int64(x.hist)*4, st); err != nil {
+		if err := st.CopyDtoD(next.dIn, s.dIn+cudrv.DevicePtr(s.n*4), int64(x.hist)*4); err != nil {
 			return fmt.Errorf("gpu: carry history of block %d: %w", blk.Seq, err)
 		}
 	}
@@ -252,7 +251,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	if s.nOut > 0 {
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4, st); err != nil {
+		if err := st.CopyDtoH(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4); err != nil {
 			return fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
 		}
 	}
@@ -277,7 +276,7 @@ func (x *explicitState) close() error {
 		errs = append(errs, x.region.close())
 	}
 	for i := range x.sets {
-		errs = append(errs, cudrv.DestroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
+		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{x.sets[i].hist, x.sets[i].done}))
 	}
 	for i := range x.streams {
 		if err := x.streams[i].Destroy(); err != nil {
@@ -366,7 +365,7 @@ func newPinnedRegion(ctx *cudrv.Context, mem []byte, window, ahead int, ro bool)
 			cerr := ctx.MakeCurrent()
 			if cerr == nil {
 				// Leave no current context on the thread once it is destroyed.
-				defer cu.SetCurrentContext(cu.CUContext{})
+				defer cudrv.ClearCurrent()
 			}
 			for w := range p.jobs {
 				win := &p.wins[w]
@@ -407,7 +406,7 @@ func (p *pinnedRegion) queue(w int) {
 
 // copyIn enqueues the copy of block k's view to dst, window by window,
 // once the windows it reads are pinned.
-func (p *pinnedRegion) copyIn(k uint64, dst cu.DevicePtr, view []float32, st cu.Stream) error {
+func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []float32, st cudrv.Stream) error {
 	base := uintptr(unsafe.Pointer(&p.mem[0]))
 	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
 	end := off + 4*len(view)
@@ -427,7 +426,7 @@ func (p *pinnedRegion) copyIn(k uint64, dst cu.DevicePtr, view []float32, st cu.
 			return fmt.Errorf("pin the source's bytes %d to %d: %w", w*p.window, min(len(p.mem), (w+1)*p.window), win.err)
 		}
 		win.last = k
-		if err := cu.MemcpyHtoDAsync(dst+cu.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo), st); err != nil {
+		if err := st.CopyHtoD(dst+cudrv.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo)); err != nil {
 			return err
 		}
 		lo = hi

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/stage"
-	"gorgonia.org/cu"
 )
 
 // Retuning the explicit transport's plain fir (see package stage for the
@@ -94,12 +93,12 @@ func (b *backend) retuneExplicit(taps []float32) (int64, error) {
 // bring and two device tap buffers.
 type tunableBatch struct {
 	*BatchFIR
-	hist   int             // history values kept before each block
-	bufs   [2]cu.DevicePtr // device taps, maxTaps floats each
-	stage  [2][]float32    // pinned staging of each, maxTaps floats
-	copied [2]cu.Event     // the last copy from stage[i] is done
-	used   [2]bool         // copied[i] has been recorded
-	cur    int             // the buffer launches read
+	hist   int                // history values kept before each block
+	bufs   [2]cudrv.DevicePtr // device taps, maxTaps floats each
+	stage  [2][]float32       // pinned staging of each, maxTaps floats
+	copied [2]cudrv.Event     // the last copy from stage[i] is done
+	used   [2]bool            // copied[i] has been recorded
+	cur    int                // the buffer launches read
 	lanes  int
 }
 
@@ -128,7 +127,7 @@ func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
 			return err
 		}
 		t.stage[i] = unsafe.Slice((*float32)(h.Ptr()), maxTaps)
-		if t.copied[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if t.copied[i], err = cudrv.NewEvent(cudrv.EventDisableTiming); err != nil {
 			return fmt.Errorf("gpu: create event: %w", err)
 		}
 	}
@@ -147,16 +146,16 @@ func (t *tunableBatch) MaxOutValues(n int) int { return n }
 
 // Launch filters the block with the taps in force, reading the last
 // (ntaps−1)·lanes values of the history.
-func (t *tunableBatch) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (t *tunableBatch) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	skip := t.hist - t.BatchFIR.HistoryValues()
-	return n, t.BatchFIR.Launch(st, in+cu.DevicePtr(4*skip), out, n/t.lanes)
+	return n, t.BatchFIR.Launch(st, in+cudrv.DevicePtr(4*skip), out, n/t.lanes)
 }
 
 // retune copies taps into the spare device buffer on st and launches read
 // them from now on (see the top of this file for why no launch still reads
 // that buffer). It runs on the consumer's goroutine, between the block's
 // wait for its history and its launch.
-func (x *explicitState) retune(st cu.Stream, taps []float32) error {
+func (x *explicitState) retune(st cudrv.Stream, taps []float32) error {
 	t, ok := x.filt.(*tunableBatch)
 	if !ok {
 		return ErrRetune
@@ -168,7 +167,7 @@ func (x *explicitState) retune(st cu.Stream, taps []float32) error {
 		}
 	}
 	copy(t.stage[spare], taps)
-	if err := cu.MemcpyHtoDAsync(t.bufs[spare], unsafe.Pointer(&t.stage[spare][0]), int64(len(taps))*4, st); err != nil {
+	if err := st.CopyHtoD(t.bufs[spare], unsafe.Pointer(&t.stage[spare][0]), int64(len(taps))*4); err != nil {
 		return fmt.Errorf("copy taps: %w", err)
 	}
 	if err := t.copied[spare].Record(st); err != nil {
