@@ -39,7 +39,8 @@ import (
 // explicitTune is the pending slot between Retune and enqueue.
 type explicitTune struct {
 	mu      sync.Mutex
-	open    bool      // the explicit transport runs
+	open    bool      // the explicit transport runs a retunable filter
+	closed  bool      // the explicit transport has closed
 	lanes   int       // values per frame
 	maxTaps int       // the most taps a retune may bring
 	seen    int64     // values handed to the device so far
@@ -60,23 +61,23 @@ func (t *explicitTune) take(n int) []float32 {
 // shut refuses later retunes (the transport is closing).
 func (t *explicitTune) shut() {
 	t.mu.Lock()
-	t.open, t.pending = false, nil
+	t.open, t.closed, t.pending = false, true, nil
 	t.mu.Unlock()
 }
 
-// retuneExplicit schedules taps for the first block not yet handed to the
-// device and returns that block's first input sample (frame). A retune
-// that comes before that block replaces this one, at the same index.
-func (b *backend) retuneExplicit(taps []float32) (int64, error) {
+// retune schedules taps for the first block not yet handed to the device
+// and returns that block's first input sample (frame). A retune that
+// comes before that block replaces this one, at the same index.
+func (x *explicit) retune(taps []float32) (int64, error) {
 	if err := CheckBatchTaps(taps); err != nil {
 		return 0, fmt.Errorf("%w: %w", stage.ErrRetuneUnsupported, err)
 	}
-	t := &b.xtune
+	t := &x.tune
 	p := slices.Clone(taps) // the caller may reuse its slice
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case !t.open && b.x != nil:
+	case !t.open && !t.closed:
 		return 0, errOLSRetune // running, with a filter that is not the retunable batch
 	case !t.open:
 		return 0, fmt.Errorf("%w: the explicit transport is not running", stage.ErrRetuneUnsupported)
@@ -106,7 +107,7 @@ type tunableBatch struct {
 // The history holds the most taps that fit shared memory (at most
 // BatchMaxTaps), rounded so that the initial taps' kernel input stays
 // 16-byte aligned, as it was without retuning.
-func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
+func (x *explicit) retunable(fir *BatchFIR) error {
 	lanes := fir.Channels()
 	maxTaps := max(fir.NTaps(), fir.maxTapsFor())
 	if _, err := fir.sharedFor(maxTaps, fir.Threads()); err != nil { // raise the kernel's limit once
@@ -119,10 +120,10 @@ func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
 	x.filt = t // closes the BatchFIR and the events from now on
 	for i := range t.bufs {
 		var err error
-		if t.bufs[i], err = b.alloc(int64(maxTaps) * 4); err != nil {
+		if t.bufs[i], err = x.b.alloc(int64(maxTaps) * 4); err != nil {
 			return err
 		}
-		h, err := b.pin(int64(maxTaps)*4, false, false)
+		h, err := x.b.pin(int64(maxTaps)*4, false, false)
 		if err != nil {
 			return err
 		}
@@ -132,12 +133,12 @@ func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
 		}
 	}
 	// The initial taps into buffer 0, on the first block's stream ahead of it.
-	if err := x.retune(x.streams[0], b.taps); err != nil {
+	if err := x.loadTaps(x.streams[0], x.b.taps); err != nil {
 		return fmt.Errorf("gpu: taps: %w", err)
 	}
-	b.xtune.mu.Lock()
-	b.xtune.open, b.xtune.lanes, b.xtune.maxTaps, b.xtune.seen, b.xtune.pending = true, lanes, maxTaps, 0, nil
-	b.xtune.mu.Unlock()
+	x.tune.mu.Lock()
+	x.tune.open, x.tune.lanes, x.tune.maxTaps, x.tune.seen, x.tune.pending = true, lanes, maxTaps, 0, nil
+	x.tune.mu.Unlock()
 	return nil
 }
 
@@ -151,11 +152,11 @@ func (t *tunableBatch) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (
 	return n, t.BatchFIR.Launch(st, in+cudrv.DevicePtr(4*skip), out, n/t.lanes)
 }
 
-// retune copies taps into the spare device buffer on st and launches read
-// them from now on (see the top of this file for why no launch still reads
-// that buffer). It runs on the consumer's goroutine, between the block's
-// wait for its history and its launch.
-func (x *explicitState) retune(st cudrv.Stream, taps []float32) error {
+// loadTaps copies taps into the spare device buffer on st and launches
+// read them from now on (see the top of this file for why no launch still
+// reads that buffer). It runs on the consumer's goroutine, between the
+// block's wait for its history and its launch.
+func (x *explicit) loadTaps(st cudrv.Stream, taps []float32) error {
 	t, ok := x.filt.(*tunableBatch)
 	if !ok {
 		return ErrRetune

@@ -79,7 +79,7 @@ func (c *Context) Bind() (release func(), err error) {
 // this before its first launch. It waits for nothing on non-blocking
 // streams, so a persistent kernel running beside it does not hold it up.
 func SyncUploads(what string) error {
-	if err := (cu.Stream{}).Synchronize(); err != nil {
+	if err := (Stream{}).Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %s: wait for the uploads: %w", what, err)
 	}
 	return nil
