@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/sigproc/sigproc/kernels"
-	"gorgonia.org/cu"
 )
 
 // Defaults of the batch kernels (kernels/batch.cu); the module's
@@ -33,9 +32,9 @@ const (
 // a BatchFIR unsafe for concurrent use: launch from one goroutine (one
 // BatchFIR may still launch onto several streams in turn).
 type BatchFIR struct {
-	mod     cu.Module
-	fn      cu.Function
-	dtaps   cu.DevicePtr
+	mod     cudrv.Module
+	fn      cudrv.Function
+	dtaps   cudrv.DevicePtr
 	ntaps   int
 	ch      int  // lanes: values per frame
 	lanes   bool // fir_batch_lanes (any ch) rather than fir_batch_real/iq
@@ -48,7 +47,7 @@ type BatchFIR struct {
 	closed  bool
 
 	// Launch arguments; params points at them.
-	argIn, argOut, argTaps cu.DevicePtr
+	argIn, argOut, argTaps cudrv.DevicePtr
 	argNTaps, argNOut      int64
 	argLanes               int64
 	params                 [6]unsafe.Pointer
@@ -125,7 +124,7 @@ func newBatchFIR(taps []float32, lanes int, ptxPath string, generic bool) (f *Ba
 	case lanes == 2:
 		name = "fir_batch_iq"
 	}
-	dev, err := cu.CurrentDevice()
+	dev, err := cudrv.CurrentDevice()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: batch FIR needs a current CUDA context: %w", err)
 	}
@@ -159,10 +158,10 @@ func newBatchFIR(taps []float32, lanes int, ptxPath string, generic bool) (f *Ba
 		return nil, err
 	}
 	n := int64(len(taps)) * 4
-	if f.dtaps, err = cu.MemAlloc(n); err != nil {
+	if f.dtaps, err = cudrv.MemAlloc(n); err != nil {
 		return nil, fmt.Errorf("gpu: allocate %d bytes for taps: %w", n, err)
 	}
-	if err = cu.MemcpyHtoD(f.dtaps, unsafe.Pointer(&taps[0]), n); err != nil {
+	if err = cudrv.MemcpyHtoD(f.dtaps, unsafe.Pointer(&taps[0]), n); err != nil {
 		return nil, fmt.Errorf("gpu: copy taps: %w", err)
 	}
 	if err = cudrv.SyncUploads("batch FIR taps"); err != nil {
@@ -179,7 +178,7 @@ func newBatchFIR(taps []float32, lanes int, ptxPath string, generic bool) (f *Ba
 }
 
 // moduleInt reads a 32-bit integer global of mod.
-func moduleInt(mod cu.Module, name string) (int, error) {
+func moduleInt(mod cudrv.Module, name string) (int, error) {
 	p, size, err := mod.Global(name)
 	if err != nil {
 		return 0, fmt.Errorf("gpu: batch PTX lacks %s: %w", name, err)
@@ -188,7 +187,7 @@ func moduleInt(mod cu.Module, name string) (int, error) {
 		return 0, fmt.Errorf("gpu: batch PTX global %s is %d bytes, want 4", name, size)
 	}
 	var v int32
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&v), p, 4); err != nil {
+	if err := cudrv.MemcpyDtoH(unsafe.Pointer(&v), p, 4); err != nil {
 		return 0, fmt.Errorf("gpu: read %s: %w", name, err)
 	}
 	return int(v), nil
@@ -233,7 +232,7 @@ func (f *BatchFIR) sharedFor(ntaps, threads int) (int, error) {
 			what, smem>>10, f.optin>>10)
 	}
 	if smem > 48<<10 && smem > f.smemMax {
-		if err := cudrv.SetMaxDynamicSmem(f.fn, smem); err != nil {
+		if err := f.fn.SetMaxDynamicSmem(smem); err != nil {
 			return 0, fmt.Errorf("gpu: %w", err)
 		}
 		f.smemMax = smem
@@ -255,7 +254,7 @@ func (f *BatchFIR) maxTapsFor() int {
 // the caller owns, alive while launches read it); the shared memory is
 // checked and raised as for SetThreads. The BatchFIR's own taps stay
 // allocated until Close.
-func (f *BatchFIR) useTaps(dtaps cu.DevicePtr, ntaps int) error {
+func (f *BatchFIR) useTaps(dtaps cudrv.DevicePtr, ntaps int) error {
 	if ntaps < 1 || ntaps > BatchMaxTaps {
 		return fmt.Errorf("gpu: batch FIR: %d taps; want 1 to %d", ntaps, BatchMaxTaps)
 	}
@@ -303,7 +302,7 @@ func (f *BatchFIR) Blocks(nout int) int {
 // 16 bytes (as cuMemAlloc does) lets the kernel use vector loads and
 // stores. nout 0 does nothing. Launch returns once the kernel is queued;
 // synchronise the stream before reading out.
-func (f *BatchFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error {
+func (f *BatchFIR) Launch(stream cudrv.Stream, in, out cudrv.DevicePtr, nout int) error {
 	switch {
 	case f.closed:
 		return errors.New("gpu: batch FIR: launch after Close")
@@ -323,7 +322,7 @@ func (f *BatchFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) erro
 	if f.lanes {
 		params = f.params[:]
 	}
-	if err := f.fn.Launch(blocks, 1, 1, f.threads, 1, 1, f.smem, stream, params); err != nil {
+	if err := f.fn.Launch(blocks, f.threads, f.smem, stream, params); err != nil {
 		return fmt.Errorf("gpu: launch batch FIR (%d taps, %d samples, %d blocks): %w", f.ntaps, nout, blocks, err)
 	}
 	return nil
@@ -338,16 +337,16 @@ func (f *BatchFIR) Close() error {
 	f.closed = true
 	var errs []error
 	if f.dtaps != 0 {
-		if err := cu.MemFree(f.dtaps); err != nil {
+		if err := cudrv.MemFree(f.dtaps); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free taps: %w", err))
 		}
 		f.dtaps = 0
 	}
-	if f.mod != (cu.Module{}) {
+	if f.mod != (cudrv.Module{}) {
 		if err := f.mod.Unload(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: unload batch module: %w", err))
 		}
-		f.mod = cu.Module{}
+		f.mod = cudrv.Module{}
 	}
 	return errors.Join(errs...)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
-	"gorgonia.org/cu"
 )
 
 // batchPTX is the PTX file the batch tests load instead of the embedded
@@ -47,10 +46,10 @@ func runOnContext(t *testing.T, ctx *cudrv.Context, name string, fn func(t *test
 // withBatchContextRun is withBatchContext handing fn the context.
 func withBatchContextRun(t *testing.T, fn func(ctx *cudrv.Context)) {
 	t.Helper()
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
+	if n, err := cudrv.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
-	ctx, err := cudrv.NewContext(0, cu.SchedBlockingSync)
+	ctx, err := cudrv.NewContext(0, cudrv.SchedBlockingSync)
 	if err != nil {
 		t.Skipf("no usable CUDA context: %v", err)
 	}
@@ -65,28 +64,28 @@ func withBatchContextRun(t *testing.T, fn func(ctx *cudrv.Context)) {
 
 // devBuf allocates values float32s in the current context; they live
 // until withBatchContext destroys it.
-func devBuf(t *testing.T, values int) cu.DevicePtr {
+func devBuf(t *testing.T, values int) cudrv.DevicePtr {
 	t.Helper()
-	p, err := cu.MemAlloc(int64(values) * 4)
+	p, err := cudrv.MemAlloc(int64(values) * 4)
 	if err != nil {
 		t.Fatalf("allocate %d floats: %v", values, err)
 	}
 	return p
 }
 
-func toDev(t *testing.T, dst cu.DevicePtr, src []float32) {
+func toDev(t *testing.T, dst cudrv.DevicePtr, src []float32) {
 	t.Helper()
 	if len(src) == 0 {
 		return
 	}
-	if err := cu.MemcpyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src))*4); err != nil {
+	if err := cudrv.MemcpyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src))*4); err != nil {
 		t.Fatalf("copy to device: %v", err)
 	}
 }
 
-func fromDev(t *testing.T, dst []float32, src cu.DevicePtr) {
+func fromDev(t *testing.T, dst []float32, src cudrv.DevicePtr) {
 	t.Helper()
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), src, int64(len(dst))*4); err != nil {
+	if err := cudrv.MemcpyDtoH(unsafe.Pointer(&dst[0]), src, int64(len(dst))*4); err != nil {
 		t.Fatalf("copy to host: %v", err)
 	}
 }
@@ -103,15 +102,15 @@ func batchFilter(t *testing.T, f *BatchFIR, x []float32, inOff, outOff int) []fl
 	din := devBuf(t, len(host))
 	toDev(t, din, host)
 	dout := devBuf(t, outOff+len(x)+4)
-	if err := cu.MemsetD32(dout, 0xffffffff, int64(outOff+len(x)+4)); err != nil { // NaN
+	if err := cudrv.MemsetD32(dout, 0xffffffff, int64(outOff+len(x)+4)); err != nil { // NaN
 		t.Fatal(err)
 	}
-	in := din + cu.DevicePtr(4*inOff)
-	out := dout + cu.DevicePtr(4*outOff)
-	if err := f.Launch(cu.Stream{}, in, out, nout); err != nil {
+	in := din + cudrv.DevicePtr(4*inOff)
+	out := dout + cudrv.DevicePtr(4*outOff)
+	if err := f.Launch(cudrv.Stream{}, in, out, nout); err != nil {
 		t.Fatal(err)
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := cudrv.Synchronize(); err != nil {
 		t.Fatalf("kernel: %v", err)
 	}
 	got := make([]float32, outOff+len(x)+4)
@@ -231,12 +230,12 @@ func TestBatchFIRChunkedCarriesHistory(t *testing.T) {
 				}
 				x := randSignal(r, total*ch)
 				hist := f.HistoryValues()
-				var buf [2]cu.DevicePtr
+				var buf [2]cudrv.DevicePtr
 				for i := range buf {
 					buf[i] = devBuf(t, hist+maxChunk*ch)
 				}
 				if hist > 0 {
-					if err := cu.MemsetD32(buf[0], 0, int64(hist)); err != nil {
+					if err := cudrv.MemsetD32(buf[0], 0, int64(hist)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -245,17 +244,17 @@ func TestBatchFIRChunkedCarriesHistory(t *testing.T) {
 				pos := 0
 				for i, c := range chunks {
 					cur, nxt := buf[i%2], buf[(i+1)%2]
-					toDev(t, cur+cu.DevicePtr(4*hist), x[pos*ch:(pos+c)*ch])
-					if err := f.Launch(cu.Stream{}, cur, dout, c); err != nil {
+					toDev(t, cur+cudrv.DevicePtr(4*hist), x[pos*ch:(pos+c)*ch])
+					if err := f.Launch(cudrv.Stream{}, cur, dout, c); err != nil {
 						t.Fatal(err)
 					}
 					// The next history is the last hist values of [history | chunk].
 					if hist > 0 {
-						if err := cu.MemcpyDtoD(nxt, cur+cu.DevicePtr(4*c*ch), int64(hist)*4); err != nil {
+						if err := cudrv.MemcpyDtoD(nxt, cur+cudrv.DevicePtr(4*c*ch), int64(hist)*4); err != nil {
 							t.Fatal(err)
 						}
 					}
-					if err := cu.Synchronize(); err != nil {
+					if err := cudrv.Synchronize(); err != nil {
 						t.Fatalf("%s: chunk %d: %v", name, i, err)
 					}
 					y := make([]float32, c*ch)
@@ -293,13 +292,13 @@ func TestBatchFIRRejectsBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		buf := devBuf(t, 64)
-		if err := f.Launch(cu.Stream{}, buf, buf+128, -1); err == nil {
+		if err := f.Launch(cudrv.Stream{}, buf, buf+128, -1); err == nil {
 			t.Error("nout -1 accepted")
 		}
-		if err := f.Launch(cu.Stream{}, 0, buf, 4); err == nil {
+		if err := f.Launch(cudrv.Stream{}, 0, buf, 4); err == nil {
 			t.Error("nil input accepted")
 		}
-		if err := f.Launch(cu.Stream{}, buf, buf+128, 0); err != nil {
+		if err := f.Launch(cudrv.Stream{}, buf, buf+128, 0); err != nil {
 			t.Errorf("nout 0: %v", err)
 		}
 		if err := f.Close(); err != nil {
@@ -308,7 +307,7 @@ func TestBatchFIRRejectsBadInput(t *testing.T) {
 		if err := f.Close(); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
-		if err := f.Launch(cu.Stream{}, buf, buf+128, 4); err == nil {
+		if err := f.Launch(cudrv.Stream{}, buf, buf+128, 4); err == nil {
 			t.Error("launch after Close accepted")
 		}
 		if _, err := NewBatchFIRFromPTX([]float32{1}, false, "/nonexistent.ptx"); err == nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/sigproc/sigproc/mixer"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
-	"gorgonia.org/cu"
 )
 
 // ChainFilter runs a stage chain (shift, decimating fir, resample) on data
@@ -37,15 +36,15 @@ import (
 // the CUDA context current: the ops' buffers are reused from one launch to
 // the next.
 type ChainFilter struct {
-	mod      cu.Module
-	shiftFn  [2]cu.Function // by input complexness
-	tiledFn  [4]cu.Function // by input complexness + 2·fused shift
-	directFn [4]cu.Function
+	mod      cudrv.Module
+	shiftFn  [2]cudrv.Function // by input complexness
+	tiledFn  [4]cudrv.Function // by input complexness + 2·fused shift
+	directFn [4]cudrv.Function
 	ops      []chainOp
 	inCh     int // values per input sample
 	outCh    int // values per output sample
 	maxIn    int // input samples per block at most
-	dev      []cu.DevicePtr
+	dev      []cudrv.DevicePtr
 	closed   bool
 
 	// Launch arguments; the params slices point at them (no allocation).
@@ -56,14 +55,14 @@ type ChainFilter struct {
 }
 
 type polyLaunch struct {
-	x, y, b                          cu.DevicePtr
+	x, y, b                          cudrv.DevicePtr
 	n, nout, l, m, lp, mp, q, p0, j0 int64
 	c0, cps                          float64
 	tq, w, loop                      int64
 }
 
 type shiftLaunch struct {
-	x, y    cu.DevicePtr
+	x, y    cudrv.DevicePtr
 	n       int64
 	c0, cps float64
 }
@@ -79,13 +78,13 @@ type chainOp struct {
 	outCh   int            // values per output sample
 	maxIn   int            // input samples per block at most
 	hist    int            // history samples before the input (Q−1)
-	buf     [2]cu.DevicePtr
+	buf     [2]cudrv.DevicePtr
 	cur     int // buf[cur] takes the next block (ops after the first)
 	t, next int64
 
 	// polyphase
 	l, m, lp, mp, q int64
-	branches        cu.DevicePtr
+	branches        cudrv.DevicePtr
 	threads         int   // 0: direct kernel
 	tq, w           int64 // tiled geometry
 	smem            int
@@ -115,7 +114,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			_ = f.Close()
 		}
 	}()
-	fn := func(name string) (cu.Function, error) {
+	fn := func(name string) (cudrv.Function, error) {
 		k, err := f.mod.Function(name)
 		if err != nil {
 			return k, fmt.Errorf("gpu: kernel %s: %w", name, err)
@@ -181,7 +180,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			if op.buf[j], err = f.alloc(size); err != nil {
 				return nil, err
 			}
-			if err := cu.MemsetD32(op.buf[j], 0, size/4); err != nil {
+			if err := cudrv.MemsetD32(op.buf[j], 0, size/4); err != nil {
 				return nil, fmt.Errorf("gpu: clear chain history: %w", err)
 			}
 		}
@@ -207,8 +206,8 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	return f, nil
 }
 
-func (f *ChainFilter) alloc(n int64) (cu.DevicePtr, error) {
-	p, err := cu.MemAlloc(max(n, 4))
+func (f *ChainFilter) alloc(n int64) (cudrv.DevicePtr, error) {
+	p, err := cudrv.MemAlloc(max(n, 4))
 	if err != nil {
 		return 0, fmt.Errorf("gpu: allocate %d bytes for the chain: %w", n, err)
 	}
@@ -261,7 +260,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 	if op.branches, err = f.alloc(int64(len(br)) * 4); err != nil {
 		return err
 	}
-	if err := cu.MemcpyHtoD(op.branches, unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
+	if err := cudrv.MemcpyHtoD(op.branches, unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
 		return fmt.Errorf("gpu: copy taps: %w", err)
 	}
 	elem := 4
@@ -301,7 +300,7 @@ func (op *chainOp) maxOut(n int) int {
 // HistoryValues() values of history) on stream st, writing the outputs to
 // out (room for MaxOutValues(n)), and returns how many output values it
 // writes. n must be a whole number of samples, at most the max block.
-func (f *ChainFilter) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (f *ChainFilter) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	switch {
 	case f.closed:
 		return 0, errors.New("gpu: chain: launch after Close")
@@ -320,7 +319,7 @@ func (f *ChainFilter) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, er
 		dst := out
 		if k+1 < len(f.ops) {
 			nx := &f.ops[k+1]
-			dst = nx.buf[nx.cur] + cu.DevicePtr(nx.hist*nx.inCh*4)
+			dst = nx.buf[nx.cur] + cudrv.DevicePtr(nx.hist*nx.inCh*4)
 		}
 		nout, err := f.run(st, op, src, dst, ns)
 		if err != nil {
@@ -329,7 +328,7 @@ func (f *ChainFilter) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, er
 		if k > 0 && op.hist > 0 && ns > 0 {
 			// This block's tail is the next block's history.
 			other := op.buf[1-op.cur]
-			if err := cu.MemcpyDtoDAsync(other, src+cu.DevicePtr(ns*op.inCh*4), int64(op.hist*op.inCh)*4, st); err != nil {
+			if err := st.CopyDtoD(other, src+cudrv.DevicePtr(ns*op.inCh*4), int64(op.hist*op.inCh)*4); err != nil {
 				return 0, fmt.Errorf("gpu: chain: carry history: %w", err)
 			}
 			op.cur = 1 - op.cur
@@ -341,7 +340,7 @@ func (f *ChainFilter) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, er
 
 // run enqueues op on ns input samples at x ([history | block]) and returns
 // its output samples.
-func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) (int, error) {
+func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns int) (int, error) {
 	if ns == 0 {
 		return 0, nil
 	}
@@ -356,7 +355,7 @@ func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) 
 	if !op.poly {
 		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps}
 		blocks := int(min((int64(ns)+255)/256, 1<<16))
-		if err := f.shiftFn[ci].Launch(blocks, 1, 1, 256, 1, 1, 0, st, f.shiftParams[:]); err != nil {
+		if err := f.shiftFn[ci].Launch(blocks, 256, 0, st, f.shiftParams[:]); err != nil {
 			return 0, fmt.Errorf("gpu: launch chain shift (%d samples): %w", ns, err)
 		}
 		op.t += int64(ns)
@@ -389,10 +388,10 @@ func (f *ChainFilter) run(st cu.Stream, op *chainOp, x, y cu.DevicePtr, ns int) 
 			if blocks > maxGridX {
 				return 0, fmt.Errorf("gpu: chain: %d outputs need %d blocks", nout, blocks)
 			}
-			err = f.tiledFn[ci].Launch(int(blocks), 1, 1, op.threads, 1, 1, op.smem, st, f.polyParams[:])
+			err = f.tiledFn[ci].Launch(int(blocks), op.threads, op.smem, st, f.polyParams[:])
 		} else {
 			blocks := int(min((nout+255)/256, 1<<16))
-			err = f.directFn[ci].Launch(blocks, 1, 1, 256, 1, 1, 0, st, f.polyParams[:])
+			err = f.directFn[ci].Launch(blocks, 256, 0, st, f.polyParams[:])
 		}
 		if err != nil {
 			return 0, fmt.Errorf("gpu: launch chain filter (L %d, M %d, %d taps/branch, %d outputs): %w", op.l, op.m, op.q, nout, err)
@@ -412,16 +411,16 @@ func (f *ChainFilter) Close() error {
 	f.closed = true
 	var errs []error
 	for _, p := range f.dev {
-		if err := cu.MemFree(p); err != nil {
+		if err := cudrv.MemFree(p); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free chain memory: %w", err))
 		}
 	}
 	f.dev = nil
-	if f.mod != (cu.Module{}) {
+	if f.mod != (cudrv.Module{}) {
 		if err := f.mod.Unload(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: unload chain module: %w", err))
 		}
-		f.mod = cu.Module{}
+		f.mod = cudrv.Module{}
 	}
 	return errors.Join(errs...)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
-	"gorgonia.org/cu"
 )
 
 // Tolerance of the chain tests: the largest difference between the GPU
@@ -132,17 +131,17 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 		n := min(blocks[i%len(blocks)], len(x)/ch-pos)
 		copy(host[hist:], x[pos*ch:(pos+n)*ch])
 		toDev(t, din, host[:hist+n*ch])
-		if err := cu.MemsetD32(dout, 0xffffffff, int64(maxOut+4)); err != nil { // NaN
+		if err := cudrv.MemsetD32(dout, 0xffffffff, int64(maxOut+4)); err != nil { // NaN
 			t.Fatal(err)
 		}
-		k, err := f.Launch(cu.Stream{}, din, dout, n*ch)
+		k, err := f.Launch(cudrv.Stream{}, din, dout, n*ch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if k > f.MaxOutValues(n*ch) {
 			t.Fatalf("block %d: %d outputs > MaxOutValues %d", i, k, f.MaxOutValues(n*ch))
 		}
-		if err := cu.Synchronize(); err != nil {
+		if err := cudrv.Synchronize(); err != nil {
 			t.Fatalf("block %d: kernel: %v", i, err)
 		}
 		fromDev(t, got, dout)
@@ -244,10 +243,10 @@ func TestChainShiftPhaseAtLargeIndex(t *testing.T) {
 		got := make([]float32, 2*n)
 		for _, start := range []int64{0, 1_000_000_007, 1 << 40} {
 			filt.ops[0].t = start
-			if _, err := filt.Launch(cu.Stream{}, din, dout, 2*n); err != nil {
+			if _, err := filt.Launch(cudrv.Stream{}, din, dout, 2*n); err != nil {
 				t.Fatal(err)
 			}
-			if err := cu.Synchronize(); err != nil {
+			if err := cudrv.Synchronize(); err != nil {
 				t.Fatal(err)
 			}
 			fromDev(t, got, dout)

@@ -356,7 +356,7 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 			snk := &collect{}
 			var took bool
 			st, err := pipeline.Run(context.Background(), src, be, snk, pipeline.Config{BlockSize: block, Complex: complex, Slots: 8},
-				pipeline.Options{OnBlock: func(pipeline.Output, int64) { took = be.(*backend).x.region != nil }})
+				pipeline.Options{OnBlock: func(pipeline.Output, int64) { took = be.(*backend).tr.(*explicit).region != nil }})
 			errs := errors.Join(err, be.Close(), src.Close())
 			if errs != nil {
 				t.Fatal(errs)

@@ -8,8 +8,16 @@
 // which compute only the kept outputs and keep every stage's history,
 // decimation phase and shift phase from block to block.
 //
-// Its driver code is behind the `cuda` build tag, and its cgo lives in
-// internal/cudrv. Without the tag the package still builds: Built reports
+// Each transport is one type behind a small internal interface
+// (transport_cuda.go): zeroCopy, and explicit (explicit-pageable is its
+// pageable option). The backend resolves the transport when it starts,
+// makes that one, and delegates to it; what decides which transport runs
+// and what it needs (chooseTransport, CheckChain, the pinned budget, the
+// kernels' geometry) is pure, builds without the tag and is unit-tested.
+//
+// Its driver code is behind the `cuda` build tag and uses internal/cudrv's
+// types (module, kernel, stream, event, device and host memory), which own
+// the cgo and gorgonia.org/cu. Without the tag the package still builds: Built reports
 // false and NewBackend returns ErrNotBuilt, so callers never see the tag.
 // The cuda binary links libcuda.so.1 and gorgonia.org/cu calls cuInit (and
 // exits on failure) in its package init; internal/cudrv/cuinit runs first

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
-	"gorgonia.org/cu"
 )
 
 // The explicit transport keeps up to explicitGeometry's inFlight blocks
@@ -52,7 +51,7 @@ type blockFilter interface {
 	// Launch enqueues the filter of the block of n new input values at
 	// in (after HistoryValues() values of history) on stream st, writing
 	// its outputs to out, and returns how many output values it writes.
-	Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error)
+	Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error)
 	// Close frees what the filter holds; its launches have finished.
 	Close() error
 }
@@ -63,15 +62,15 @@ type batchBlocks struct{ *BatchFIR }
 
 func (f batchBlocks) MaxOutValues(n int) int { return n }
 
-func (f batchBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (f batchBlocks) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	return n, f.BatchFIR.Launch(st, in, out, n/f.Channels())
 }
 
 type explicitSet struct {
-	dIn, dOut cu.DevicePtr
+	dIn, dOut cudrv.DevicePtr
 	hOut      []float32
-	hist      cu.Event // this block's tail is in the next set's history
-	done      cu.Event // this block's output is in hOut
+	hist      cudrv.Event // this block's tail is in the next set's history
+	done      cudrv.Event // this block's output is in hOut
 	stream    int
 	seq       uint64 // the block's sequence number and capture time,
 	ts        int64  // handed to the consumer with its output
@@ -79,11 +78,21 @@ type explicitSet struct {
 	nOut      int    // output values
 }
 
-type explicitState struct {
+// explicit is the explicit transport: blocks copied to device memory,
+// filtered by a blockFilter and copied back, several in flight (see the
+// top of this file). Its ring and output buffers are pinned, unless
+// pageable (transport explicit-pageable), where they are Go memory and
+// the driver stages each copy.
+type explicit struct {
+	b        *backend // the run's configuration, context and allocations
+	pageable bool
+
+	l        pipeline.Layout
+	ring     *pipeline.Ring
 	region   *pinnedRegion // the source's memory, when blocks come in place
 	filt     blockFilter
-	tune     *explicitTune // retunes waiting for the next block (x_retune_cuda.go)
-	streams  []cu.Stream
+	tune     explicitTune // retunes waiting for the next block (x_retune_cuda.go)
+	streams  []cudrv.Stream
 	sets     []explicitSet
 	hist     int    // history values, filt.HistoryValues()
 	inFlight int    // the most blocks submitted and not yet returned
@@ -97,21 +106,29 @@ type olsBlocks struct{ *OLSFIR }
 
 func (f olsBlocks) MaxOutValues(n int) int { return n }
 
-func (f olsBlocks) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (f olsBlocks) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	return n, f.OLSFIR.Launch(st, in, out, n/f.Channels())
 }
 
-func (b *backend) startExplicit(l pipeline.Layout) error {
-	filt, err := b.newBlockFilter(l)
+// start makes the filter, the streams, the buffer sets and the ring.
+func (x *explicit) start(l pipeline.Layout) (*pipeline.Ring, error) {
+	if err := x.setup(l); err != nil {
+		return nil, err
+	}
+	return x.ring, nil
+}
+
+func (x *explicit) setup(l pipeline.Layout) error {
+	x.l = l
+	filt, err := x.b.newBlockFilter(l)
 	if err != nil {
 		return err
 	}
-	x := &explicitState{filt: filt, tune: &b.xtune}
-	b.x = x
+	x.filt = filt
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
 	for range nstreams {
-		s, err := cu.MakeStream(cu.NonBlocking)
+		s, err := cudrv.NewStream()
 		if err != nil {
 			return fmt.Errorf("gpu: create stream: %w", err)
 		}
@@ -119,7 +136,7 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	}
 	// A plain fir is retunable: history for the most taps it may take.
 	if fir, ok := filt.(batchBlocks); ok {
-		if err := b.retunable(x, fir.BatchFIR); err != nil {
+		if err := x.retunable(fir.BatchFIR); err != nil {
 			return err
 		}
 	}
@@ -131,19 +148,19 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	for i := range x.sets {
 		s := &x.sets[i]
 		s.stream = i % nstreams
-		if s.dIn, err = b.alloc(inBytes); err != nil {
+		if s.dIn, err = x.b.alloc(inBytes); err != nil {
 			return err
 		}
-		if s.dOut, err = b.alloc(outBytes); err != nil {
+		if s.dOut, err = x.b.alloc(outBytes); err != nil {
 			return err
 		}
-		for _, ev := range []*cu.Event{&s.hist, &s.done} {
-			if *ev, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		for _, ev := range []*cudrv.Event{&s.hist, &s.done} {
+			if *ev, err = cudrv.NewEvent(cudrv.EventDisableTiming); err != nil {
 				return fmt.Errorf("gpu: create event: %w", err)
 			}
 		}
-		if b.transport == TransportExplicit {
-			h, err := b.pin(outBytes, false, false)
+		if !x.pageable {
+			h, err := x.b.pin(outBytes, false, false)
 			if err != nil {
 				return err
 			}
@@ -156,13 +173,13 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	// cleared on the first block's stream (a non-blocking stream does not
 	// wait for the legacy default stream).
 	if x.hist > 0 {
-		if err := cu.MemsetD32Async(x.sets[0].dIn, 0, int64(x.hist), x.streams[0]); err != nil {
+		if err := x.streams[0].MemsetD32(x.sets[0].dIn, 0, int64(x.hist)); err != nil {
 			return fmt.Errorf("gpu: clear history: %w", err)
 		}
 	}
 	var mem []byte
-	if b.transport == TransportExplicit {
-		ringMem, err := b.pin(int64(l.Size()), false, false)
+	if !x.pageable {
+		ringMem, err := x.b.pin(int64(l.Size()), false, false)
 		if err != nil {
 			return err
 		}
@@ -170,26 +187,27 @@ func (b *backend) startExplicit(l pipeline.Layout) error {
 	} else {
 		mem = pipeline.AlignedBytes(l.Size())
 	}
-	b.ring, err = pipeline.NewRing(mem, l)
+	x.ring, err = pipeline.NewRing(mem, l)
 	return err
 }
 
-func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
-	x := b.x
+// next submits what the producer has published, up to the in-flight
+// bound, and returns the oldest block's output once its copy back is done.
+func (x *explicit) next(ctx context.Context) (pipeline.Output, error) {
 	// Submit what has been published, up to the in-flight bound; with
 	// nothing in flight, wait for the producer.
 	for x.submit-x.ret < uint64(x.inFlight) {
-		blk, ok := b.ring.Peek(x.submit)
+		blk, ok := x.ring.Peek(x.submit)
 		if !ok {
 			if x.submit > x.ret {
 				break
 			}
-			if _, err := b.ring.Next(ctx); err != nil {
+			if _, err := x.ring.Next(ctx); err != nil {
 				return pipeline.Output{}, err // io.EOF once drained
 			}
 			continue // published now: Peek has it
 		}
-		if err := x.enqueue(b, x.submit, blk); err != nil {
+		if err := x.enqueue(x.submit, blk); err != nil {
 			return pipeline.Output{}, err
 		}
 		x.submit++
@@ -200,19 +218,18 @@ func (b *backend) nextExplicit(ctx context.Context) (pipeline.Output, error) {
 	}
 	// The block's input has been copied: its ring slot is free again, and
 	// so are the source's windows that no later block reads.
-	b.ring.Release()
+	x.ring.Release()
 	x.ret++
 	if x.region != nil {
 		if err := x.region.release(x.ret); err != nil {
 			return pipeline.Output{}, err
 		}
 	}
-	b.next++
-	return blockOutput(s.seq, s.ts, s.n, b.l.Channels, s.hOut[:s.nOut]), nil
+	return blockOutput(s.seq, s.ts, s.n, x.l.Channels, s.hOut[:s.nOut]), nil
 }
 
 // enqueue submits ring block k (see the top of this file).
-func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error {
+func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	nsets := uint64(len(x.sets))
 	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
 	st := x.streams[s.stream]
@@ -221,21 +238,21 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 	if s.n > 0 {
 		var err error
 		if x.region != nil {
-			err = x.region.copyIn(k, s.dIn+cu.DevicePtr(x.hist*4), blk.Samples, st)
+			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), blk.Samples, st)
 		} else {
-			err = cu.MemcpyHtoDAsync(s.dIn+cu.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4, st)
+			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
 		}
 		if err != nil {
 			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
 		}
 	}
 	if k > 0 {
-		if err := st.Wait(x.sets[(k-1)%nsets].hist, 0); err != nil {
+		if err := st.Wait(x.sets[(k-1)%nsets].hist); err != nil {
 			return fmt.Errorf("gpu: stream wait: %w", err)
 		}
 	}
 	if taps != nil {
-		if err := x.retune(st, taps); err != nil {
+		if err := x.loadTaps(st, taps); err != nil {
 			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
 	}
@@ -244,7 +261,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 		return fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
 	}
 	if x.hist > 0 {
-		if err := cu.MemcpyDtoDAsync(next.dIn, s.dIn+cu.DevicePtr(s.n*4), int64(x.hist)*4, st); err != nil {
+		if err := st.CopyDtoD(next.dIn, s.dIn+cudrv.DevicePtr(s.n*4), int64(x.hist)*4); err != nil {
 			return fmt.Errorf("gpu: carry history of block %d: %w", blk.Seq, err)
 		}
 	}
@@ -252,7 +269,7 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	if s.nOut > 0 {
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4, st); err != nil {
+		if err := st.CopyDtoH(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4); err != nil {
 			return fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
 		}
 	}
@@ -265,7 +282,10 @@ func (x *explicitState) enqueue(b *backend, k uint64, blk pipeline.Block) error 
 // close waits for everything submitted and frees the streams, events,
 // kernels and the source's pinned windows; the device and pinned buffers
 // are the backend's to free.
-func (x *explicitState) close() error {
+func (x *explicit) close() (keep bool, err error) {
+	if x.filt == nil {
+		return false, nil // start made nothing to stop
+	}
 	x.tune.shut()
 	var errs []error
 	for _, s := range x.streams {
@@ -277,7 +297,7 @@ func (x *explicitState) close() error {
 		errs = append(errs, x.region.close())
 	}
 	for i := range x.sets {
-		errs = append(errs, cudrv.DestroyEvents([]cu.Event{x.sets[i].hist, x.sets[i].done}))
+		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{x.sets[i].hist, x.sets[i].done}))
 	}
 	for i := range x.streams {
 		if err := x.streams[i].Destroy(); err != nil {
@@ -285,10 +305,10 @@ func (x *explicitState) close() error {
 		}
 	}
 	errs = append(errs, x.filt.Close())
-	return errors.Join(errs...)
+	return false, errors.Join(errs...)
 }
 
-// UseRegion lets the explicit transport copy blocks to the device straight
+// useRegion lets the explicit transport copy blocks to the device straight
 // from the source's memory (pipeline.RegionBackend): a recording mapped
 // from the page cache, samples in memory. The region is pinned window by
 // window ahead of the blocks, on pinThreads threads at once (pinning a
@@ -302,22 +322,22 @@ func (x *explicitState) close() error {
 // It is opt-in (Options.PinSource): on the H200 host a 2 GiB recording
 // went in place at 14–17 GiB/s against 19–22 GiB/s copied by the parallel
 // reads; in place leaves the CPUs idle, copying keeps about 14 cores busy.
-func (b *backend) UseRegion(region []byte) (bool, error) {
-	if b.x == nil || b.transport != TransportExplicit || !b.opts.PinSource {
+func (x *explicit) useRegion(region []byte) (bool, error) {
+	if x.pageable || !x.b.opts.PinSource {
 		return false, nil
 	}
-	room := b.pinLimit - explicitPinned(b.l, b.maxOutValues(b.l))
+	room := x.b.pinLimit - explicitPinned(x.l, x.b.maxOutValues(x.l))
 	window := min(maxWindow, room/(2*pinThreads)) &^ 4095
 	if window < minWindow {
-		b.opts.Log.Info().Int64("room_mib", room>>20).
+		x.b.opts.Log.Info().Int64("room_mib", room>>20).
 			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are copied")
 		return false, nil
 	}
-	ro, err := cudrv.ReadOnlyRegister(b.ctx.Dev)
+	ro, err := cudrv.ReadOnlyRegister(x.b.ctx.Dev)
 	if err != nil {
 		return false, err
 	}
-	b.x.region = newPinnedRegion(b.ctx, region, int(window), int(room/window), ro)
+	x.region = newPinnedRegion(x.b.ctx, region, int(window), int(room/window), ro)
 	return true, nil
 }
 
@@ -366,7 +386,7 @@ func newPinnedRegion(ctx *cudrv.Context, mem []byte, window, ahead int, ro bool)
 			cerr := ctx.MakeCurrent()
 			if cerr == nil {
 				// Leave no current context on the thread once it is destroyed.
-				defer cu.SetCurrentContext(cu.CUContext{})
+				defer cudrv.ClearCurrent()
 			}
 			for w := range p.jobs {
 				win := &p.wins[w]
@@ -407,7 +427,7 @@ func (p *pinnedRegion) queue(w int) {
 
 // copyIn enqueues the copy of block k's view to dst, window by window,
 // once the windows it reads are pinned.
-func (p *pinnedRegion) copyIn(k uint64, dst cu.DevicePtr, view []float32, st cu.Stream) error {
+func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []float32, st cudrv.Stream) error {
 	base := uintptr(unsafe.Pointer(&p.mem[0]))
 	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
 	end := off + 4*len(view)
@@ -427,7 +447,7 @@ func (p *pinnedRegion) copyIn(k uint64, dst cu.DevicePtr, view []float32, st cu.
 			return fmt.Errorf("pin the source's bytes %d to %d: %w", w*p.window, min(len(p.mem), (w+1)*p.window), win.err)
 		}
 		win.last = k
-		if err := cu.MemcpyHtoDAsync(dst+cu.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo), st); err != nil {
+		if err := st.CopyHtoD(dst+cudrv.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo)); err != nil {
 			return err
 		}
 		lo = hi

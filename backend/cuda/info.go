@@ -29,6 +29,15 @@ func chooseTransport(t Transport, dev cudrv.DeviceInfo, l pipeline.Layout, ntaps
 	return TransportZeroCopy, why
 }
 
+// deviceRefusal says why transport t cannot run on dev, nil where it can:
+// zero-copy needs host memory mapped into the device.
+func deviceRefusal(t Transport, dev cudrv.DeviceInfo) error {
+	if t == TransportZeroCopy && !dev.CanMapHost {
+		return fmt.Errorf("gpu: %s cannot map host memory, so zero-copy is impossible; use transport: explicit", dev.Name)
+	}
+	return nil
+}
+
 // zeroCopySmem is the shared memory the zero-copy kernel takes for ntaps
 // taps on l's blocks, its retune capacity fitted to optin bytes: more than
 // optin where even ntaps do not fit.
@@ -54,6 +63,29 @@ func persistentGeometry(pairs, ntaps, force int) (threads, split int) {
 	threads = min(1024, (pairs*split+31)&^31)
 	return threads, split
 }
+
+// The zero-copy kernel's optional timing array holds timesCap blocks
+// (TIMES_CAP in kernels/fir.cu) of timesWords words (TIMES_WORDS):
+// globaltimer in and out, clock64 in and out. The host keeps hostStride
+// timestamps per block beside it.
+const (
+	timesCap   = 65536
+	timesWords = 4
+	hostStride = 5
+)
+
+// Control block offsets, mirrored from struct Ctrl in kernels/fir.cu.
+const (
+	ctrlStop      = 0
+	ctrlHeartbeat = 128
+	ctrlError     = 256
+	ctrlRunning   = 384
+	ctrlSize      = 512
+)
+
+// evenWords is the tagged words of a zero-copy ring slot for l's blocks:
+// the block's values, rounded up to whole pairs.
+func evenWords(l pipeline.Layout) int { return (l.BlockValues() + 1) &^ 1 }
 
 // Retune geometry of the zero-copy kernel (kernels/fir.cu).
 const (

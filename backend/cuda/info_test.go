@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
@@ -114,5 +115,27 @@ func TestParseTransportAndPinnedCheck(t *testing.T) {
 	}
 	if _, err := ParseTransport("zerocopy"); err == nil {
 		t.Error("bad transport accepted")
+	}
+}
+
+func TestDeviceRefusal(t *testing.T) {
+	mapped, unmapped := cudrv.DeviceInfo{Name: "mapped", CanMapHost: true}, cudrv.DeviceInfo{Name: "old"}
+	for _, tt := range []struct {
+		t      Transport
+		dev    cudrv.DeviceInfo
+		refuse bool
+	}{
+		{TransportZeroCopy, mapped, false},
+		{TransportZeroCopy, unmapped, true},
+		{TransportExplicit, unmapped, false},
+		{TransportExplicitPageable, unmapped, false},
+	} {
+		err := deviceRefusal(tt.t, tt.dev)
+		if (err != nil) != tt.refuse {
+			t.Errorf("deviceRefusal(%s, %s) = %v, want refusal %v", tt.t, tt.dev.Name, err, tt.refuse)
+		}
+		if err != nil && !strings.Contains(err.Error(), "old cannot map host memory") {
+			t.Errorf("deviceRefusal(%s, %s) = %q: does not name the device and why", tt.t, tt.dev.Name, err)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/kernels"
-	"gorgonia.org/cu"
 )
 
 // OLSOptions tune an OLSFIR; the zero value chooses everything.
@@ -51,17 +50,17 @@ type OLSOptions struct {
 // kernel arguments inside and is not safe for concurrent use.
 type OLSFIR struct {
 	lib                   *cudrv.CuFFT
-	mod                   cu.Module
-	gather, mul, scatter  cu.Function
+	mod                   cudrv.Module
+	gather, mul, scatter  cudrv.Function
 	fwd, inv              *cudrv.FFTPlan
 	direct                *cudrv.FFTPlan // the strided forward plan (OLSOptions.Strided), else nil
-	fused                 cu.Function    // ols_fused_* when OLSOptions.Fused
+	fused                 cudrv.Function // ols_fused_* when OLSOptions.Fused
 	isFused               bool
-	dtw                   cu.DevicePtr // the fused kernel's twiddles
+	dtw                   cudrv.DevicePtr // the fused kernel's twiddles
 	fArgs                 [10]uint64
 	fp                    [10]unsafe.Pointer
 	r4                    bool
-	dh, dwork             cu.DevicePtr
+	dh, dwork             cudrv.DevicePtr
 	ntaps, ch, n, l, nseg int
 	stride                int // float32 values from one segment to the next in dwork
 	nbins                 int
@@ -113,7 +112,7 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 		gname, sname = "ols_gather_c", "ols_scatter_c"
 	}
 	for _, k := range []struct {
-		fn   *cu.Function
+		fn   *cudrv.Function
 		name string
 	}{{&f.gather, gname}, {&f.mul, "ols_mul"}, {&f.scatter, sname}} {
 		if *k.fn, err = f.mod.Function(k.name); err != nil {
@@ -151,14 +150,14 @@ func NewOLSFIR(taps []float32, complex bool, o OLSOptions) (f *OLSFIR, err error
 	}
 	h := olsSpectrum(taps, n, complex)
 	hb := int64(len(h)) * 8
-	if f.dh, err = cu.MemAlloc(hb); err != nil {
+	if f.dh, err = cudrv.MemAlloc(hb); err != nil {
 		return nil, fmt.Errorf("gpu: allocate the filter spectrum (%d bytes): %w", hb, err)
 	}
-	if err = cu.MemcpyHtoD(f.dh, unsafe.Pointer(&h[0]), hb); err != nil {
+	if err = cudrv.MemcpyHtoD(f.dh, unsafe.Pointer(&h[0]), hb); err != nil {
 		return nil, fmt.Errorf("gpu: copy the filter spectrum: %w", err)
 	}
 	wb := int64(f.nseg) * int64(f.stride) * 4
-	if f.dwork, err = cu.MemAlloc(wb); err != nil {
+	if f.dwork, err = cudrv.MemAlloc(wb); err != nil {
 		return nil, fmt.Errorf("gpu: allocate overlap-save work (%d MiB): %w", wb>>20, err)
 	}
 	if err = cudrv.SyncUploads("overlap-save spectrum"); err != nil {
@@ -208,7 +207,7 @@ func olsGrid(work int64) int { return int(min((work+olsThreads-1)/olsThreads, 1<
 // layout: in points at HistoryValues() values of history followed by
 // nout·Channels() new values; out receives nout·Channels() values and must
 // not overlap in. nout 0 does nothing.
-func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error {
+func (f *OLSFIR) Launch(stream cudrv.Stream, in, out cudrv.DevicePtr, nout int) error {
 	switch {
 	case f.closed:
 		return errors.New("gpu: overlap-save: launch after Close")
@@ -235,11 +234,11 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 	}
 	m1 := f.ntaps - 1
 	chunk := f.nseg * f.l
-	vb := cu.DevicePtr(4 * f.ch) // bytes per sample
+	vb := cudrv.DevicePtr(4 * f.ch) // bytes per sample
 	segPoints := int64(f.nseg) * int64(f.n)
 	for c0 := 0; c0 < nout; c0 += chunk {
 		cn := min(chunk, nout-c0)
-		xin := in + cu.DevicePtr(c0)*vb
+		xin := in + cudrv.DevicePtr(c0)*vb
 		if f.direct != nil && olsStridedPass(uintptr(xin), cn, chunk) {
 			// A full pass reads at most cn+m1 samples from xin: all data.
 			if err := f.direct.Exec(xin, f.dwork, cudrv.FFTForward); err != nil {
@@ -248,7 +247,7 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 		} else {
 			f.gArgs = [7]uint64{uint64(xin), uint64(f.dwork), uint64(f.n),
 				uint64(f.stride / f.ch), uint64(f.l), uint64(f.nseg), uint64(m1 + cn)}
-			if err := f.gather.Launch(olsGrid(segPoints), 1, 1, olsThreads, 1, 1, 0, stream, f.gp[:]); err != nil {
+			if err := f.gather.Launch(olsGrid(segPoints), olsThreads, 0, stream, f.gp[:]); err != nil {
 				return fmt.Errorf("gpu: overlap-save gather: %w", err)
 			}
 			if err := f.fwd.Exec(f.dwork, f.dwork, cudrv.FFTForward); err != nil {
@@ -256,15 +255,15 @@ func (f *OLSFIR) Launch(stream cu.Stream, in, out cu.DevicePtr, nout int) error 
 			}
 		}
 		f.mArgs = [4]uint64{uint64(f.dwork), uint64(f.dh), uint64(f.nbins), uint64(f.nseg)}
-		if err := f.mul.Launch(olsGrid(int64(f.nbins)*int64(f.nseg)), 1, 1, olsThreads, 1, 1, 0, stream, f.mp[:]); err != nil {
+		if err := f.mul.Launch(olsGrid(int64(f.nbins)*int64(f.nseg)), olsThreads, 0, stream, f.mp[:]); err != nil {
 			return fmt.Errorf("gpu: overlap-save product: %w", err)
 		}
 		if err := f.inv.Exec(f.dwork, f.dwork, cudrv.FFTInverse); err != nil {
 			return fmt.Errorf("gpu: overlap-save: %w", err)
 		}
-		f.sArgs = [6]uint64{uint64(f.dwork), uint64(out + cu.DevicePtr(c0)*vb), uint64(f.stride / f.ch),
+		f.sArgs = [6]uint64{uint64(f.dwork), uint64(out + cudrv.DevicePtr(c0)*vb), uint64(f.stride / f.ch),
 			uint64(f.l), uint64(m1), uint64(cn)}
-		if err := f.scatter.Launch(olsGrid(int64(cn)), 1, 1, olsThreads, 1, 1, 0, stream, f.sp[:]); err != nil {
+		if err := f.scatter.Launch(olsGrid(int64(cn)), olsThreads, 0, stream, f.sp[:]); err != nil {
 			return fmt.Errorf("gpu: overlap-save scatter: %w", err)
 		}
 	}
@@ -283,19 +282,19 @@ func (f *OLSFIR) Close() error {
 		errs = append(errs, f.inv.Destroy())
 	}
 	errs = append(errs, f.fwd.Destroy(), f.direct.Destroy())
-	for _, p := range []*cu.DevicePtr{&f.dh, &f.dwork, &f.dtw} {
+	for _, p := range []*cudrv.DevicePtr{&f.dh, &f.dwork, &f.dtw} {
 		if *p != 0 {
-			if err := cu.MemFree(*p); err != nil {
+			if err := cudrv.MemFree(*p); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: overlap-save: free: %w", err))
 			}
 			*p = 0
 		}
 	}
-	if f.mod != (cu.Module{}) {
+	if f.mod != (cudrv.Module{}) {
 		if err := f.mod.Unload(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: unload overlap-save module: %w", err))
 		}
-		f.mod = cu.Module{}
+		f.mod = cudrv.Module{}
 	}
 	return errors.Join(errs...)
 }
@@ -336,7 +335,7 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 			_ = f.Close()
 		}
 	}()
-	dev, err := cu.CurrentDevice()
+	dev, err := cudrv.CurrentDevice()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: overlap-save needs a current CUDA context: %w", err)
 	}
@@ -356,20 +355,20 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 		return nil, fmt.Errorf("gpu: kernel %s: %w", name, err)
 	}
 	if smem > 48<<10 {
-		if err = cudrv.SetMaxDynamicSmem(f.fused, smem); err != nil {
+		if err = f.fused.SetMaxDynamicSmem(smem); err != nil {
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	}
 	hperm, tw := olsFusedTables(taps, n)
 	for _, t := range []struct {
-		p *cu.DevicePtr
+		p *cudrv.DevicePtr
 		v []complex64
 	}{{&f.dh, hperm}, {&f.dtw, tw}} {
 		nb := int64(len(t.v)) * 8
-		if *t.p, err = cu.MemAlloc(nb); err != nil {
+		if *t.p, err = cudrv.MemAlloc(nb); err != nil {
 			return nil, fmt.Errorf("gpu: allocate %d bytes for the fused kernel's tables: %w", nb, err)
 		}
-		if err = cu.MemcpyHtoD(*t.p, unsafe.Pointer(&t.v[0]), nb); err != nil {
+		if err = cudrv.MemcpyHtoD(*t.p, unsafe.Pointer(&t.v[0]), nb); err != nil {
 			return nil, fmt.Errorf("gpu: copy the fused kernel's tables: %w", err)
 		}
 	}
@@ -383,7 +382,7 @@ func newFusedOLS(taps []float32, complex bool, n int, o OLSOptions) (f *OLSFIR, 
 }
 
 // launchFused enqueues one fused kernel over all nout samples.
-func (f *OLSFIR) launchFused(stream cu.Stream, in, out cu.DevicePtr, nout int) error {
+func (f *OLSFIR) launchFused(stream cudrv.Stream, in, out cudrv.DevicePtr, nout int) error {
 	nseg := (int64(nout) + int64(f.l) - 1) / int64(f.l)
 	blocks := nseg
 	if f.ch == 1 {
@@ -399,7 +398,7 @@ func (f *OLSFIR) launchFused(stream cu.Stream, in, out cu.DevicePtr, nout int) e
 	f.fArgs = [10]uint64{uint64(in), uint64(out), uint64(f.dh), uint64(f.dtw), uint64(f.n),
 		uint64(bitsLen(f.n) - 1), uint64(f.l), uint64(f.ntaps - 1), uint64(nout), r4}
 	threads := min(olsFusedThreads, max(32, f.n/2))
-	if err := f.fused.Launch(int(blocks), 1, 1, threads, 1, 1, 12*f.n, stream, f.fp[:]); err != nil {
+	if err := f.fused.Launch(int(blocks), threads, 12*f.n, stream, f.fp[:]); err != nil {
 		return fmt.Errorf("gpu: launch fused overlap-save (%d points, %d blocks): %w", f.n, blocks, err)
 	}
 	return nil

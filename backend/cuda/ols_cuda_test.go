@@ -13,7 +13,6 @@ import (
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
-	"gorgonia.org/cu"
 )
 
 // The overlap-save tests run small cases first, so a first run on a GPU
@@ -31,7 +30,7 @@ func olsPTX() string {
 type launcher interface {
 	HistoryValues() int
 	Channels() int
-	Launch(cu.Stream, cu.DevicePtr, cu.DevicePtr, int) error
+	Launch(cudrv.Stream, cudrv.DevicePtr, cudrv.DevicePtr, int) error
 }
 
 // runFilter runs f once over x behind hist (zeros when nil), checks that
@@ -50,16 +49,16 @@ func runFilterAt(t *testing.T, f launcher, hist, x []float32, skew int) []float3
 	}
 	nout := len(x) / f.Channels()
 	dbuf := devBuf(t, skew+len(hist)+len(x))
-	din := dbuf + cu.DevicePtr(4*skew)
+	din := dbuf + cudrv.DevicePtr(4*skew)
 	toDev(t, din, append(append([]float32(nil), hist...), x...))
 	dout := devBuf(t, len(x)+8)
-	if err := cu.MemsetD32(dout, 0xffffffff, int64(len(x)+8)); err != nil { // NaN
+	if err := cudrv.MemsetD32(dout, 0xffffffff, int64(len(x)+8)); err != nil { // NaN
 		t.Fatal(err)
 	}
-	if err := f.Launch(cu.Stream{}, din, dout, nout); err != nil {
+	if err := f.Launch(cudrv.Stream{}, din, dout, nout); err != nil {
 		t.Fatal(err)
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := cudrv.Synchronize(); err != nil {
 		t.Fatalf("kernels: %v", err)
 	}
 	got := make([]float32, len(x)+8)
@@ -69,10 +68,10 @@ func runFilterAt(t *testing.T, f launcher, hist, x []float32, skew int) []float3
 			t.Fatalf("value %d past the output was overwritten with %v", i, v)
 		}
 	}
-	if err := cu.MemFree(dbuf); err != nil {
+	if err := cudrv.MemFree(dbuf); err != nil {
 		t.Fatal(err)
 	}
-	if err := cu.MemFree(dout); err != nil {
+	if err := cudrv.MemFree(dout); err != nil {
 		t.Fatal(err)
 	}
 	return got[:len(x)]
@@ -381,13 +380,13 @@ func TestOLSFIRRejectsBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Launch(cu.Stream{}, 0, 0, 10); err == nil {
+		if err := f.Launch(cudrv.Stream{}, 0, 0, 10); err == nil {
 			t.Error("nil pointers accepted")
 		}
 		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Launch(cu.Stream{}, 1, 1, 10); err == nil {
+		if err := f.Launch(cudrv.Stream{}, 1, 1, 10); err == nil {
 			t.Error("launch after close accepted")
 		}
 	})

@@ -149,6 +149,36 @@ func explicitGeometry(slots int) (inFlight, streams int) {
 	return inFlight, min(4, inFlight)
 }
 
+// transportPinned is the pinned host memory transport t (resolved, not
+// auto) takes for a plain fir of ntaps taps, or a chain with at most
+// maxOut output values per block, on l's blocks, on a device with optin
+// bytes of shared memory per block, with the zero-copy timing array when
+// timing: computed before anything is allocated, so a configuration that
+// would exceed the budget is refused up front.
+func transportPinned(t Transport, l pipeline.Layout, ntaps, optin int, timing bool, maxOut int) int64 {
+	switch t {
+	case TransportZeroCopy:
+		return zeroCopyPinned(l, ntaps, optin, timing)
+	case TransportExplicit:
+		return explicitPinned(l, maxOut)
+	}
+	return 2 * cudrv.PageAlign(BatchMaxTaps*4) // explicit-pageable: a retunable fir's tap staging only
+}
+
+// zeroCopyPinned is the pinned memory the zero-copy transport takes: the
+// control block, the input and output rings of tagged words, the retune
+// parameter block for the most taps the kernel keeps history for, and the
+// timing array when timing.
+func zeroCopyPinned(l pipeline.Layout, ntaps, optin int, timing bool) int64 {
+	words := int64(evenWords(l))
+	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, optin)
+	n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(paramFloats(hcap))*4)
+	if timing {
+		n += timesCap * timesWords * 8
+	}
+	return n
+}
+
 // explicitPinned is the pinned memory the explicit transport takes: the
 // ring and one output buffer per buffer set, for a filter with at most
 // outVals output values per block (more than its input when it upsamples),

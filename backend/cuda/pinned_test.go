@@ -87,3 +87,36 @@ func TestParseHostMemory(t *testing.T) {
 		t.Error("negative host memory")
 	}
 }
+
+func TestTransportPinned(t *testing.T) {
+	const optin = 227 << 10                  // the H200's
+	const page, staging = 4096, 2 * 8192 * 4 // a retunable fir's two tap buffers of BatchMaxTaps
+	l := pipeline.Layout{BlockSize: 256, Channels: 1, Slots: 4}
+	// Zero-copy, 64 taps: the control block (one page), two rings of 4
+	// slots × 256 words × 8 bytes, and the parameter block for 256 taps
+	// (2 × (32 + 256) floats: one page); with timing 65536 blocks × 4
+	// words × 8 bytes more.
+	zc := int64(page + 2*8192 + page)
+	// Explicit: the ring, 3 output buffers (2 blocks in flight + 1) of
+	// 256 floats (a page each), and the staging.
+	x := int64(l.Size()+page-1)&^(page-1) + 3*page + staging
+	for _, tt := range []struct {
+		t      Transport
+		timing bool
+		want   int64
+	}{
+		{TransportZeroCopy, false, zc},
+		{TransportZeroCopy, true, zc + 65536*4*8},
+		{TransportExplicit, false, x},
+		{TransportExplicit, true, x},
+		{TransportExplicitPageable, false, staging},
+	} {
+		if got := transportPinned(tt.t, l, 64, optin, tt.timing, l.BlockValues()); got != tt.want {
+			t.Errorf("transportPinned(%s, timing %v) = %d, want %d", tt.t, tt.timing, got, tt.want)
+		}
+	}
+	// An upsampling chain's outputs outgrow its input: 16 × 256 floats, 4 pages each.
+	if got, want := transportPinned(TransportExplicit, l, 0, optin, false, 16*l.BlockValues()), x+3*3*page; got != want {
+		t.Errorf("explicit, 16× outputs: %d, want %d", got, want)
+	}
+}

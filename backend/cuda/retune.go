@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
@@ -14,6 +15,22 @@ import (
 // transport retunes a plain fir, other transports and chains do not yet.
 // The control API turns it into a 409 refusal; the run goes on.
 var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir; use backend: cpu to retune stages while running)", stage.ErrRetuneUnsupported)
+
+// transportRetuneRefusal is the standing refusal of transport t for a
+// plain fir of ntaps taps with method m: the explicit transports retune
+// the direct batch kernel only, not overlap-save; the zero-copy kernel
+// takes new taps (up to the history it keeps). With transport auto
+// (before Start resolves it) the answer is zero-copy's.
+func transportRetuneRefusal(t Transport, m filter.Method, ntaps int) error {
+	if (t == TransportExplicit || t == TransportExplicitPageable) && ResolveMethod(m, ntaps) == filter.MethodFFT {
+		return errOLSRetune
+	}
+	return nil
+}
+
+// errOLSRetune is why a plain fir on overlap-save does not retune: only
+// the direct batch kernel takes new taps while running.
+var errOLSRetune = fmt.Errorf("%w: the explicit transport retunes the direct kernel only, and this fir runs overlap-save (method: fft, or auto beyond %d taps); use method: direct to retune", stage.ErrRetuneUnsupported, BatchMaxTaps)
 
 // tapRetuner is the transport's side of a plain fir's retune (the cuda
 // build's backend): retuneTaps schedules taps for the first block not yet

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/stage"
-	"gorgonia.org/cu"
 )
 
 // Retuning the explicit transport's plain fir (see package stage for the
@@ -40,7 +39,8 @@ import (
 // explicitTune is the pending slot between Retune and enqueue.
 type explicitTune struct {
 	mu      sync.Mutex
-	open    bool      // the explicit transport runs
+	open    bool      // the explicit transport runs a retunable filter
+	closed  bool      // the explicit transport has closed
 	lanes   int       // values per frame
 	maxTaps int       // the most taps a retune may bring
 	seen    int64     // values handed to the device so far
@@ -61,23 +61,23 @@ func (t *explicitTune) take(n int) []float32 {
 // shut refuses later retunes (the transport is closing).
 func (t *explicitTune) shut() {
 	t.mu.Lock()
-	t.open, t.pending = false, nil
+	t.open, t.closed, t.pending = false, true, nil
 	t.mu.Unlock()
 }
 
-// retuneExplicit schedules taps for the first block not yet handed to the
-// device and returns that block's first input sample (frame). A retune
-// that comes before that block replaces this one, at the same index.
-func (b *backend) retuneExplicit(taps []float32) (int64, error) {
+// retune schedules taps for the first block not yet handed to the device
+// and returns that block's first input sample (frame). A retune that
+// comes before that block replaces this one, at the same index.
+func (x *explicit) retune(taps []float32) (int64, error) {
 	if err := CheckBatchTaps(taps); err != nil {
 		return 0, fmt.Errorf("%w: %w", stage.ErrRetuneUnsupported, err)
 	}
-	t := &b.xtune
+	t := &x.tune
 	p := slices.Clone(taps) // the caller may reuse its slice
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case !t.open && b.x != nil:
+	case !t.open && !t.closed:
 		return 0, errOLSRetune // running, with a filter that is not the retunable batch
 	case !t.open:
 		return 0, fmt.Errorf("%w: the explicit transport is not running", stage.ErrRetuneUnsupported)
@@ -94,12 +94,12 @@ func (b *backend) retuneExplicit(taps []float32) (int64, error) {
 // bring and two device tap buffers.
 type tunableBatch struct {
 	*BatchFIR
-	hist   int             // history values kept before each block
-	bufs   [2]cu.DevicePtr // device taps, maxTaps floats each
-	stage  [2][]float32    // pinned staging of each, maxTaps floats
-	copied [2]cu.Event     // the last copy from stage[i] is done
-	used   [2]bool         // copied[i] has been recorded
-	cur    int             // the buffer launches read
+	hist   int                // history values kept before each block
+	bufs   [2]cudrv.DevicePtr // device taps, maxTaps floats each
+	stage  [2][]float32       // pinned staging of each, maxTaps floats
+	copied [2]cudrv.Event     // the last copy from stage[i] is done
+	used   [2]bool            // copied[i] has been recorded
+	cur    int                // the buffer launches read
 	lanes  int
 }
 
@@ -107,7 +107,7 @@ type tunableBatch struct {
 // The history holds the most taps that fit shared memory (at most
 // BatchMaxTaps), rounded so that the initial taps' kernel input stays
 // 16-byte aligned, as it was without retuning.
-func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
+func (x *explicit) retunable(fir *BatchFIR) error {
 	lanes := fir.Channels()
 	maxTaps := max(fir.NTaps(), fir.maxTapsFor())
 	if _, err := fir.sharedFor(maxTaps, fir.Threads()); err != nil { // raise the kernel's limit once
@@ -120,25 +120,25 @@ func (b *backend) retunable(x *explicitState, fir *BatchFIR) error {
 	x.filt = t // closes the BatchFIR and the events from now on
 	for i := range t.bufs {
 		var err error
-		if t.bufs[i], err = b.alloc(int64(maxTaps) * 4); err != nil {
+		if t.bufs[i], err = x.b.alloc(int64(maxTaps) * 4); err != nil {
 			return err
 		}
-		h, err := b.pin(int64(maxTaps)*4, false, false)
+		h, err := x.b.pin(int64(maxTaps)*4, false, false)
 		if err != nil {
 			return err
 		}
 		t.stage[i] = unsafe.Slice((*float32)(h.Ptr()), maxTaps)
-		if t.copied[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if t.copied[i], err = cudrv.NewEvent(cudrv.EventDisableTiming); err != nil {
 			return fmt.Errorf("gpu: create event: %w", err)
 		}
 	}
 	// The initial taps into buffer 0, on the first block's stream ahead of it.
-	if err := x.retune(x.streams[0], b.taps); err != nil {
+	if err := x.loadTaps(x.streams[0], x.b.taps); err != nil {
 		return fmt.Errorf("gpu: taps: %w", err)
 	}
-	b.xtune.mu.Lock()
-	b.xtune.open, b.xtune.lanes, b.xtune.maxTaps, b.xtune.seen, b.xtune.pending = true, lanes, maxTaps, 0, nil
-	b.xtune.mu.Unlock()
+	x.tune.mu.Lock()
+	x.tune.open, x.tune.lanes, x.tune.maxTaps, x.tune.seen, x.tune.pending = true, lanes, maxTaps, 0, nil
+	x.tune.mu.Unlock()
 	return nil
 }
 
@@ -147,16 +147,16 @@ func (t *tunableBatch) MaxOutValues(n int) int { return n }
 
 // Launch filters the block with the taps in force, reading the last
 // (ntaps−1)·lanes values of the history.
-func (t *tunableBatch) Launch(st cu.Stream, in, out cu.DevicePtr, n int) (int, error) {
+func (t *tunableBatch) Launch(st cudrv.Stream, in, out cudrv.DevicePtr, n int) (int, error) {
 	skip := t.hist - t.BatchFIR.HistoryValues()
-	return n, t.BatchFIR.Launch(st, in+cu.DevicePtr(4*skip), out, n/t.lanes)
+	return n, t.BatchFIR.Launch(st, in+cudrv.DevicePtr(4*skip), out, n/t.lanes)
 }
 
-// retune copies taps into the spare device buffer on st and launches read
-// them from now on (see the top of this file for why no launch still reads
-// that buffer). It runs on the consumer's goroutine, between the block's
-// wait for its history and its launch.
-func (x *explicitState) retune(st cu.Stream, taps []float32) error {
+// loadTaps copies taps into the spare device buffer on st and launches
+// read them from now on (see the top of this file for why no launch still
+// reads that buffer). It runs on the consumer's goroutine, between the
+// block's wait for its history and its launch.
+func (x *explicit) loadTaps(st cudrv.Stream, taps []float32) error {
 	t, ok := x.filt.(*tunableBatch)
 	if !ok {
 		return ErrRetune
@@ -168,7 +168,7 @@ func (x *explicitState) retune(st cu.Stream, taps []float32) error {
 		}
 	}
 	copy(t.stage[spare], taps)
-	if err := cu.MemcpyHtoDAsync(t.bufs[spare], unsafe.Pointer(&t.stage[spare][0]), int64(len(taps))*4, st); err != nil {
+	if err := st.CopyHtoD(t.bufs[spare], unsafe.Pointer(&t.stage[spare][0]), int64(len(taps))*4); err != nil {
 		return fmt.Errorf("copy taps: %w", err)
 	}
 	if err := t.copied[spare].Record(st); err != nil {

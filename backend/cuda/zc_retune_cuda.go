@@ -11,7 +11,7 @@ import (
 	"github.com/sigproc/sigproc/stage"
 )
 
-// retuneZeroCopy makes the running persistent kernel filter with taps from
+// retune makes the running persistent kernel filter with taps from
 // the next block published on (the first block not yet handed to the
 // device), over the same input history, and returns that block's first
 // frame index in the stream (blocks the ring dropped are not counted). The
@@ -20,8 +20,8 @@ import (
 // while the consumer runs; it waits, at most the watchdog, only when the
 // kernel has not yet finished the block of the retune before the previous
 // one (see zcRetune.retune).
-func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
-	z := &b.zr
+func (zc *zeroCopy) retune(taps []float32) (at int64, err error) {
+	z := &zc.zr
 	if !z.live.Load() {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
 	}
@@ -45,24 +45,20 @@ func (b *backend) retuneZeroCopy(taps []float32) (at int64, err error) {
 	}
 
 	return z.retune(taps, func(sw int64) error {
-		limit := b.opts.watchdog()
+		limit := zc.b.opts.watchdog()
 		t0 := time.Now()
-		for int64(b.ctrlWord(ctrlHeartbeat).Load()) <= sw {
-			if e := b.ctrlWord(ctrlError).Load(); e != 0 {
+		for int64(zc.ctrlWord(ctrlHeartbeat).Load()) <= sw {
+			if e := zc.ctrlWord(ctrlError).Load(); e != 0 {
 				return fmt.Errorf("gpu: retune: kernel reported error %d", e)
 			}
-			if b.ctrlWord(ctrlRunning).Load() == 2 {
+			if zc.ctrlWord(ctrlRunning).Load() == 2 {
 				return fmt.Errorf("%w: the zero-copy kernel has stopped", stage.ErrRetuneUnsupported)
 			}
 			if time.Since(t0) > limit {
-				return fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, b.ctrlWord(ctrlHeartbeat).Load())
+				return fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, zc.ctrlWord(ctrlHeartbeat).Load())
 			}
 			runtime.Gosched()
 		}
 		return nil
 	})
 }
-
-// zeroCopyRetuneRefusal is the zero-copy transport's standing refusal:
-// none, the persistent kernel takes new taps (up to the history it keeps).
-func (b *backend) zeroCopyRetuneRefusal() error { return nil }

@@ -52,8 +52,6 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
-
-	"gorgonia.org/cu"
 )
 
 // CuFFTEnv names the variable that points at the cuFFT library: a file
@@ -216,15 +214,15 @@ func (l *CuFFT) NewFFTPlan(n, idist, odist, kind, batch int) (*FFTPlan, error) {
 }
 
 // SetStream makes later executions run on st.
-func (p *FFTPlan) SetStream(st cu.Stream) error {
-	s := *(*C.CUstream)(unsafe.Pointer(&st))
+func (p *FFTPlan) SetStream(st Stream) error {
+	s := *(*C.CUstream)(unsafe.Pointer(&st.s))
 	return cufftResult(C.sp_setStream(p.lib.setStream, p.h, s), "cufftSetStream")
 }
 
 // Exec enqueues the plan's transforms from in to out on its stream: for
 // FFTC2C, dir is FFTForward or FFTInverse (unnormalised); the others
 // ignore it.
-func (p *FFTPlan) Exec(in, out cu.DevicePtr, dir int) error {
+func (p *FFTPlan) Exec(in, out DevicePtr, dir int) error {
 	if p.closed {
 		return errors.New("cufft: exec after destroy")
 	}

@@ -18,20 +18,20 @@ import (
 // from another locked thread that made it current).
 type Context struct {
 	ctx  cu.CUContext
-	Dev  cu.Device
+	Dev  Device
 	Info DeviceInfo
 }
 
 // NewContext locks the calling goroutine's OS thread and creates a context
-// on device ordinal with flags (cu.SchedSpin | cu.MapHost for the latency
+// on device ordinal with flags (SchedSpin | MapHost for the latency
 // paths). On error the thread is unlocked again.
-func NewContext(ordinal int, flags cu.ContextFlags) (*Context, error) {
-	dev, info, err := Device(ordinal)
+func NewContext(ordinal int, flags ContextFlags) (*Context, error) {
+	dev, info, err := GetDevice(ordinal)
 	if err != nil {
 		return nil, err
 	}
 	runtime.LockOSThread()
-	ctx, err := dev.MakeContext(flags)
+	ctx, err := dev.d.MakeContext(cu.ContextFlags(flags))
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("gpu: create context on %s: %w", info.Name, err)
@@ -43,6 +43,11 @@ func NewContext(ordinal int, flags cu.ContextFlags) (*Context, error) {
 // thread, which the caller has locked; a thread that waits on the GPU
 // beside the owner's uses it.
 func (c *Context) MakeCurrent() error { return cu.SetCurrentContext(c.ctx) }
+
+// ClearCurrent leaves no context current on the calling goroutine's OS
+// thread, which the caller has locked: a helper thread that called
+// MakeCurrent does so before the context is destroyed.
+func ClearCurrent() error { return cu.SetCurrentContext(cu.CUContext{}) }
 
 // Bind locks the calling goroutine to its OS thread and makes the context
 // current there, for a goroutine other than the owner's (a test's
@@ -74,7 +79,7 @@ func (c *Context) Bind() (release func(), err error) {
 // this before its first launch. It waits for nothing on non-blocking
 // streams, so a persistent kernel running beside it does not hold it up.
 func SyncUploads(what string) error {
-	if err := (cu.Stream{}).Synchronize(); err != nil {
+	if err := (Stream{}).Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %s: wait for the uploads: %w", what, err)
 	}
 	return nil
@@ -124,50 +129,69 @@ func (c *Context) Close() error {
 	return nil
 }
 
-// Device returns device ordinal and its description.
-func Device(ordinal int) (cu.Device, DeviceInfo, error) {
+// Device is a CUDA device (CUdevice).
+type Device struct{ d cu.Device }
+
+// Attribute reads one of the device's attributes (cuDeviceGetAttribute).
+func (d Device) Attribute(a DeviceAttribute) (int, error) {
+	return d.d.Attribute(cu.DeviceAttribute(a))
+}
+
+// NumDevices counts the CUDA devices (cuDeviceGetCount).
+func NumDevices() (int, error) { return cu.NumDevices() }
+
+// CurrentDevice is the device of the context current on the calling
+// thread (cuCtxGetDevice).
+func CurrentDevice() (Device, error) {
+	d, err := cu.CurrentDevice()
+	return Device{d}, err
+}
+
+// GetDevice returns device ordinal and its description.
+func GetDevice(ordinal int) (Device, DeviceInfo, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: count devices: %w", err)
+		return Device{}, DeviceInfo{}, fmt.Errorf("gpu: count devices: %w", err)
 	}
 	if ordinal < 0 || ordinal >= n {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d does not exist (%d CUDA device(s) found)", ordinal, n)
+		return Device{}, DeviceInfo{}, fmt.Errorf("gpu: device %d does not exist (%d CUDA device(s) found)", ordinal, n)
 	}
-	d, err := cu.GetDevice(ordinal)
+	cd, err := cu.GetDevice(ordinal)
 	if err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
+		return Device{}, DeviceInfo{}, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
 	}
+	d := Device{cd}
 	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
-	if info.Name, err = d.Name(); err != nil {
-		return 0, DeviceInfo{}, fmt.Errorf("gpu: device %d name: %w", ordinal, err)
+	if info.Name, err = cd.Name(); err != nil {
+		return Device{}, DeviceInfo{}, fmt.Errorf("gpu: device %d name: %w", ordinal, err)
 	}
-	attr := func(a cu.DeviceAttribute) int {
+	attr := func(a DeviceAttribute) int {
 		v, e := d.Attribute(a)
 		if e != nil && err == nil {
 			err = fmt.Errorf("gpu: device %d attribute %d: %w", ordinal, a, e)
 		}
 		return v
 	}
-	info.ComputeCapability = [2]int{attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)}
-	info.Integrated = attr(cu.Integrated) != 0
-	info.CanMapHost = attr(cu.CanMapHostMemory) != 0
-	info.UnifiedAddressing = attr(cu.UnifiedAddressing) != 0
+	info.ComputeCapability = [2]int{attr(computeCapMajor), attr(computeCapMinor)}
+	info.Integrated = attr(integrated) != 0
+	info.CanMapHost = attr(canMapHostMemory) != 0
+	info.UnifiedAddressing = attr(unifiedAddressing) != 0
 	if err != nil {
-		return 0, DeviceInfo{}, err
+		return Device{}, DeviceInfo{}, err
 	}
 	if info.SharedOptin, err = OptinSharedMem(d); err != nil {
-		return 0, DeviceInfo{}, err
+		return Device{}, DeviceInfo{}, err
 	}
 	return d, info, nil
 }
 
 // ClockKHz is the SM clock that a kernel's clock64 counts.
 func ClockKHz(ordinal int) (int, error) {
-	d, err := cu.GetDevice(ordinal)
+	cd, err := cu.GetDevice(ordinal)
 	if err != nil {
 		return 0, fmt.Errorf("gpu: get device %d: %w", ordinal, err)
 	}
-	khz, err := d.Attribute(cu.ClockRate)
+	khz, err := Device{cd}.Attribute(ClockRate)
 	if err != nil {
 		return 0, fmt.Errorf("gpu: device %d clock rate: %w", ordinal, err)
 	}
@@ -189,10 +213,10 @@ func MmapBytes(n int64) ([]byte, error) {
 }
 
 // MakeEvents creates n timing events.
-func MakeEvents(n int) ([]cu.Event, error) {
-	evs := make([]cu.Event, 0, n)
+func MakeEvents(n int) ([]Event, error) {
+	evs := make([]Event, 0, n)
 	for range n {
-		e, err := cu.MakeEvent(cu.DefaultEvent)
+		e, err := NewEvent(EventDefault)
 		if err != nil {
 			DestroyEvents(evs)
 			return nil, fmt.Errorf("gpu: create event: %w", err)
@@ -203,13 +227,13 @@ func MakeEvents(n int) ([]cu.Event, error) {
 }
 
 // DestroyEvents destroys the events that exist among evs.
-func DestroyEvents(evs []cu.Event) error {
+func DestroyEvents(evs []Event) error {
 	var errs []error
 	for i := range evs {
-		if evs[i] == (cu.Event{}) {
+		if evs[i] == (Event{}) {
 			continue
 		}
-		if err := cu.DestroyEvent(&evs[i]); err != nil {
+		if err := evs[i].Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: destroy event: %w", err))
 		}
 	}
@@ -217,8 +241,8 @@ func DestroyEvents(evs []cu.Event) error {
 }
 
 // Elapsed is the time from event a to event b in seconds.
-func Elapsed(a, b cu.Event) (float64, error) {
-	ms, err := a.Elapsed(b)
+func Elapsed(a, b Event) (float64, error) {
+	ms, err := a.e.Elapsed(b.e)
 	if err != nil {
 		return 0, fmt.Errorf("gpu: event time: %w", err)
 	}
@@ -227,11 +251,11 @@ func Elapsed(a, b cu.Event) (float64, error) {
 
 // MemoryPeak returns the memory clock (kHz), the bus width (bits) and the
 // theoretical DRAM bandwidth (bytes/s, double data rate) of dev.
-func MemoryPeak(dev cu.Device) (clockKHz, busBits int, peak float64, err error) {
-	if clockKHz, err = dev.Attribute(cu.MemoryClockRate); err != nil {
+func MemoryPeak(dev Device) (clockKHz, busBits int, peak float64, err error) {
+	if clockKHz, err = dev.Attribute(memoryClockRate); err != nil {
 		return 0, 0, 0, fmt.Errorf("gpu: memory clock rate: %w", err)
 	}
-	if busBits, err = dev.Attribute(cu.GlobalMemoryBusWidth); err != nil {
+	if busBits, err = dev.Attribute(globalMemoryBusWidth); err != nil {
 		return 0, 0, 0, fmt.Errorf("gpu: memory bus width: %w", err)
 	}
 	return clockKHz, busBits, float64(clockKHz) * 1e3 * 2 * float64(busBits) / 8, nil

@@ -19,24 +19,16 @@ static const char* sp_errname(CUresult r) {
 	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == 0) return "unknown CUDA error";
 	return s;
 }
-static int sp_attrOptin(void) { return CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN; }
-static unsigned sp_flagPortable(void) { return CU_MEMHOSTALLOC_PORTABLE; }
-static unsigned sp_flagDevicemap(void) { return CU_MEMHOSTALLOC_DEVICEMAP; }
-static unsigned sp_flagWC(void) { return CU_MEMHOSTALLOC_WRITECOMBINED; }
-static unsigned sp_regPortable(void) { return CU_MEMHOSTREGISTER_PORTABLE; }
-static unsigned sp_regDevicemap(void) { return CU_MEMHOSTREGISTER_DEVICEMAP; }
-static unsigned sp_regReadOnly(void) { return CU_MEMHOSTREGISTER_READ_ONLY; }
-static int sp_attrReadOnlyRegister(void) { return CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED; }
 */
 import "C"
 
 import (
 	"fmt"
 	"unsafe"
-
-	"gorgonia.org/cu"
 )
 
+// result is the one place a CUresult of sigproc's own cgo calls becomes
+// an error: what was called, the result's name and number.
 func result(r C.CUresult, what string) error {
 	if r == C.CUDA_SUCCESS {
 		return nil
@@ -49,15 +41,15 @@ func result(r C.CUresult, what string) error {
 type HostBuf struct {
 	ptr        unsafe.Pointer
 	size       int64
-	dev        cu.DevicePtr // 0 unless mapped
-	registered bool         // true: memory owned by the caller, pinned by cuMemHostRegister
+	dev        DevicePtr // 0 unless mapped
+	registered bool      // true: memory owned by the caller, pinned by cuMemHostRegister
 }
 
 // Bytes views the buffer.
 func (h *HostBuf) Bytes() []byte { return unsafe.Slice((*byte)(h.ptr), h.size) }
 
 // DevicePtr is the device address of a mapped buffer (0 if not mapped).
-func (h *HostBuf) DevicePtr() cu.DevicePtr { return h.dev }
+func (h *HostBuf) DevicePtr() DevicePtr { return h.dev }
 
 // Ptr is the host address.
 func (h *HostBuf) Ptr() unsafe.Pointer { return h.ptr }
@@ -67,15 +59,15 @@ func (h *HostBuf) Ptr() unsafe.Pointer { return h.ptr }
 // suits memory the host only writes. The memory is zeroed.
 func AllocHost(size int64, mapped, wc bool) (*HostBuf, error) {
 	size = PageAlign(size)
-	flags := C.sp_flagPortable()
+	flags := C.uint(hostAllocPortable)
 	if mapped {
-		flags |= C.sp_flagDevicemap()
+		flags |= hostAllocDevicemap
 	}
 	if wc {
-		flags |= C.sp_flagWC()
+		flags |= hostAllocWriteCombined
 	}
 	var p unsafe.Pointer
-	if err := result(C.sp_hostAlloc(&p, C.size_t(size), C.uint(flags)), fmt.Sprintf("cuMemHostAlloc(%d bytes)", size)); err != nil {
+	if err := result(C.sp_hostAlloc(&p, C.size_t(size), flags), fmt.Sprintf("cuMemHostAlloc(%d bytes)", size)); err != nil {
 		return nil, err
 	}
 	h := &HostBuf{ptr: p, size: size}
@@ -94,7 +86,7 @@ func (h *HostBuf) mapped(mapped bool) (*HostBuf, error) {
 		_ = h.Free()
 		return nil, err
 	}
-	h.dev = cu.DevicePtr(d)
+	h.dev = DevicePtr(d)
 	return h, nil
 }
 
@@ -106,11 +98,11 @@ func RegisterHost(b []byte, mapped bool) (*HostBuf, error) {
 		return nil, fmt.Errorf("cudrv: cuMemHostRegister needs page-aligned memory of whole pages")
 	}
 	p := unsafe.Pointer(&b[0])
-	flags := C.sp_regPortable()
+	flags := C.uint(hostRegisterPortable)
 	if mapped {
-		flags |= C.sp_regDevicemap()
+		flags |= hostRegisterDevicemap
 	}
-	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), C.uint(flags)), "cuMemHostRegister"); err != nil {
+	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), flags), "cuMemHostRegister"); err != nil {
 		return nil, err
 	}
 	h := &HostBuf{ptr: p, size: int64(len(b)), registered: true}
@@ -126,7 +118,7 @@ func RegisterHostReadOnly(b []byte) (*HostBuf, error) {
 		return nil, fmt.Errorf("cudrv: cuMemHostRegister needs page-aligned memory of whole pages")
 	}
 	p := unsafe.Pointer(&b[0])
-	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), C.sp_regPortable()|C.sp_regReadOnly()), "cuMemHostRegister(READ_ONLY)"); err != nil {
+	if err := result(C.sp_hostRegister(p, C.size_t(len(b)), hostRegisterPortable|hostRegisterReadOnly), "cuMemHostRegister(READ_ONLY)"); err != nil {
 		return nil, err
 	}
 	return &HostBuf{ptr: p, size: int64(len(b)), registered: true}, nil
@@ -134,9 +126,9 @@ func RegisterHostReadOnly(b []byte) (*HostBuf, error) {
 
 // ReadOnlyRegister reports whether d can pin read-only memory
 // (RegisterHostReadOnly).
-func ReadOnlyRegister(d cu.Device) (bool, error) {
+func ReadOnlyRegister(d Device) (bool, error) {
 	var v C.int
-	err := result(C.sp_devAttr(&v, C.sp_attrReadOnlyRegister(), C.CUdevice(d)), "cuDeviceGetAttribute(READ_ONLY_HOST_REGISTER_SUPPORTED)")
+	err := result(C.sp_devAttr(&v, C.int(readOnlyRegister), C.CUdevice(d.d)), "cuDeviceGetAttribute(READ_ONLY_HOST_REGISTER_SUPPORTED)")
 	return v != 0, err
 }
 
@@ -155,16 +147,16 @@ func (h *HostBuf) Free() error {
 }
 
 // OptinSharedMem is the most dynamic shared memory a block may use on d.
-func OptinSharedMem(d cu.Device) (int, error) {
+func OptinSharedMem(d Device) (int, error) {
 	var v C.int
-	err := result(C.sp_devAttr(&v, C.sp_attrOptin(), C.CUdevice(d)), "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+	err := result(C.sp_devAttr(&v, C.int(sharedOptin), C.CUdevice(d.d)), "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
 	return int(v), err
 }
 
-// SetMaxDynamicSmem lets fn use more than the default 48 KiB of dynamic
-// shared memory. cu.Function keeps its handle unexported; it is the only
-// field, so the conversion reads exactly that handle.
-func SetMaxDynamicSmem(fn cu.Function, bytes int) error {
-	f := *(*C.CUfunction)(unsafe.Pointer(&fn))
+// SetMaxDynamicSmem lets the kernel use more than the default 48 KiB of
+// dynamic shared memory. cu.Function keeps its handle unexported; it is
+// the only field, so the conversion reads exactly that handle.
+func (fn Function) SetMaxDynamicSmem(bytes int) error {
+	f := *(*C.CUfunction)(unsafe.Pointer(&fn.f))
 	return result(C.sp_funcSetSmem(f, C.int(bytes)), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
 }

@@ -10,12 +10,10 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
-
-	"gorgonia.org/cu"
 )
 
 func TestRegisterHostMapsExistingMemory(t *testing.T) {
-	ctx, err := NewContext(0, cu.SchedSpin|cu.MapHost)
+	ctx, err := NewContext(0, SchedSpin|MapHost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +31,10 @@ func TestRegisterHostMapsExistingMemory(t *testing.T) {
 		t.Fatal("no device pointer")
 	}
 	// The device writes through its pointer; the host sees it in its memory.
-	if err := cu.MemsetD32(h.DevicePtr(), 0x3f800000, 4); err != nil {
+	if err := MemsetD32(h.DevicePtr(), 0x3f800000, 4); err != nil {
 		t.Fatal(err)
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := Synchronize(); err != nil {
 		t.Fatal(err)
 	}
 	if v := *(*float32)(unsafe.Pointer(&mem[8])); v != 1 {
@@ -63,7 +61,7 @@ func TestRegisterHostMapsExistingMemory(t *testing.T) {
 //
 //	cudrv.test -test.run '^$' -test.bench Register -test.benchtime 10x
 func BenchmarkRegister(b *testing.B) {
-	ctx, err := NewContext(0, cu.SchedSpin|cu.MapHost)
+	ctx, err := NewContext(0, SchedSpin|MapHost)
 	if err != nil {
 		b.Skip(err)
 	}
@@ -120,18 +118,18 @@ func BenchmarkRegister(b *testing.B) {
 			})
 		}
 	}
-	dev, err := cu.MemAlloc(256 << 20)
+	dev, err := MemAlloc(256 << 20)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cu.MemFree(dev)
+	defer MemFree(dev)
 	h2d := func(name string) {
 		b.Run(name+"/256MiB", func(b *testing.B) {
 			current(b, ctx)
 			b.SetBytes(256 << 20)
 			for i := range b.N {
 				off := (i * (256 << 20)) % total
-				if err := cu.MemcpyHtoD(dev, unsafe.Pointer(&fileMem[off]), 256<<20); err != nil {
+				if err := MemcpyHtoD(dev, unsafe.Pointer(&fileMem[off]), 256<<20); err != nil {
 					b.Fatal(err)
 				}
 			}

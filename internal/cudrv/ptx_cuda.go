@@ -14,29 +14,29 @@ import (
 // LoadModule loads one kernel module into the current context: the PTX
 // file at path, or the embedded PTX when path is "". what names the
 // kernels in messages.
-func LoadModule(path, embedded, what string) (cu.Module, error) {
+func LoadModule(path, embedded, what string) (Module, error) {
 	ptx := embedded
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return cu.Module{}, fmt.Errorf("gpu: read %s PTX: %w", what, err)
+			return Module{}, fmt.Errorf("gpu: read %s PTX: %w", what, err)
 		}
 		ptx = string(data)
 	}
 	if len(ptx) == 0 {
-		return cu.Module{}, fmt.Errorf("gpu: no %s PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_dir", what)
+		return Module{}, fmt.Errorf("gpu: no %s PTX embedded in this build; run `make ptx` (needs nvcc) or set cuda.ptx_dir", what)
 	}
 	if err := RequireContext("load " + what + " kernels"); err != nil {
-		return cu.Module{}, err
+		return Module{}, err
 	}
 	mod, err := cu.LoadData(ptx)
 	switch {
 	case err == nil:
-		return mod, nil
+		return Module{mod}, nil
 	case jitFailed(err):
-		return cu.Module{}, fmt.Errorf("gpu: load %s kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit, then cuda.ptx_dir: kernels): %w", what, err)
+		return Module{}, fmt.Errorf("gpu: load %s kernels (JIT of the PTX failed; a driver older than the PTX needs `make ptx` with its own toolkit, then cuda.ptx_dir: kernels): %w", what, err)
 	}
-	return cu.Module{}, fmt.Errorf("gpu: load %s kernels: %w", what, err)
+	return Module{}, fmt.Errorf("gpu: load %s kernels: %w", what, err)
 }
 
 // jitFailed reports whether a module load failed in the PTX JIT (an old

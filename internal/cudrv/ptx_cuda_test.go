@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/sigproc/sigproc/kernels"
-	"gorgonia.org/cu"
 )
 
 // TestLoadModuleOnAnotherThread loads kernels from a goroutine other than
@@ -16,7 +15,7 @@ import (
 // naming the thread (the H200 run's chain subtests got the driver's bare
 // InvalidContext under a hint to rebuild the PTX); with Bind it loads.
 func TestLoadModuleOnAnotherThread(t *testing.T) {
-	ctx, err := NewContext(0, cu.SchedBlockingSync)
+	ctx, err := NewContext(0, SchedBlockingSync)
 	if err != nil {
 		t.Skipf("no usable CUDA context: %v", err)
 	}

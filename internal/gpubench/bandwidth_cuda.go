@@ -14,7 +14,6 @@ import (
 	"github.com/sigproc/sigproc/internal/cudrv"
 
 	"github.com/sigproc/sigproc/kernels"
-	"gorgonia.org/cu"
 )
 
 // Geometry of the bandwidth kernels (kernels/bw.cu): threads per block and
@@ -102,9 +101,9 @@ func (h *hostMem) free() error {
 // copyRig times copies between one device buffer and host memory on one
 // stream. It needs a current context.
 type copyRig struct {
-	stream cu.Stream
-	evs    []cu.Event // reps+1
-	dev    cu.DevicePtr
+	stream cudrv.Stream
+	evs    []cudrv.Event // reps+1
+	dev    cudrv.DevicePtr
 	size   int64
 }
 
@@ -115,13 +114,13 @@ func newCopyRig(size int64, reps int) (r *copyRig, err error) {
 			_ = r.close()
 		}
 	}()
-	if r.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	if r.stream, err = cudrv.NewStream(); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
 	}
 	if r.evs, err = cudrv.MakeEvents(reps + 1); err != nil {
 		return nil, err
 	}
-	if r.dev, err = cu.MemAlloc(size); err != nil {
+	if r.dev, err = cudrv.MemAlloc(size); err != nil {
 		return nil, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", size>>20, err)
 	}
 	return r, nil
@@ -130,14 +129,14 @@ func newCopyRig(size int64, reps int) (r *copyRig, err error) {
 func (r *copyRig) close() error {
 	var errs []error
 	if r.dev != 0 {
-		if err := cu.MemFree(r.dev); err != nil {
+		if err := cudrv.MemFree(r.dev); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free device memory: %w", err))
 		}
 		r.dev = 0
 	}
 	errs = append(errs, cudrv.DestroyEvents(r.evs))
 	r.evs = nil
-	if r.stream != (cu.Stream{}) {
+	if r.stream != (cudrv.Stream{}) {
 		if err := r.stream.Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
 		}
@@ -149,9 +148,9 @@ func (r *copyRig) close() error {
 func (r *copyRig) copyOnce(dir string, host unsafe.Pointer) error {
 	var err error
 	if dir == DirH2D {
-		err = cu.MemcpyHtoDAsync(r.dev, host, r.size, r.stream)
+		err = r.stream.CopyHtoD(r.dev, host, r.size)
 	} else {
-		err = cu.MemcpyDtoHAsync(host, r.dev, r.size, r.stream)
+		err = r.stream.CopyDtoH(host, r.dev, r.size)
 	}
 	if err != nil {
 		return fmt.Errorf("gpu: %s copy of %d MiB: %w", dir, r.size>>20, err)
@@ -246,7 +245,7 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 	if err := cfg.validate(); err != nil {
 		return BandwidthResult{}, err
 	}
-	cuctx, err := cudrv.NewContext(cfg.Device, cu.SchedSpin|cu.MapHost)
+	cuctx, err := cudrv.NewContext(cfg.Device, cudrv.SchedSpin|cudrv.MapHost)
 	if err != nil {
 		return BandwidthResult{}, err
 	}
@@ -259,13 +258,13 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 	if cfg.runs(BWMapped) && len(cfg.Tests) > 0 && !info.CanMapHost {
 		return BandwidthResult{}, fmt.Errorf("gpu: bandwidth: %s cannot map host memory, so the mapped test is impossible", info.Name)
 	}
-	sms, err := dev.Attribute(cu.MultiprocessorCount)
+	sms, err := dev.Attribute(cudrv.MultiprocessorCount)
 	if err != nil {
 		return BandwidthResult{}, fmt.Errorf("gpu: multiprocessor count: %w", err)
 	}
 	res = BandwidthResult{Device: info.String(), Bytes: cfg.Size, Reps: cfg.Reps, Warmup: cfg.Warmup}
 
-	var mod cu.Module
+	var mod cudrv.Module
 	if cfg.runs(BWMapped) || cfg.runs(BWOverlap) {
 		if mod, err = loadBandwidthPTX(cfg.PTXPath); err != nil {
 			return BandwidthResult{}, err
@@ -324,7 +323,7 @@ func Bandwidth(ctx context.Context, cfg BandwidthConfig) (res BandwidthResult, e
 	return res, nil
 }
 
-func loadBandwidthPTX(path string) (cu.Module, error) {
+func loadBandwidthPTX(path string) (cudrv.Module, error) {
 	return cudrv.LoadModule(path, kernels.BandwidthPTX, "bandwidth")
 }
 
@@ -369,7 +368,7 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 	if err := start.Record(rigs[0].stream); err != nil {
 		return BidirResult{}, fmt.Errorf("gpu: record event: %w", err)
 	}
-	if err := rigs[1].stream.Wait(start, 0); err != nil {
+	if err := rigs[1].stream.Wait(start); err != nil {
 		return BidirResult{}, fmt.Errorf("gpu: stream wait: %w", err)
 	}
 	for range reps {
@@ -403,7 +402,7 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 
 // launchTimed launches fn reps times (after warmup untimed launches) on
 // stream, each between two events, and returns the seconds of each.
-func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.Stream, reps, warmup int) (sec []float64, err error) {
+func launchTimed(fn cudrv.Function, grid int, params []unsafe.Pointer, stream cudrv.Stream, reps, warmup int) (sec []float64, err error) {
 	evs, err := cudrv.MakeEvents(reps + 1)
 	if err != nil {
 		return nil, err
@@ -414,7 +413,7 @@ func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.St
 		}
 	}()
 	for range warmup {
-		if err := fn.Launch(grid, 1, 1, bwThreads, 1, 1, 0, stream, params); err != nil {
+		if err := fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
 			return nil, fmt.Errorf("gpu: launch: %w", err)
 		}
 	}
@@ -422,7 +421,7 @@ func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.St
 		return nil, fmt.Errorf("gpu: record event: %w", err)
 	}
 	for i := range reps {
-		if err := fn.Launch(grid, 1, 1, bwThreads, 1, 1, 0, stream, params); err != nil {
+		if err := fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
 			return nil, fmt.Errorf("gpu: launch: %w", err)
 		}
 		if err := evs[i+1].Record(stream); err != nil {
@@ -443,7 +442,7 @@ func launchTimed(fn cu.Function, grid int, params []unsafe.Pointer, stream cu.St
 
 // measureMapped times bw_read or bw_write over size bytes of mapped pinned
 // host memory.
-func measureMapped(mod cu.Module, op string, size int64, reps, warmup, grid int) (res MappedResult, err error) {
+func measureMapped(mod cudrv.Module, op string, size int64, reps, warmup, grid int) (res MappedResult, err error) {
 	name := "bw_read"
 	if op == "write" {
 		name = "bw_write"
@@ -461,12 +460,12 @@ func measureMapped(mod cu.Module, op string, size int64, reps, warmup, grid int)
 			err = fmt.Errorf("gpu: free mapped memory: %w", e)
 		}
 	}()
-	sink, err := cu.MemAlloc(8)
+	sink, err := cudrv.MemAlloc(8)
 	if err != nil {
 		return MappedResult{}, fmt.Errorf("gpu: allocate: %w", err)
 	}
-	defer cu.MemFree(sink)
-	stream, err := cu.MakeStream(cu.NonBlocking)
+	defer cudrv.MemFree(sink)
+	stream, err := cudrv.NewStream()
 	if err != nil {
 		return MappedResult{}, fmt.Errorf("gpu: create stream: %w", err)
 	}
@@ -497,21 +496,21 @@ func measureMapped(mod cu.Module, op string, size int64, reps, warmup, grid int)
 // overlapRig holds the buffers of the overlap test.
 type overlapRig struct {
 	hin, hout *hostMem
-	dev       cu.DevicePtr
+	dev       cudrv.DevicePtr
 	size      int64
-	fn        cu.Function
+	fn        cudrv.Function
 	grid      int
 	iters     int64
-	streams   []cu.Stream
-	start     cu.Event
-	ends      []cu.Event
+	streams   []cudrv.Stream
+	start     cudrv.Event
+	ends      []cudrv.Event
 }
 
 func (o *overlapRig) close() error {
 	var errs []error
 	errs = append(errs, o.hin.free(), o.hout.free())
 	if o.dev != 0 {
-		if err := cu.MemFree(o.dev); err != nil {
+		if err := cudrv.MemFree(o.dev); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free device memory: %w", err))
 		}
 	}
@@ -525,13 +524,13 @@ func (o *overlapRig) close() error {
 }
 
 // compute enqueues bw_compute over n bytes at off on stream.
-func (o *overlapRig) compute(off, n int64, stream cu.Stream) error {
-	p := o.dev + cu.DevicePtr(off)
+func (o *overlapRig) compute(off, n int64, stream cudrv.Stream) error {
+	p := o.dev + cudrv.DevicePtr(off)
 	n4 := n / 16
 	iters := o.iters
 	grid := int(min(int64(o.grid), max(1, (n4+bwThreads-1)/bwThreads)))
 	params := []unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&n4), unsafe.Pointer(&iters)}
-	if err := o.fn.Launch(grid, 1, 1, bwThreads, 1, 1, 0, stream, params); err != nil {
+	if err := o.fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
 		return fmt.Errorf("gpu: launch bw_compute: %w", err)
 	}
 	return nil
@@ -547,9 +546,9 @@ func (o *overlapRig) stage(which string) (float64, error) {
 	var err error
 	switch which {
 	case DirH2D:
-		err = cu.MemcpyHtoDAsync(o.dev, o.hin.ptr(), o.size, s)
+		err = s.CopyHtoD(o.dev, o.hin.ptr(), o.size)
 	case DirD2H:
-		err = cu.MemcpyDtoHAsync(o.hout.ptr(), o.dev, o.size, s)
+		err = s.CopyDtoH(o.hout.ptr(), o.dev, o.size)
 	default:
 		err = o.compute(0, o.size, s)
 	}
@@ -572,7 +571,7 @@ func (o *overlapRig) pass(ns, chunks int) (float64, error) {
 		return 0, fmt.Errorf("gpu: record event: %w", err)
 	}
 	for j := 1; j < ns; j++ {
-		if err := o.streams[j].Wait(o.start, 0); err != nil {
+		if err := o.streams[j].Wait(o.start); err != nil {
 			return 0, fmt.Errorf("gpu: stream wait: %w", err)
 		}
 	}
@@ -585,13 +584,13 @@ func (o *overlapRig) pass(ns, chunks int) (float64, error) {
 			n = o.size - off
 		}
 		hin, hout := unsafe.Add(o.hin.ptr(), off), unsafe.Add(o.hout.ptr(), off)
-		if err := cu.MemcpyHtoDAsync(o.dev+cu.DevicePtr(off), hin, n, s); err != nil {
+		if err := s.CopyHtoD(o.dev+cudrv.DevicePtr(off), hin, n); err != nil {
 			return 0, fmt.Errorf("gpu: overlap H2D: %w", err)
 		}
 		if err := o.compute(off, n, s); err != nil {
 			return 0, err
 		}
-		if err := cu.MemcpyDtoHAsync(hout, o.dev+cu.DevicePtr(off), n, s); err != nil {
+		if err := s.CopyDtoH(hout, o.dev+cudrv.DevicePtr(off), n); err != nil {
 			return 0, fmt.Errorf("gpu: overlap D2H: %w", err)
 		}
 	}
@@ -616,7 +615,7 @@ func (o *overlapRig) pass(ns, chunks int) (float64, error) {
 
 // measureOverlap calibrates bw_compute to take about as long as the H2D of
 // the buffer, then times chunked passes on each stream count.
-func measureOverlap(ctx context.Context, mod cu.Module, cfg BandwidthConfig, grid int) (res OverlapResult, err error) {
+func measureOverlap(ctx context.Context, mod cudrv.Module, cfg BandwidthConfig, grid int) (res OverlapResult, err error) {
 	fn, err := mod.Function("bw_compute")
 	if err != nil {
 		return OverlapResult{}, fmt.Errorf("gpu: kernel bw_compute: %w", err)
@@ -638,11 +637,11 @@ func measureOverlap(ctx context.Context, mod cu.Module, cfg BandwidthConfig, gri
 	if o.hout, err = newHostMem(MemPinned, cfg.Size); err != nil {
 		return OverlapResult{}, err
 	}
-	if o.dev, err = cu.MemAlloc(cfg.Size); err != nil {
+	if o.dev, err = cudrv.MemAlloc(cfg.Size); err != nil {
 		return OverlapResult{}, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", cfg.Size>>20, err)
 	}
 	for range maxStreams {
-		s, err := cu.MakeStream(cu.NonBlocking)
+		s, err := cudrv.NewStream()
 		if err != nil {
 			return OverlapResult{}, fmt.Errorf("gpu: create stream: %w", err)
 		}
@@ -710,7 +709,7 @@ func measureOverlap(ctx context.Context, mod cu.Module, cfg BandwidthConfig, gri
 // device, in a context of its own: the reference a streaming run is
 // compared with.
 func PinnedH2D(device int, size int64, reps int) (CopyResult, error) {
-	c, err := cudrv.NewContext(device, cu.SchedSpin|cu.MapHost)
+	c, err := cudrv.NewContext(device, cudrv.SchedSpin|cudrv.MapHost)
 	if err != nil {
 		return CopyResult{}, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/internal/cudrv"
-	"gorgonia.org/cu"
 )
 
 // BenchChain times cuda.ChainFilter on cfg.Samples random samples already
@@ -26,14 +25,14 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 	if cfg.Chain.Complex {
 		ch = 2
 	}
-	cuctx, err := cudrv.NewContext(cfg.Device, cu.SchedBlockingSync)
+	cuctx, err := cudrv.NewContext(cfg.Device, cudrv.SchedBlockingSync)
 	if err != nil {
 		return BenchChainResult{}, err
 	}
-	var frees []cu.DevicePtr
+	var frees []cudrv.DevicePtr
 	defer func() {
 		for _, p := range frees {
-			if e := cu.MemFree(p); e != nil && err == nil {
+			if e := cudrv.MemFree(p); e != nil && err == nil {
 				err = fmt.Errorf("gpu: free device memory: %w", e)
 			}
 		}
@@ -51,8 +50,8 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 			err = e
 		}
 	}()
-	alloc := func(n int64) (cu.DevicePtr, error) {
-		p, err := cu.MemAlloc(n)
+	alloc := func(n int64) (cudrv.DevicePtr, error) {
+		p, err := cudrv.MemAlloc(n)
 		if err != nil {
 			return 0, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", n>>20, err)
 		}
@@ -84,14 +83,14 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 	for i := hist; i < len(x); i += len(noise) {
 		copy(x[i:], noise)
 	}
-	stream, err := cu.MakeStream(cu.NonBlocking)
+	stream, err := cudrv.NewStream()
 	if err != nil {
 		return BenchChainResult{}, fmt.Errorf("gpu: create stream: %w", err)
 	}
 	defer stream.Destroy()
 	// On the kernels' stream: a non-blocking stream does not wait for a
 	// pageable cuMemcpyHtoD on the legacy stream (see BenchFIR).
-	if err := cu.MemcpyHtoDAsync(din, unsafe.Pointer(&x[0]), int64(len(x))*4, stream); err != nil {
+	if err := stream.CopyHtoD(din, unsafe.Pointer(&x[0]), int64(len(x))*4); err != nil {
 		return BenchChainResult{}, fmt.Errorf("gpu: copy input to device: %w", err)
 	}
 	evs, err := cudrv.MakeEvents(2)

@@ -10,7 +10,6 @@ import (
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
-	"gorgonia.org/cu"
 )
 
 // BenchFIR times BatchFIR on cfg.Input for each tap set of cfg.Taps on one
@@ -30,14 +29,14 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 		maxTaps = max(maxTaps, len(t))
 	}
 
-	cuctx, err := cudrv.NewContext(cfg.Device, cu.SchedBlockingSync)
+	cuctx, err := cudrv.NewContext(cfg.Device, cudrv.SchedBlockingSync)
 	if err != nil {
 		return BenchFIRResult{}, err
 	}
-	var frees []cu.DevicePtr
+	var frees []cudrv.DevicePtr
 	defer func() {
 		for _, p := range frees {
-			if e := cu.MemFree(p); e != nil && err == nil {
+			if e := cudrv.MemFree(p); e != nil && err == nil {
 				err = fmt.Errorf("gpu: free device memory: %w", e)
 			}
 		}
@@ -50,15 +49,15 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 	if res.MemClockKHz, res.MemBusWidthBits, res.PeakBytesPerSec, err = cudrv.MemoryPeak(dev); err != nil {
 		return BenchFIRResult{}, err
 	}
-	if res.SMs, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+	if res.SMs, err = dev.Attribute(cudrv.MultiprocessorCount); err != nil {
 		return BenchFIRResult{}, fmt.Errorf("gpu: multiprocessor count: %w", err)
 	}
-	if res.ClockKHz, err = dev.Attribute(cu.ClockRate); err != nil {
+	if res.ClockKHz, err = dev.Attribute(cudrv.ClockRate); err != nil {
 		return BenchFIRResult{}, fmt.Errorf("gpu: clock rate: %w", err)
 	}
 
-	alloc := func(n int64) (cu.DevicePtr, error) {
-		p, err := cu.MemAlloc(n)
+	alloc := func(n int64) (cudrv.DevicePtr, error) {
+		p, err := cudrv.MemAlloc(n)
 		if err != nil {
 			return 0, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", n>>20, err)
 		}
@@ -73,21 +72,21 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 	if err != nil {
 		return BenchFIRResult{}, err
 	}
-	stream, err := cu.MakeStream(cu.NonBlocking)
+	stream, err := cudrv.NewStream()
 	if err != nil {
 		return BenchFIRResult{}, fmt.Errorf("gpu: create stream: %w", err)
 	}
 	defer stream.Destroy()
-	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	start, err := cudrv.NewEvent(cudrv.EventBlockingSync)
 	if err != nil {
 		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
 	}
-	defer cu.DestroyEvent(&start)
-	stop, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	defer start.Destroy()
+	stop, err := cudrv.NewEvent(cudrv.EventBlockingSync)
 	if err != nil {
 		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
 	}
-	defer cu.DestroyEvent(&stop)
+	defer stop.Destroy()
 
 	var host []float32
 	if cfg.Output != nil {
@@ -106,7 +105,7 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 // benchFilter is what BatchFIR and OLSFIR share.
 type benchFilter interface {
 	HistoryValues() int
-	Launch(cu.Stream, cu.DevicePtr, cu.DevicePtr, int) error
+	Launch(cudrv.Stream, cudrv.DevicePtr, cudrv.DevicePtr, int) error
 	Close() error
 }
 
@@ -146,8 +145,8 @@ func newBenchFilter(cfg BenchFIRConfig, taps []float32, ch, nout int) (benchFilt
 }
 
 // benchOne times one tap set; the output, if wanted, goes to cfg.Output.
-func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cu.DevicePtr,
-	stream cu.Stream, start, stop cu.Event, host []float32) (BenchFIRRun, error) {
+func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cudrv.DevicePtr,
+	stream cudrv.Stream, start, stop cudrv.Event, host []float32) (BenchFIRRun, error) {
 	f, run, err := newBenchFilter(cfg, taps, ch, nout)
 	if err != nil {
 		return BenchFIRRun{}, err
@@ -161,15 +160,15 @@ func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout 
 	// wait for them. On the H200 the poisoning memset of a complex 129-tap
 	// run landed after the last timed pass, and its output read as NaN.
 	if hist > 0 {
-		if err := cu.MemsetD32Async(din, 0, hist, stream); err != nil {
+		if err := stream.MemsetD32(din, 0, hist); err != nil {
 			return BenchFIRRun{}, fmt.Errorf("gpu: clear history: %w", err)
 		}
 	}
-	if err := cu.MemcpyHtoDAsync(din+cu.DevicePtr(hist*4), unsafe.Pointer(&cfg.Input[0]), nvals*4, stream); err != nil {
+	if err := stream.CopyHtoD(din+cudrv.DevicePtr(hist*4), unsafe.Pointer(&cfg.Input[0]), nvals*4); err != nil {
 		return BenchFIRRun{}, fmt.Errorf("gpu: copy input to device: %w", err)
 	}
 	// NaN everywhere, so an output the kernel never wrote fails the check.
-	if err := cu.MemsetD32Async(dout, 0xffffffff, nvals, stream); err != nil {
+	if err := stream.MemsetD32(dout, 0xffffffff, nvals); err != nil {
 		return BenchFIRRun{}, fmt.Errorf("gpu: poison output: %w", err)
 	}
 	for range cfg.Warmup {
@@ -196,14 +195,14 @@ func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout 
 		if err := stop.Synchronize(); err != nil {
 			return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR pass %d (%d taps): %w", i, len(taps), err)
 		}
-		ms, err := start.Elapsed(stop)
+		s, err := cudrv.Elapsed(start, stop)
 		if err != nil {
-			return BenchFIRRun{}, fmt.Errorf("gpu: event time: %w", err)
+			return BenchFIRRun{}, err
 		}
-		run.Seconds = append(run.Seconds, ms/1e3)
+		run.Seconds = append(run.Seconds, s)
 	}
 	if cfg.Output != nil {
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), dout, nvals*4, stream); err != nil {
+		if err := stream.CopyDtoH(unsafe.Pointer(&host[0]), dout, nvals*4); err != nil {
 			return BenchFIRRun{}, fmt.Errorf("gpu: copy output to host: %w", err)
 		}
 		if err := stream.Synchronize(); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
-	"gorgonia.org/cu"
+	"github.com/sigproc/sigproc/internal/cudrv"
 )
 
 func randSignal(r *rand.Rand, n int) []float32 {
@@ -30,7 +30,7 @@ func checkClose(t *testing.T, name string, got, want []float32, tol float64) {
 }
 
 func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
+	if n, err := cudrv.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
 	r := rand.New(rand.NewPCG(13, 14))
@@ -86,7 +86,7 @@ func TestBenchFIRTimesAndReturnsOutput(t *testing.T) {
 // sets of different lengths move the input within the buffer, so a pass
 // that reads before the copy lands reads the previous set's layout.
 func TestBenchFIRColdPass(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
+	if n, err := cudrv.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
 	r := rand.New(rand.NewPCG(17, 18))
@@ -119,7 +119,7 @@ func TestBenchFIRColdPass(t *testing.T) {
 // Lanes: 8 interleaved channels in one launch, checked against
 // ReferenceFIRLanes (each channel on its own through the CPU filter).
 func TestBenchFIRLanes(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
+	if n, err := cudrv.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
 	r := rand.New(rand.NewPCG(15, 16))

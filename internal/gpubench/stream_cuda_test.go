@@ -13,13 +13,13 @@ import (
 
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
-	"gorgonia.org/cu"
 )
 
 func skipWithoutGPU(t *testing.T) {
 	t.Helper()
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
+	if n, err := cudrv.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device (%d devices, %v)", n, err)
 	}
 }
