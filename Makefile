@@ -171,7 +171,7 @@ cuda-vet: $(CUDA_DEPS)
 # One test binary per package with GPU tests, to copy to a GPU machine;
 # build/COMMIT names the build for scripts/gpu-check.sh, which runs them
 # there without git.
-GPU_TEST_PKGS := backend/cuda internal/gpubench internal/cudrv
+GPU_TEST_PKGS := backend/cuda bench/gpubench internal/cudrv
 cuda-test-bin: $(CUDA_DEPS)
 	@mkdir -p $(BUILD) && echo $(VERSION) > $(BUILD)/COMMIT
 	@for p in $(GPU_TEST_PKGS); do \

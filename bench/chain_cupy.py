@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Time cupyx.scipy.signal on the stage chains that `BenchmarkChainGPU`
-(internal/gpubench) times sigproc's chain kernels on, same sizes, same GPU.
+(bench/gpubench) times sigproc's chain kernels on, same sizes, same GPU.
 
 On 64 Mi complex64 samples already on the device (512 MiB), with CUDA
 events (warmup, then the best and median of --reps):

@@ -187,7 +187,7 @@ tally() { # the last line of parse output: PASS n FAIL n
 # pkgdir BIN: the package a test binary was built from. Each runs there, as
 # `go test` would, so paths relative to the package (../../README.md,
 # testdata/) resolve.
-pkgdir() { case $1 in cuda) echo backend/cuda ;; *) echo internal/$1 ;; esac; }
+pkgdir() { case $1 in cuda) echo backend/cuda ;; gpubench) echo bench/gpubench ;; *) echo internal/$1 ;; esac; }
 
 say "== tests at $((SECONDS - T0))s"
 BINS="cuda gpubench cudrv"

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/sigproc/sigproc/backend/cuda"
-	"github.com/sigproc/sigproc/internal/gpubench"
+	"github.com/sigproc/sigproc/bench/gpubench"
 	"github.com/spf13/cobra"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sigproc/sigproc/bench/cpubench"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/internal/cpubench"
 	"github.com/sigproc/sigproc/stage"
 )
 

@@ -20,8 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/bench/gpubench"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/internal/gpubench"
 )
 
 // defaultFIRSweep is the tap counts "bench fir" times by default.

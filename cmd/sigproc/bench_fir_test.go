@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cuda"
-	"github.com/sigproc/sigproc/internal/gpubench"
+	"github.com/sigproc/sigproc/bench/gpubench"
 )
 
 func TestBenchFIRFlagErrors(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sigproc/sigproc/assemble"
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/bench/gpubench"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/internal/gpubench"
 	"github.com/sigproc/sigproc/pipeline"
 )
 
