@@ -30,7 +30,7 @@ func Inputs(cfg *config.Config, configPath string, src capture.Source) []string 
 
 // ConfigInputs lists the files a config makes a command read: the config
 // itself (which control.watch_config and SIGHUP read again), the source's
-// path, every taps_file (filter: and each fir and resample stage), the
+// path, every taps_file (filter: and each stage with taps), the
 // PTX files of cuda.ptx_dir, and whatever stdin is redirected from for a
 // stdin source. Every command that writes a file checks its outputs
 // against them (sink.CheckNotInput).
@@ -45,13 +45,8 @@ func ConfigInputs(cfg *config.Config, configPath string) []string {
 		}
 	}
 	add(&cfg.Filter)
-	for _, s := range cfg.Stages {
-		if s.FIR != nil {
-			add(&s.FIR.Filter)
-		}
-		if s.Resample != nil {
-			add(&s.Resample.Filter)
-		}
+	for i := range cfg.Stages {
+		add(cfg.Stages[i].Filter())
 	}
 	in = append(in, PTXInputs(cfg.CUDA.PTXDir)...)
 	if cfg.Source.Type == config.SourceStdin {

@@ -16,7 +16,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sigproc/sigproc/internal/regfile"
-	"github.com/sigproc/sigproc/stage"
 )
 
 // MaxFileSize is the largest config file Load and Parse accept.
@@ -204,7 +203,7 @@ func (c *Config) SetDefaults() {
 		c.Backend = DefaultBackend
 	}
 	for _, f := range c.filters() {
-		if f.f.Method == "" && f.kind != stage.KindResample {
+		if f.f.Method == "" && f.noMethod == "" {
 			f.f.Method = DefaultMethod
 		}
 		if d := f.f.Design; d != nil && !d.bySpec() {
@@ -217,8 +216,10 @@ func (c *Config) SetDefaults() {
 		}
 	}
 	for i := range c.Stages {
-		if f := c.Stages[i].FIR; f != nil && f.Decimate == 0 && !c.idx.has(fmt.Sprintf("stages[%d].fir.decimate", i)) {
-			f.Decimate = 1
+		for _, k := range c.Stages[i].fields() {
+			if d, ok := k.entry.(defaulter); ok {
+				d.setDefaults(c, fmt.Sprintf("stages[%d].%s", i, k.key))
+			}
 		}
 	}
 	if c.CUDA.Transport == "" {
@@ -389,8 +390,10 @@ func keysOf(typeName string) string {
 		reflect.TypeOf(Config{}), reflect.TypeOf(Source{}), reflect.TypeOf(Waveform{}),
 		reflect.TypeOf(Tone{}), reflect.TypeOf(Filter{}), reflect.TypeOf(Design{}),
 		reflect.TypeOf(CUDA{}), reflect.TypeOf(Sink{}), reflect.TypeOf(Log{}), reflect.TypeOf(Metrics{}),
-		reflect.TypeOf(Realtime{}), reflect.TypeOf(Stage{}), reflect.TypeOf(Shift{}), reflect.TypeOf(FIRStage{}),
-		reflect.TypeOf(Resample{}), reflect.TypeOf(Control{}),
+		reflect.TypeOf(Realtime{}), reflect.TypeOf(Stage{}), reflect.TypeOf(Control{}),
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Stage{})) {
+		types = append(types, f.Type.Elem()) // each kind's entry
 	}
 	for _, t := range types {
 		if t.String() == typeName {

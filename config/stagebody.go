@@ -75,8 +75,8 @@ const stagePrefix = "stages[0]"
 func (b *StageBody) Resolve(rate float64) (stage.Stage, error) {
 	c := b.c
 	s := &c.Stages[0]
-	for _, k := range []string{"fir", "resample"} {
-		if p := stagePrefix + "." + k + ".taps_file"; c.idx.has(p) {
+	for _, k := range s.fields() {
+		if p := stagePrefix + "." + k.key + ".taps_file"; c.idx.has(p) {
 			return stage.Stage{}, &Error{File: c.name, Field: trimStagePrefix(p), Msg: "not accepted here: send the taps themselves (taps) or a design"}
 		}
 	}
@@ -87,10 +87,6 @@ func (b *StageBody) Resolve(rate float64) (stage.Stage, error) {
 	c.checkKeys(&errs)
 	c.checkExplicitZeros(&errs)
 	if errs == nil {
-		decimate, method := 0, ""
-		if s.FIR != nil {
-			decimate, method = s.FIR.Decimate, s.FIR.Method
-		}
 		c.SetDefaults() // fills an absent decimate (1 here, checked against the running stage later) and method
 		c.validateStages(rate, &errs, add, enumOf(add))
 		if errs == nil {
@@ -102,9 +98,16 @@ func (b *StageBody) Resolve(rate float64) (stage.Stage, error) {
 				}
 				return stage.Stage{}, err
 			}
+			// What SetDefaults filled stays zero: the running stage's
+			// value applies (stage.CheckRetune).
 			st := ch.Stages[0]
-			if st.Kind == stage.KindFIR {
-				st.Decimate, st.Method = decimate, method
+			k, _ := s.given()
+			p := stagePrefix + "." + k.key
+			if !c.idx.has(p + ".decimate") {
+				st.Decimate = 0
+			}
+			if !c.idx.has(p + ".method") {
+				st.Method = ""
 			}
 			return st, nil
 		}

@@ -3,14 +3,16 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/sigproc/sigproc/stage"
 )
 
-// Stage is one item of the stages list: exactly one of Shift, FIR and
-// Resample.
+// Stage is one item of the stages list: exactly one of its fields, each
+// the config entry of a stage kind, whose YAML key is the stage.Kind it
+// builds (see stageEntry).
 //
 //	stages:
 //	  - shift: {frequency_hz: -250000}
@@ -25,60 +27,115 @@ type Stage struct {
 	Resample *Resample `yaml:"resample"`
 }
 
-// Shift is a frequency shift: x[n]·exp(j·2π·f·n/fs), phase 0 at the
-// stream's first sample.
-type Shift struct {
-	// FrequencyHz is the shift; |f| <= the stage's sample rate / 2.
-	// Required.
-	FrequencyHz float64 `yaml:"frequency_hz"`
+// stageEntry is a stage kind's config entry: the type of its field in
+// Stage (stage_shift.go, stage_fir.go, stage_resample.go). What is the
+// same for every kind — which kind an item is, its taps, its rates, its
+// errors' positions — is done here, asking the kind's stage.Def.
+type stageEntry interface {
+	// params returns the stage as the chain runs it, without its kind
+	// and taps.
+	params() stage.Stage
+	// filterOf returns the entry's taps (taps, taps_file or design), nil
+	// for a kind without taps.
+	filterOf() *Filter
+	// check reports the problems with the entry's own keys, the filter's
+	// aside, for the entry written at path and an input at rate S/s (0
+	// when not known), and whether its factors are usable to carry the
+	// rate on to the next stage.
+	check(c *Config, path string, rate float64, add addFunc) bool
 }
 
-// FIRStage is a FIR filter (taps, taps_file or design, and method, as in
-// filter:) that keeps every Decimate-th output: out[m] = Σ h[k]·x[m·M−k].
-type FIRStage struct {
-	Filter `yaml:",inline"`
-	// Decimate is M, default 1 (no decimation).
-	Decimate int `yaml:"decimate"`
+// methodless is a stage entry whose filter takes no method key:
+// noMethod says why.
+type methodless interface{ noMethod() string }
+
+// defaulter is a stage entry with defaults of its own, which SetDefaults
+// fills for the entry written at path.
+type defaulter interface{ setDefaults(c *Config, path string) }
+
+// stageField is one field of Stage: a kind's key and its entry (nil when
+// absent or null).
+type stageField struct {
+	key   string
+	entry stageEntry
 }
 
-// Resample is a polyphase rational resampler by Up/Down with the given
-// taps (at the upsampled rate: taps, taps_file or design). Given taps are
-// used as they are; designed ones get a passband gain of Up, which keeps
-// the signal's amplitude.
-type Resample struct {
-	// Up is L >= 1, required.
-	Up int `yaml:"up"`
-	// Down is M >= 1, required.
-	Down   int `yaml:"down"`
-	Filter `yaml:",inline"`
+// fields lists Stage's kinds in the order of its fields.
+func (s *Stage) fields() []stageField {
+	v := reflect.ValueOf(s).Elem()
+	out := make([]stageField, v.NumField())
+	for i := range out {
+		out[i].key, _, _ = strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if f := v.Field(i); !f.IsNil() {
+			out[i].entry = f.Interface().(stageEntry)
+		}
+	}
+	return out
+}
+
+// given returns the first kind given in s (nil entry when none), and the
+// stage its entry describes, without taps.
+func (s *Stage) given() (stageField, stage.Stage) {
+	for _, f := range s.fields() {
+		if f.entry != nil {
+			st := f.entry.params()
+			st.Kind = stage.Kind(f.key)
+			return f, st
+		}
+	}
+	return stageField{}, stage.Stage{}
+}
+
+// Filter returns the stage's taps (taps, taps_file or design): nil for a
+// kind without taps, such as a shift, or an empty stage.
+func (s *Stage) Filter() *Filter {
+	if k, _ := s.given(); k.entry != nil {
+		return k.entry.filterOf()
+	}
+	return nil
+}
+
+// kindList lists Stage's kinds for a message: "shift, fir or resample".
+func kindList() string {
+	var keys []string
+	for _, f := range (&Stage{}).fields() {
+		keys = append(keys, f.key)
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " or " + keys[len(keys)-1]
 }
 
 // bySpec reports whether the design is by transition width and
 // attenuation.
 func (d *Design) bySpec() bool { return d.TransitionHz != 0 || d.AttenuationDB != 0 }
 
-// filterAt is one filter of the config: the filter: section or a fir or
-// resample stage, with its YAML path.
+// filterAt is one filter of the config: the filter: section or a stage
+// with taps, with its YAML path. noMethod is why its method key is not
+// used, when it is not (then allowed lists the keys that are).
 type filterAt struct {
-	f    *Filter
-	path string
-	kind stage.Kind
+	f        *Filter
+	path     string
+	noMethod string
+	allowed  []string
 }
 
-// filters lists the filter: section (when written) and every fir and
-// resample stage.
+// filters lists the filter: section (when written) and the filter of
+// every stage that has one.
 func (c *Config) filters() []filterAt {
 	var out []filterAt
 	if len(c.Stages) == 0 || c.filterGiven() {
-		out = append(out, filterAt{&c.Filter, "filter", stage.KindFIR})
+		out = append(out, filterAt{f: &c.Filter, path: "filter"})
 	}
 	for i := range c.Stages {
-		s := &c.Stages[i]
-		if s.FIR != nil {
-			out = append(out, filterAt{&s.FIR.Filter, fmt.Sprintf("stages[%d].fir", i), stage.KindFIR})
-		}
-		if s.Resample != nil {
-			out = append(out, filterAt{&s.Resample.Filter, fmt.Sprintf("stages[%d].resample", i), stage.KindResample})
+		for _, k := range c.Stages[i].fields() {
+			if k.entry == nil || k.entry.filterOf() == nil {
+				continue
+			}
+			fa := filterAt{f: k.entry.filterOf(), path: fmt.Sprintf("stages[%d].%s", i, k.key)}
+			if m, ok := k.entry.(methodless); ok {
+				fa.noMethod = k.key + " (" + m.noMethod() + ")"
+				fa.allowed = slices.DeleteFunc(yamlKeys(reflect.TypeOf(k.entry).Elem()), func(key string) bool { return key == "method" })
+			}
+			out = append(out, fa)
 		}
 	}
 	return out
@@ -100,10 +157,10 @@ func (c *Config) validateStages(rate float64, errs *errorList, add addFunc, enum
 		add("stages", "give filter or stages, not both (filter: is shorthand for a single fir stage)")
 		return
 	case !given:
-		c.validateFilter(&c.Filter, "filter", rate, stage.KindFIR, errs, add, enum)
+		c.validateFilter(&c.Filter, "filter", rate, true, errs, add, enum)
 		return
 	case len(c.Stages) == 0:
-		add("stages", "must not be empty: list shift, fir or resample stages")
+		add("stages", "must not be empty: list %s stages", kindList())
 		return
 	}
 	if c.idx != nil {
@@ -113,7 +170,7 @@ func (c *Config) validateStages(rate float64, errs *errorList, add addFunc, enum
 		for i := 0; c.idx.has(fmt.Sprintf("stages[%d]", i)); i++ {
 			p := fmt.Sprintf("stages[%d]", i)
 			if _, ok := c.idx.null[p]; ok {
-				add(p, "empty stage: give one of shift, fir or resample")
+				add(p, "empty stage: give one of %s", kindList())
 				nulls = true
 			}
 		}
@@ -122,98 +179,81 @@ func (c *Config) validateStages(rate float64, errs *errorList, add addFunc, enum
 		}
 	}
 	for i := range c.Stages {
-		s := &c.Stages[i]
 		p := fmt.Sprintf("stages[%d]", i)
-		var kinds []string
-		for _, k := range []struct {
-			name string
-			set  bool
-		}{{"shift", s.Shift != nil}, {"fir", s.FIR != nil}, {"resample", s.Resample != nil}} {
-			if k.set || c.idx.has(p+"."+k.name) {
-				kinds = append(kinds, k.name)
+		var kinds []stageField
+		for _, f := range c.Stages[i].fields() {
+			if f.entry != nil || c.idx.has(p+"."+f.key) {
+				kinds = append(kinds, f)
 			}
 		}
 		switch {
 		case len(kinds) == 0:
-			add(p, "empty stage: give one of shift, fir or resample")
+			add(p, "empty stage: give one of %s", kindList())
 			rate = 0
 			continue
 		case len(kinds) > 1:
-			add(p+"."+kinds[1], "a stage has exactly one kind (found %s); list them as separate stages", strings.Join(kinds, " and "))
+			var keys []string
+			for _, k := range kinds {
+				keys = append(keys, k.key)
+			}
+			add(p+"."+keys[1], "a stage has exactly one kind (found %s); list them as separate stages", strings.Join(keys, " and "))
 			rate = 0
 			continue
 		}
 		k := kinds[0]
-		switch {
-		case k == "shift" && s.Shift == nil, k == "fir" && s.FIR == nil, k == "resample" && s.Resample == nil:
-			add(p+"."+k, "must be a mapping (see the stages example in the README)")
+		p += "." + k.key
+		if k.entry == nil {
+			add(p, "must be a mapping (see the stages example in the README)")
 			rate = 0
 			continue
 		}
-		switch k {
-		case "shift":
-			f := s.Shift.FrequencyHz
-			fp := p + ".shift.frequency_hz"
-			switch {
-			case !c.idx.has(fp) && f == 0 && c.idx != nil:
-				add(fp, "required (the shift in Hz; |f| <= sample_rate/2)")
-			case math.IsNaN(f) || math.IsInf(f, 0):
-				add(fp, "must be a finite number, got %s", num(f))
-			case rate > 0 && math.Abs(f) > rate/2:
-				add(fp, "|%s| is above Nyquist (%s S/s / 2 = %s Hz at this stage)", num(f), num(rate), num(rate/2))
+		st := k.entry.params()
+		st.Kind = stage.Kind(k.key)
+		ok := k.entry.check(c, p, rate, add) && rate > 0
+		if f := k.entry.filterOf(); f != nil {
+			tapRate := 0.0
+			if ok {
+				tapRate, _ = st.Def().Design(st, rate)
 			}
-		case "fir":
-			if d := s.FIR.Decimate; d < 1 || d > stage.MaxFactor {
-				add(p+".fir.decimate", "must be in 1..%d, got %d", stage.MaxFactor, d)
-			}
-			c.validateFilter(&s.FIR.Filter, p+".fir", rate, stage.KindFIR, errs, add, enum)
-			if rate > 0 && s.FIR.Decimate >= 1 {
-				rate /= float64(s.FIR.Decimate)
-			}
-		case "resample":
-			r := s.Resample
-			for _, f := range []struct {
-				key string
-				v   int
-			}{{"up", r.Up}, {"down", r.Down}} {
-				if f.v < 1 || f.v > stage.MaxFactor {
-					add(p+".resample."+f.key, "must be in 1..%d, got %d", stage.MaxFactor, f.v)
-				}
-			}
-			ok := r.Up >= 1 && r.Down >= 1
-			designRate := 0.0
-			if rate > 0 && ok {
-				designRate = rate * float64(r.Up) // the taps run at the upsampled rate
-			}
-			c.validateFilter(&r.Filter, p+".resample", designRate, stage.KindResample, errs, add, enum)
-			if rate > 0 && ok {
-				rate = rate * float64(r.Up) / float64(r.Down)
-			} else {
-				rate = 0
-			}
+			_, noMethod := k.entry.(methodless)
+			c.validateFilter(f, p, tapRate, !noMethod, errs, add, enum)
+		}
+		if ok {
+			rate = st.Rate(rate)
+		} else {
+			rate = 0
 		}
 	}
-}
-
-// hasShift reports whether a stage shifts (a real stream becomes complex).
-func (c *Config) hasShift() bool {
-	for _, s := range c.Stages {
-		if s.Shift != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // OutComplex reports whether the run's output is complex for a source that
 // is (or is not) complex: a shift stage makes a real stream complex.
-func (c *Config) OutComplex(sourceComplex bool) bool { return sourceComplex || c.hasShift() }
+func (c *Config) OutComplex(sourceComplex bool) bool {
+	cp, _ := c.outComplex(sourceComplex)
+	return cp
+}
+
+// outComplex is OutComplex, and the kind of the last stage that made the
+// stream complex ("" for none).
+func (c *Config) outComplex(cp bool) (bool, string) {
+	by := ""
+	for i := range c.Stages {
+		if k, st := c.Stages[i].given(); k.entry != nil {
+			if next := st.OutComplex(cp); next != cp {
+				cp, by = next, k.key
+			}
+		}
+	}
+	return cp, by
+}
 
 // Chain returns the stage chain the backends run, for a source at
 // sampleRate (known once it is opened) that is or is not complex: the
 // stages list, or the filter: shorthand as one fir stage. Taps files are
-// read and designs computed here; designed resampling taps get a passband
-// gain of up. Errors name the config file and line of the stage.
+// read and designs computed here, at the rate the stage's kind runs its
+// taps at and with the gain it gives designed taps (stage.Def.Design:
+// for a resampler, the upsampled rate and a gain of up). Errors name the
+// config file and line of the stage.
 func (c *Config) Chain(sampleRate float64, complex bool) (stage.Chain, error) {
 	ch := stage.Chain{SampleRate: sampleRate, Complex: complex}
 	if len(c.Stages) == 0 {
@@ -221,36 +261,29 @@ func (c *Config) Chain(sampleRate float64, complex bool) (stage.Chain, error) {
 		if err != nil {
 			return ch, err
 		}
-		ch.Stages = []stage.Stage{{Kind: stage.KindFIR, Taps: taps, Decimate: 1, Method: c.Filter.Method}}
+		ch.Stages = []stage.Stage{stage.NewFIR(taps, 1)}
+		ch.Stages[0].Method = c.Filter.Method
 		return ch, c.chainErr(ch.Validate())
 	}
 	rate := sampleRate
-	for i, s := range c.Stages {
+	for i := range c.Stages {
 		p := fmt.Sprintf("stages[%d]", i)
-		var st stage.Stage
-		switch {
-		case s.Shift != nil:
-			st = stage.Stage{Kind: stage.KindShift, FrequencyHz: s.Shift.FrequencyHz}
-		case s.FIR != nil:
-			taps, err := c.tapsOf(&s.FIR.Filter, p+".fir", rate)
+		k, st := c.Stages[i].given()
+		if k.entry == nil {
+			return ch, c.wrap(p, errors.New("empty stage"))
+		}
+		if f := k.entry.filterOf(); f != nil {
+			tapRate, gain := st.Def().Design(st, rate)
+			taps, err := c.tapsOf(f, p+"."+k.key, tapRate)
 			if err != nil {
 				return ch, err
 			}
-			st = stage.Stage{Kind: stage.KindFIR, Taps: taps, Decimate: max(1, s.FIR.Decimate), Method: s.FIR.Method}
-		case s.Resample != nil:
-			r := s.Resample
-			taps, err := c.tapsOf(&r.Filter, p+".resample", rate*float64(r.Up))
-			if err != nil {
-				return ch, err
-			}
-			if r.Design != nil {
-				for k := range taps {
-					taps[k] *= float32(r.Up)
+			if f.Design != nil && gain != 1 {
+				for j := range taps {
+					taps[j] *= float32(gain)
 				}
 			}
-			st = stage.Stage{Kind: stage.KindResample, Taps: taps, Up: r.Up, Down: r.Down}
-		default:
-			return ch, c.wrap(p, errors.New("empty stage"))
+			st.Taps = taps
 		}
 		ch.Stages = append(ch.Stages, st)
 		rate = st.Rate(rate)
@@ -273,13 +306,8 @@ func (c *Config) chainErr(err error) error {
 	path := "filter"
 	if len(c.Stages) > 0 {
 		path = fmt.Sprintf("stages[%d]", se.Index)
-		switch s := c.Stages[se.Index]; {
-		case s.Shift != nil:
-			path += ".shift"
-		case s.FIR != nil:
-			path += ".fir"
-		case s.Resample != nil:
-			path += ".resample"
+		if k, _ := c.Stages[se.Index].given(); k.entry != nil {
+			path += "." + k.key
 		}
 	}
 	if se.Field != "" && se.Field != "taps" {
@@ -289,30 +317,26 @@ func (c *Config) chainErr(err error) error {
 }
 
 // FirstDesign returns the design the config's filter uses: filter.design,
-// or the first fir or resample stage with a design, and the factor its
-// taps' rate is the source rate times (the product of the decimations and
-// resampling ratios before it, times up for a resampler), and the gain
-// the run applies to the designed taps (up for a resampler, else 1). nil
-// when no filter is designed.
+// or the first stage with a design, and the factor its taps' rate is the
+// source rate times (the rate changes of the stages before it, times up
+// for a resampler), and the gain the run applies to the designed taps (up
+// for a resampler, else 1): both as the stage's kind says
+// (stage.Def.Design). nil when no filter is designed.
 func (c *Config) FirstDesign() (d *Design, scale, gain float64) {
 	if len(c.Stages) == 0 {
 		return c.Filter.Design, 1, 1
 	}
 	scale = 1.0
-	for _, s := range c.Stages {
-		switch {
-		case s.FIR != nil:
-			if s.FIR.Design != nil {
-				return s.FIR.Design, scale, 1
-			}
-			scale /= float64(max(1, s.FIR.Decimate))
-		case s.Resample != nil:
-			if s.Resample.Design != nil {
-				up := float64(max(1, s.Resample.Up))
-				return s.Resample.Design, scale * up, up
-			}
-			scale *= float64(max(1, s.Resample.Up)) / float64(max(1, s.Resample.Down))
+	for i := range c.Stages {
+		k, st := c.Stages[i].given()
+		if k.entry == nil {
+			continue
 		}
+		if f := k.entry.filterOf(); f != nil && f.Design != nil {
+			scale, gain = st.Def().Design(st, scale)
+			return f.Design, scale, gain
+		}
+		scale = st.Rate(scale)
 	}
 	return nil, 1, 1
 }

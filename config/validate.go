@@ -13,7 +13,6 @@ import (
 
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/stage"
 )
 
 // Allowed enum values, in the order error messages list them.
@@ -111,8 +110,8 @@ func (c *Config) checkKeys(errs *errorList) {
 		walk(&c.Source.Waveform, "source")
 	}
 	for _, f := range c.filters() {
-		if f.kind == stage.KindResample && c.idx.has(f.path+".method") {
-			unused(f.path, "method", "resample (it always runs its polyphase kernel)", []string{"up", "down", "taps", "taps_file", "design"})
+		if f.noMethod != "" && c.idx.has(f.path+".method") {
+			unused(f.path, "method", f.noMethod, f.allowed)
 		}
 		d := f.f.Design
 		if d == nil {
@@ -313,10 +312,10 @@ func (c *Config) Validate() error {
 		enum("sink.format", c.Sink.Format, wavFormats, false)
 	} else if enum("sink.format", c.Sink.Format, sinkFormats, false) {
 		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {
-			out := c.OutComplex(cplx)
+			out, by := c.outComplex(cplx)
 			what := realOrComplex(cplx) + " source"
 			if out != cplx {
-				what = "complex output (a shift stage makes the real source complex)"
+				what = "complex output (a " + by + " stage makes the real source complex)"
 			}
 			add("sink.format", "%s does not match the %s (use %s)", c.Sink.Format, what, Sink{}.FormatFor(out))
 		}
@@ -611,10 +610,11 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 }
 
 // validateFilter checks that the filter f written at path (filter, or a
-// fir or resample stage) has exactly one tap source and that it is usable.
-// rate is the rate its taps run at when known before opening the source.
-func (c *Config) validateFilter(f *Filter, path string, rate float64, kind stage.Kind, errs *errorList, add addFunc, enum enumFunc) {
-	if kind != stage.KindResample {
+// stage with taps) has exactly one tap source and that it is usable.
+// rate is the rate its taps run at when known before opening the source;
+// method says whether its method key is used.
+func (c *Config) validateFilter(f *Filter, path string, rate float64, method bool, errs *errorList, add addFunc, enum enumFunc) {
+	if method {
 		enum(path+".method", f.Method, methods, true)
 	}
 	var given []string

@@ -106,14 +106,22 @@ func stageStatuses(c stage.Chain) []StageStatus {
 	rate := c.SampleRate
 	for i, s := range c.Stages {
 		st := StageStatus{Index: i, Kind: string(s.Kind), RateIn: rate, RateOut: s.Rate(rate)}
-		switch s.Kind {
-		case stage.KindShift:
+		ps := s.Def().Params() // the parameters of its kind, and no others
+		if ps&stage.ParamFrequency != 0 {
 			f := s.FrequencyHz
 			st.FrequencyHz = &f
-		case stage.KindFIR:
-			st.Taps, st.NumTaps, st.Decimate, st.Method = s.Taps, len(s.Taps), s.Decimate, methodOf(s)
-		case stage.KindResample:
-			st.Taps, st.NumTaps, st.Up, st.Down = s.Taps, len(s.Taps), s.Up, s.Down
+		}
+		if ps&stage.ParamTaps != 0 {
+			st.Taps, st.NumTaps = s.Taps, len(s.Taps)
+		}
+		if ps&stage.ParamDecimate != 0 {
+			st.Decimate = s.Decimate
+		}
+		if ps&stage.ParamFactors != 0 {
+			st.Up, st.Down = s.Up, s.Down
+		}
+		if ps&stage.ParamMethod != 0 {
+			st.Method = methodOf(s)
 		}
 		out = append(out, st)
 		rate = st.RateOut
@@ -329,14 +337,11 @@ func (c *Control) response(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := ch.Stages[n]
-	if s.Kind == stage.KindShift {
-		fail(w, http.StatusNotFound, "stage %d is a shift: it has no taps", n)
+	if s.Def().Params()&stage.ParamTaps == 0 {
+		fail(w, http.StatusNotFound, "stage %d is a %s: it has no taps", n, s.Kind)
 		return
 	}
-	rate := stageStatuses(ch)[n].RateIn
-	if s.Kind == stage.KindResample {
-		rate *= float64(s.Up)
-	}
+	rate, _ := s.Def().Design(s, stageStatuses(ch)[n].RateIn)
 	c.serveCached(w, r, renderKey{kind: "response", a: n}, version, 0, func() (int, any) {
 		const points = 512
 		mag := filter.FrequencyResponse(s.Taps, points)

@@ -86,7 +86,7 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 		r.inflight = true
 		r.mu.Unlock()
 		tc := time.Since(r.t0)
-		res, err := rt.Retune(stage.Retune{Index: 0, Stage: stage.Stage{Kind: stage.KindFIR, Taps: r.sets[set]}})
+		res, err := rt.Retune(stage.Retune{Index: 0, Stage: stage.NewFIR(r.sets[set], 0)})
 		r.mu.Lock()
 		r.inflight = false
 		if err == nil && len(res) == 1 {

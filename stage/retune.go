@@ -58,29 +58,14 @@ func CheckRetune(c Chain, i int, s Stage) (Stage, error) {
 	if s.Kind != old.Kind {
 		return s, fmt.Errorf("%w: stage %d is a %s, not a %s", ErrStructure, i, old.Kind, s.Kind)
 	}
-	switch s.Kind {
-	case KindFIR:
-		if s.Decimate == 0 {
-			s.Decimate = old.Decimate
-		}
-		if s.Decimate != old.Decimate {
-			return s, fmt.Errorf("%w: stage %d decimates by %d; a retune cannot change it to %d", ErrStructure, i, old.Decimate, s.Decimate)
-		}
-		if s.Method == "" {
-			s.Method = old.Method
-		}
-	case KindResample:
-		if s.Up != old.Up || s.Down != old.Down {
-			return s, fmt.Errorf("%w: stage %d resamples by %d/%d; a retune cannot change it to %d/%d", ErrStructure, i, old.Up, old.Down, s.Up, s.Down)
-		}
+	s, err := s.Def().Retune(old, s)
+	if err != nil {
+		return s, fmt.Errorf("%w: stage %d %v", ErrStructure, i, err)
 	}
 	next := c
 	next.Stages = slices.Clone(c.Stages)
 	next.Stages[i] = s
-	if err := next.Validate(); err != nil {
-		return s, err
-	}
-	return s, nil
+	return s, next.Validate()
 }
 
 // InputAt returns stage i's input index after n chain inputs: the count

@@ -32,17 +32,13 @@ import (
 	"math"
 )
 
-// Kind names a stage kind, as written in a config's stages list.
+// Kind names a stage kind, as written in a config's stages list. Each
+// kind is defined in a file of its own (shift.go, fir.go, resample.go)
+// and listed in the table of kind.go; Stage.Def returns its Def.
 type Kind string
 
-// Stage kinds.
-const (
-	KindShift    Kind = "shift"
-	KindFIR      Kind = "fir"
-	KindResample Kind = "resample"
-)
-
-// Stage is one stage of a chain. Which fields are used depends on Kind.
+// Stage is one stage of a chain. Which fields are used depends on Kind
+// (Def().Params()).
 type Stage struct {
 	Kind Kind
 	// FrequencyHz is the shift in Hz (shift): the input's content at
@@ -122,44 +118,18 @@ func (c Chain) Validate() error {
 	}
 	rate := c.SampleRate
 	for i, s := range c.Stages {
-		bad := func(field, format string, args ...any) error {
-			return &StageError{Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}
-		}
-		switch s.Kind {
-		case KindShift:
-			switch {
-			case math.IsNaN(s.FrequencyHz) || math.IsInf(s.FrequencyHz, 0):
-				return bad("frequency_hz", "must be a finite number, got %g", s.FrequencyHz)
-			case math.Abs(s.FrequencyHz) > rate/2:
-				return bad("frequency_hz", "|%g| is above Nyquist (%g S/s / 2 = %g Hz at this stage)", s.FrequencyHz, rate, rate/2)
-			}
-		case KindFIR, KindResample:
-			if err := checkTaps(s.Taps); err != nil {
-				return bad("taps", "%s", err)
-			}
-			if s.Kind == KindFIR {
-				if s.Decimate < 1 || s.Decimate > MaxFactor {
-					return bad("decimate", "must be in 1..%d, got %d", MaxFactor, s.Decimate)
-				}
-				switch s.Method {
-				case "", "auto", "direct", "fft":
-				default:
-					return bad("method", "unknown value %q (want auto, direct or fft)", s.Method)
-				}
-				break
-			}
-			if s.Up < 1 || s.Up > MaxFactor {
-				return bad("up", "must be in 1..%d, got %d", MaxFactor, s.Up)
-			}
-			if s.Down < 1 || s.Down > MaxFactor {
-				return bad("down", "must be in 1..%d, got %d", MaxFactor, s.Down)
-			}
-		default:
-			return bad("", "unknown kind %q (want shift, fir or resample)", s.Kind)
+		if err := s.Def().Check(s, rate); err != nil {
+			err.Index = i
+			return err
 		}
 		rate = s.Rate(rate)
 	}
 	return nil
+}
+
+// fieldError is a Def's problem with one field of a stage.
+func fieldError(field, format string, args ...any) *StageError {
+	return &StageError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 func checkTaps(taps []float32) error {
@@ -179,31 +149,19 @@ func checkTaps(taps []float32) error {
 
 // Rate returns the stage's output rate for input rate in.
 func (s Stage) Rate(in float64) float64 {
-	switch s.Kind {
-	case KindFIR:
-		return in / float64(max(1, s.Decimate))
-	case KindResample:
-		return in * float64(max(1, s.Up)) / float64(max(1, s.Down))
-	}
-	return in
+	up, down := s.Def().Factors(s)
+	return in * float64(up) / float64(down)
 }
 
 // OutComplex reports whether the stage's output is complex for an input
 // that is (in = true) or is not complex: a shift makes any input complex.
-func (s Stage) OutComplex(in bool) bool { return in || s.Kind == KindShift }
+func (s Stage) OutComplex(in bool) bool { return s.Def().OutComplex(s, in) }
 
 // Count returns how many samples the stage has output after n inputs in
 // total: n, ceil(n/M) or ceil(n·L/M).
 func (s Stage) Count(n int64) int64 {
-	switch s.Kind {
-	case KindFIR:
-		m := int64(max(1, s.Decimate))
-		return (n + m - 1) / m
-	case KindResample:
-		l, m := int64(max(1, s.Up)), int64(max(1, s.Down))
-		return ceilMulDiv(n, l, m)
-	}
-	return n
+	up, down := s.Def().Factors(s)
+	return ceilMulDiv(n, int64(up), int64(down))
 }
 
 // ceilMulDiv returns ceil(n·l/m) without overflow for n < 2^62 and l, m
@@ -259,26 +217,9 @@ func (c Chain) MaxOut(n int) int {
 func (c Chain) Shift() float64 {
 	var f float64
 	for _, s := range c.Stages {
-		if s.Kind == KindShift {
-			f += s.FrequencyHz
-		}
+		f += s.Def().Shift(s)
 	}
 	return f
-}
-
-// PlainFIR returns the taps when the chain is a single fir stage without
-// decimation — the one chain every backend has always run.
-func (c Chain) PlainFIR() ([]float32, bool) {
-	if len(c.Stages) == 1 && c.Stages[0].Kind == KindFIR && c.Stages[0].Decimate <= 1 {
-		return c.Stages[0].Taps, true
-	}
-	return nil, false
-}
-
-// FIR returns the chain of one plain FIR stage with the given taps, the
-// shorthand a config's filter: section stands for.
-func FIR(rate float64, complex bool, taps []float32) Chain {
-	return Chain{SampleRate: rate, Complex: complex, Stages: []Stage{{Kind: KindFIR, Taps: taps, Decimate: 1}}}
 }
 
 // String describes the chain in one line, e.g. "shift -250000 Hz → fir 129
@@ -289,19 +230,7 @@ func (c Chain) String() string {
 		if i > 0 {
 			b = append(b, " → "...)
 		}
-		switch s.Kind {
-		case KindShift:
-			b = fmt.Appendf(b, "shift %g Hz", s.FrequencyHz)
-		case KindFIR:
-			b = fmt.Appendf(b, "fir %d taps", len(s.Taps))
-			if s.Decimate > 1 {
-				b = fmt.Appendf(b, " ÷%d", s.Decimate)
-			}
-		case KindResample:
-			b = fmt.Appendf(b, "resample %d taps ×%d/%d", len(s.Taps), s.Up, s.Down)
-		default:
-			b = fmt.Appendf(b, "%s", s.Kind)
-		}
+		b = append(b, s.Def().Describe(s)...)
 	}
 	return string(b)
 }

@@ -4,16 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/stage"
 )
-
-// processor is one stage's CPU kernel: Process writes the stage's output
-// for src to dst and returns the number of float32 values written.
-type processor interface {
-	Process(dst, src []float32) (int, error)
-	Reset()
-}
 
 // Chain runs a stage.Chain on the CPU: each stage's kernel in order, each
 // writing into a buffer of its own (the last into the caller's dst), with
@@ -22,15 +14,16 @@ type processor interface {
 type Chain struct {
 	desc  stage.Chain
 	max   int
-	procs []processor
-	bufs  [][]float32 // bufs[i]: stage i's output, for all but the last stage
-	kinds []string    // for error messages
-	multi *perChannel // set for more than one channel: a Chain per channel
+	procs []stage.Processor // each stage's kernel, built by its kind (stage.Def)
+	bufs  [][]float32       // bufs[i]: stage i's output, for all but the last stage
+	kinds []string          // for error messages
+	multi *perChannel       // set for more than one channel: a Chain per channel
 
 	// Retuning (retune.go): each stage's input geometry, the recent input
-	// of every fir stage, and the chain inputs processed so far.
-	geo   []stageGeo
-	tails []*tail // nil but for fir stages
+	// of every stage whose kind resumes from it, and the chain inputs
+	// processed so far.
+	geo   []stage.Input
+	tails []*tail // nil but for stages that keep their input history
 	seen  int64
 	watch func(point int, samples []float32)
 }
@@ -57,8 +50,8 @@ func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 	}
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	for i, s := range c.Stages {
-		g := stageGeo{rate: rate, complex: cplx, maxIn: n}
-		p, err := g.newProc(s)
+		g := stage.Input{Rate: rate, Complex: cplx, MaxIn: n}
+		p, err := s.Def().NewProcessor(s, g)
 		if err != nil {
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
@@ -66,22 +59,12 @@ func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 		ch.procs = append(ch.procs, p)
 		ch.kinds = append(ch.kinds, string(s.Kind))
 		ch.geo = append(ch.geo, g)
-		ch.tails = append(ch.tails, g.newTail(s))
+		ch.tails = append(ch.tails, newTail(s, g))
 		if i < len(c.Stages)-1 {
 			ch.bufs = append(ch.bufs, make([]float32, n*channels(cplx)))
 		}
 	}
 	return ch, nil
-}
-
-// firProc adapts filter.FIR, which outputs one sample per input.
-type firProc struct{ *filter.FIR }
-
-func (f firProc) Process(dst, src []float32) (int, error) {
-	if len(dst) < len(src) {
-		return 0, fmt.Errorf("%w: dst holds %d values, need %d", filter.ErrBlockLength, len(dst), len(src))
-	}
-	return len(src), f.FIR.Process(dst[:len(src)], src)
 }
 
 func channels(complex bool) int {

@@ -48,11 +48,12 @@ func NewBackend(fir *filter.FIR) pipeline.Backend {
 	if fir == nil {
 		return &backend{}
 	}
-	g := stageGeo{rate: 1, complex: fir.Complex(), maxIn: fir.MaxBlock()}
+	g := stage.Input{Rate: 1, Complex: fir.Complex(), MaxIn: fir.MaxBlock()}
 	desc := stage.FIR(1, fir.Complex(), fir.Taps())
+	s := desc.Stages[0]
 	c := &Chain{desc: desc, max: fir.MaxBlock(),
-		procs: []processor{firProc{fir}}, kinds: []string{string(stage.KindFIR)},
-		geo: []stageGeo{g}, tails: []*tail{g.newTail(desc.Stages[0])}}
+		procs: []stage.Processor{stage.FIRProcessor(fir)}, kinds: []string{string(s.Kind)},
+		geo: []stage.Input{g}, tails: []*tail{newTail(s, g)}}
 	return &backend{chain: c, desc: desc}
 }
 

@@ -3,57 +3,26 @@ package cpu
 import (
 	"fmt"
 
-	"github.com/sigproc/sigproc/filter"
-	"github.com/sigproc/sigproc/mixer"
 	"github.com/sigproc/sigproc/stage"
 )
 
 // MaxRetuneTaps is the most taps a fir stage can be retuned to while
-// running, unless it started with more: each fir stage keeps that much of
-// its recent input, so that new taps see the same history as the old ones
+// running, unless it started with more: each stage whose kind resumes
+// from its input history (stage.Resumer; a fir) keeps that much of its
+// recent input, so that new taps see the same history as the old ones
 // (8191 samples, 64 KiB for a complex stream).
 const MaxRetuneTaps = 8192
 
-// stageGeo is what a stage's kernel is built for: its input rate,
-// complexness and most input samples per block.
-type stageGeo struct {
-	rate    float64
-	complex bool
-	maxIn   int
-}
-
-// newProc builds the CPU kernel of s.
-func (g stageGeo) newProc(s stage.Stage) (processor, error) {
-	switch s.Kind {
-	case stage.KindShift:
-		return mixer.New(s.FrequencyHz, g.rate, g.complex)
-	case stage.KindFIR:
-		m, err := filter.ParseMethod(s.Method)
-		if err != nil {
-			return nil, err
-		}
-		if s.Decimate <= 1 {
-			f, err := filter.NewFIRMethod(s.Taps, g.complex, g.maxIn, m)
-			if err != nil {
-				return nil, err
-			}
-			return firProc{f}, nil
-		}
-		return filter.NewDecimatorMethod(s.Taps, s.Decimate, g.complex, g.maxIn, m)
-	case stage.KindResample:
-		return filter.NewResampler(s.Taps, s.Up, s.Down, g.complex, g.maxIn)
-	}
-	return nil, fmt.Errorf("unknown stage kind %q", s.Kind)
-}
-
-// newTail returns the input history a fir stage keeps for retunes: enough
-// for MaxRetuneTaps (or the stage's own taps) plus a decimator's padding.
-func (g stageGeo) newTail(s stage.Stage) *tail {
-	if s.Kind != stage.KindFIR {
+// newTail returns the input history the CPU backend keeps for retuning
+// a stage whose kind resumes from it (a fir): enough for MaxRetuneTaps
+// (or the stage's own taps) plus a decimator's padding; nil for the
+// others.
+func newTail(s stage.Stage, g stage.Input) *tail {
+	if r, ok := s.Def().(stage.Resumer); !ok || !r.KeepsHistory() {
 		return nil
 	}
 	n := max(len(s.Taps), MaxRetuneTaps) - 1 + 8
-	ch := channels(g.complex)
+	ch := channels(g.Complex)
 	return &tail{ch: ch, buf: make([]float32, n*ch), lin: make([]float32, n*ch)}
 }
 
@@ -92,24 +61,31 @@ func (t *tail) last() []float32 {
 
 func (t *tail) reset() { t.pos, t.seen = 0, 0 }
 
-// maxTaps is the most taps the tail serves.
-func (t *tail) maxTaps() int { return len(t.buf)/t.ch - 8 + 1 }
+// maxTaps is the most taps the tail serves (none without a tail).
+func (t *tail) maxTaps() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.buf)/t.ch - 8 + 1
+}
 
 // Prepared is a retune checked and built off the data path, ready for
 // Apply between two blocks.
 type Prepared struct {
-	index int
-	stage stage.Stage
-	proc  processor
-	desc  stage.Chain // the chain once applied, built here so Apply allocates nothing
-	per   []*Prepared // a chain of several channels: one kernel per channel's chain
+	index  int
+	stage  stage.Stage
+	proc   stage.Processor
+	resume stage.Resumer // the stage's kind, which hands the stream over
+	desc   stage.Chain   // the chain once applied, built here so Apply allocates nothing
+	per    []*Prepared   // a chain of several channels: one kernel per channel's chain
 }
 
 // Prepare checks s as new parameters for stage i (stage.CheckRetune; a
-// resample stage cannot be retuned on the CPU yet, and a fir's taps are
-// bounded by what its history holds) and builds its kernel. It allocates;
-// Apply does not. It does not touch the running chain, so it may run
-// beside Process as long as the chain's description is not being changed.
+// kind that is no stage.Resumer, such as resample, cannot be retuned on
+// the CPU yet, and new taps are bounded by the history the stage keeps)
+// and builds its kernel. It allocates; Apply does not. It does not touch
+// the running chain, so it may run beside Process as long as the chain's
+// description is not being changed.
 func (c *Chain) Prepare(i int, s stage.Stage) (*Prepared, error) {
 	return c.prepareOn(c.desc, i, s)
 }
@@ -137,25 +113,25 @@ func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, er
 
 // prepare is Prepare against desc, the chain the retune follows; geo and
 // tails never change once the chain is built.
-func prepare(desc stage.Chain, geo []stageGeo, tails []*tail, i int, s stage.Stage) (*Prepared, error) {
+func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.Stage) (*Prepared, error) {
 	s, err := stage.CheckRetune(desc, i, s)
 	if err != nil {
 		return nil, err
 	}
-	switch s.Kind {
-	case stage.KindResample:
-		return nil, fmt.Errorf("%w: resample stages cannot be retuned on the cpu backend yet (stage %d)", stage.ErrRetuneUnsupported, i)
-	case stage.KindFIR:
-		if t := tails[i]; t == nil || len(s.Taps) > t.maxTaps() {
-			return nil, &stage.StageError{Index: i, Field: "taps", Msg: fmt.Sprintf("%d taps: a running fir stage keeps the history for at most %d", len(s.Taps), t.maxTaps())}
-		}
+	def := s.Def()
+	r, ok := def.(stage.Resumer)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s stages cannot be retuned on the cpu backend yet (stage %d)", stage.ErrRetuneUnsupported, s.Kind, i)
 	}
-	p, err := geo[i].newProc(s)
+	if t := tails[i]; r.KeepsHistory() && (t == nil || len(s.Taps) > t.maxTaps()) {
+		return nil, &stage.StageError{Index: i, Field: "taps", Msg: fmt.Sprintf("%d taps: a running %s stage keeps the history for at most %d", len(s.Taps), s.Kind, t.maxTaps())}
+	}
+	p, err := def.NewProcessor(s, geo[i])
 	if err != nil {
 		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 	}
 	s.Taps = append([]float32(nil), s.Taps...)
-	return &Prepared{index: i, stage: s, proc: p, desc: desc.With(i, s)}, nil
+	return &Prepared{index: i, stage: s, proc: p, resume: r, desc: desc.With(i, s)}, nil
 }
 
 // Apply installs p between two blocks: the next block's first sample is
@@ -173,15 +149,11 @@ func (c *Chain) Apply(p *Prepared) stage.Retune {
 	}
 	i := p.index
 	r := stage.Retune{Index: i, Stage: p.stage, ChainAt: c.seen, At: c.desc.InputAt(i, c.seen)}
-	switch np := p.proc.(type) {
-	case *mixer.Shifter:
-		old := c.procs[i].(*mixer.Shifter)
-		np.Resume(old.Pos(), old.Phase(old.Pos()))
-	case firProc:
-		np.SetHistory(c.tails[i].last())
-	case *filter.Decimator:
-		np.SetHistory(c.tails[i].last(), r.At)
+	var hist []float32
+	if t := c.tails[i]; t != nil {
+		hist = t.last()
 	}
+	p.resume.Resume(p.proc, c.procs[i], hist, r.At)
 	c.procs[i] = p.proc
 	c.desc = p.desc
 	return r

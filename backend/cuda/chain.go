@@ -14,6 +14,10 @@ import (
 // single plain FIR only.
 var ErrStages = errors.New("stages are not yet supported on the cuda zero-copy transport")
 
+// ErrKind is returned by CheckChain for a chain with a stage kind that
+// has no GPU kernel (kinds.go registers them).
+var ErrKind = errors.New("stage kind not supported on cuda")
+
 // ErrChannels is returned for N channels where the CUDA backend does not
 // take them yet: a chain of stages (a plain FIR takes them on both
 // transports, as a batch dimension of one kernel).
@@ -26,7 +30,8 @@ var ErrChannels = errors.New("N channels are not yet supported on cuda")
 // chain of stages); the zero-copy transport runs only a single plain FIR
 // (ErrStages), and a chain of stages on several channels fails with
 // ErrChannels. A method the kernels would not honour fails with ErrMethod
-// (checkMethod). It needs no GPU, and SupportTable is written from it.
+// (checkMethod), and a stage kind without a GPU kernel with ErrKind. It
+// needs no GPU, and SupportTable is written from it.
 func CheckChain(c stage.Chain, opts Options) error {
 	if _, ok := c.PlainFIR(); ok {
 		return checkMethod(c, opts)
@@ -40,7 +45,15 @@ func CheckChain(c stage.Chain, opts Options) error {
 	if err := checkMethod(c, opts); err != nil {
 		return err
 	}
-	return c.Validate()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	for i, s := range c.Stages {
+		if _, ok := chainKernels[s.Kind]; !ok {
+			return fmt.Errorf("%w: stage %d (%s) has no GPU kernel; use backend: cpu", ErrKind, i, s.Kind)
+		}
+	}
+	return nil
 }
 
 // NewChainBackend returns the CUDA backend for the stage chain c. A plain

@@ -143,7 +143,11 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	var pendRate float64
 	for i := range c.Stages {
 		s := c.Stages[i]
-		if s.Kind == stage.KindShift {
+		k, ok := chainKernels[s.Kind]
+		if !ok {
+			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
+		}
+		if k == kernelShift {
 			if pending != nil { // two shifts in a row: the first runs alone
 				if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
 					return nil, err
@@ -216,11 +220,12 @@ func (f *ChainFilter) alloc(n int64) (cudrv.DevicePtr, error) {
 }
 
 func newShifter(s stage.Stage, rate float64, cplx bool) (*mixer.Shifter, float64, error) {
-	sh, err := mixer.New(s.FrequencyHz, rate, cplx)
+	hz := s.Def().Shift(s) // a kernelShift kind
+	sh, err := mixer.New(hz, rate, cplx)
 	if err != nil {
 		return nil, 0, err
 	}
-	return sh, s.FrequencyHz / rate, nil
+	return sh, hz / rate, nil
 }
 
 func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int) error {
@@ -233,10 +238,8 @@ func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int
 }
 
 func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn, perThr int) error {
-	op := chainOp{poly: true, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: 1, m: int64(s.Decimate)}
-	if s.Kind == stage.KindResample {
-		op.l, op.m = int64(s.Up), int64(s.Down)
-	}
+	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
+	op := chainOp{poly: true, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: int64(l), m: int64(m)}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {

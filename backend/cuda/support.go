@@ -43,7 +43,7 @@ func checkMethod(c stage.Chain, o Options) error {
 		for i, s := range c.Stages {
 			if m, err := filter.ParseMethod(s.Method); err != nil {
 				return fmt.Errorf("gpu: stage %d: %w", i, err)
-			} else if s.Kind == stage.KindFIR && m == filter.MethodFFT {
+			} else if s.Def().Params()&stage.ParamMethod != 0 && m == filter.MethodFFT {
 				return fmt.Errorf("%w: stage %d (%s): method fft: the chain kernels convolve directly, computing only the kept outputs; use method: direct or auto, or backend: cpu", ErrMethod, i, c)
 			}
 		}
@@ -88,11 +88,13 @@ func supportRows() []supportRow {
 		taps[i] = 1.0 / 129
 	}
 	fir := func(m string) stage.Stage {
-		return stage.Stage{Kind: stage.KindFIR, Taps: taps, Decimate: 1, Method: m}
+		s := stage.NewFIR(taps, 1)
+		s.Method = m
+		return s
 	}
 	firDec := func(m string) stage.Stage { s := fir(m); s.Decimate = 8; return s }
-	shift := stage.Stage{Kind: stage.KindShift, FrequencyHz: -1e5}
-	resample := stage.Stage{Kind: stage.KindResample, Taps: taps, Up: 3, Down: 2}
+	shift := stage.NewShift(-1e5)
+	resample := stage.NewResample(taps, 3, 2)
 	var rows []supportRow
 	for _, m := range []string{"auto", "direct", "fft"} {
 		rows = append(rows, supportRow{"fir", m, func(m string) []stage.Stage { return []stage.Stage{fir(m)} }})

@@ -108,9 +108,9 @@ func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
 	}
 	c := stage.Chain{SampleRate: o.rate, Complex: o.complex}
 	if o.shift != 0 {
-		c.Stages = append(c.Stages, stage.Stage{Kind: stage.KindShift, FrequencyHz: o.shift})
+		c.Stages = append(c.Stages, stage.NewShift(o.shift))
 	}
-	c.Stages = append(c.Stages, stage.Stage{Kind: stage.KindFIR, Taps: taps, Decimate: o.decimate})
+	c.Stages = append(c.Stages, stage.NewFIR(taps, o.decimate))
 	res, err := cpubench.RunChain(cpubench.ChainOptions{Chain: c, Input: x, Block: o.block, Reps: o.reps})
 	if err != nil {
 		return res, fmt.Errorf("bench chain: %w", err)
