@@ -36,7 +36,7 @@ func TestPreflight(t *testing.T) {
 	} {
 		be := &preflightBackend{err: tt.err}
 		err := Preflight(cfg, be, pc)
-		if want := (pipeline.Layout{BlockSize: 1 << 20, Channels: 2, Slots: 64}); be.got != want {
+		if want := (pipeline.Layout{BlockSize: 1 << 20, Channels: 2, Slots: pipeline.MinUnpacedSlots}); be.got != want { // an unpaced source's byte budget
 			t.Errorf("%s: checked %+v, want the layout Run gives, %+v", tt.name, be.got, want)
 		}
 		switch {

@@ -99,9 +99,22 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		Channels:   r.Info.ChannelCount(),
 		OutComplex: r.Chain.OutComplex(),
 		Slots:      cfg.RingSlots,
+		Source:     ringSource(cfg, src, r.Info),
 		Policy:     policy,
 		MaxSamples: r.MaxSamples,
 		Realtime:   rt,
+	}
+	if cfg.RingSlots == 0 {
+		// Resolved here, so the log and the control API show the depth.
+		if r.Backend.Name() != "cpu" {
+			// The CUDA transports keep up to half the ring in flight:
+			// they keep today's depth until issue 29 sizes it for them.
+			r.Pipeline.Source.MinSlots = pipeline.LiveSlots
+		}
+		r.Pipeline.Slots = r.Pipeline.Layout().Slots
+		rs := r.Pipeline.Source
+		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Bool("live", rs.Live).Int64("frames", rs.Frames).
+			Int("ring_mib", r.Pipeline.Layout().Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source, seconds of slack for a live one")
 	}
 	if err := Preflight(cfg, r.Backend, r.Pipeline); err != nil {
 		return r, err
@@ -238,4 +251,16 @@ func linkZMQSink(src capture.Source, snk sink.Sink, log zerolog.Logger) func() {
 			Uint64("dropped_samples", st.DroppedSamples).Uint64("queue_full", st.QueueFull).
 			Uint64("connects", st.Connects).Uint64("disconnects", st.Disconnects).Msg("zmq sink")
 	}
+}
+
+// ringSource is what the default ring depth is sized for: a live source's
+// rate, and the frames a source of known length holds.
+func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipeline.RingSource {
+	rs := pipeline.RingSource{Live: cfg.LiveSource(), Rate: info.SampleRate}
+	if l, ok := src.(interface{ Len() (int64, bool) }); ok {
+		if n, known := l.Len(); known && n > 0 {
+			rs.Frames = n
+		}
+	}
+	return rs
 }

@@ -111,7 +111,6 @@ const (
 // Defaults filled in by Load and Parse (and by SetDefaults).
 const (
 	DefaultBlockSize   = 256
-	DefaultRingSlots   = 64
 	DefaultBackend     = BackendCPU
 	DefaultWindow      = filter.WindowHamming
 	DefaultMethod      = "auto"
@@ -132,7 +131,10 @@ type Config struct {
 	// count once). Default 256; 1..MaxBlockSize.
 	BlockSize int `yaml:"block_size"`
 	// RingSlots is the number of blocks in the ring between capture and
-	// filter. Default 64; a power of two in 2..MaxRingSlots.
+	// filter, a power of two in 2..MaxRingSlots. Omitted (0), the ring is
+	// sized from a budget (pipeline.DefaultSlots): about 1 MiB of blocks
+	// for a file or other unpaced source, and for a live one (LiveSource)
+	// at least 64 blocks and up to a second of slack.
 	RingSlots int `yaml:"ring_slots"`
 	// Overrun is block or drop. Empty means automatic: drop for live
 	// sources (paced synthetic, iio, alsa), block for file, stdin and unpaced

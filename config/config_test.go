@@ -42,7 +42,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty backend", base + "backend: \"\"\n", 10, "backend: must not be zero or empty"},
 		{"block size negative", base + "block_size: -1\n", 10, "block_size: must be in 1..16777216, got -1"},
 		{"block size huge", base + "block_size: 16777217\n", 10, "must be in 1..16777216"},
-		{"ring too big default slots", strings.Replace(base, "  type: synthetic\n", "  type: synthetic\n  complex: true\n", 1) + "block_size: 16777216\n", 11, "block_size: ring needs block_size*ring_slots*8"},
+		{"ring too big default live slots", strings.Replace(base, "  type: synthetic\n", "  type: synthetic\n  complex: true\n  paced: true\n", 1) + "block_size: 16777216\n", 12, "block_size: ring needs block_size*ring_slots*8"},
 		{"empty sink type", strings.Replace(base, "type: null", "type: ~", 1), 9, "sink.type: required"},
 		{"ring too big", base + "block_size: 16777216\nring_slots: 1024\n", 11, "ring_slots: ring needs"},
 		{"ring slots one", base + "ring_slots: 1\n", 10, "ring_slots: must be a power of two in 2..65536, got 1"},
@@ -288,7 +288,7 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"block_size", c.BlockSize, DefaultBlockSize},
-		{"ring_slots", c.RingSlots, DefaultRingSlots},
+		{"ring_slots", c.RingSlots, 0}, // sized by pipeline.DefaultSlots
 		{"overrun", c.EffectiveOverrun(), OverrunBlock},
 		{"backend", c.Backend, BackendCPU},
 		{"window", c.Filter.Design.Window, filter.WindowHamming},

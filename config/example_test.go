@@ -29,7 +29,7 @@ sink:
 	_, err = config.Parse([]byte("source:\n  type: synthetic\n  sample_rate: -5\n"), "bad.yaml")
 	fmt.Println(err)
 	// Output:
-	// tone 256 64 block 129
+	// tone 256 0 block 129
 	// bad.yaml:1: source.signal: required (one of tone, multitone, chirp, noise, impulse, sum)
 	// bad.yaml:3: source.sample_rate: must be > 0, got -5
 	// bad.yaml: filter: required: one of taps, taps_file or design

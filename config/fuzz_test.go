@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("Parse accepted a config Validate rejects: %v", err)
 		}
-		if c.BlockSize <= 0 || c.RingSlots < 2 || c.Sink.Type == "" || c.Source.Type == "" {
+		if c.BlockSize <= 0 || c.RingSlots == 1 || c.RingSlots < 0 || c.Sink.Type == "" || c.Source.Type == "" {
 			t.Fatalf("accepted config with bad core fields: %+v", c)
 		}
 		_, _ = c.MaxSamples(c.Source.SampleRate)

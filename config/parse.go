@@ -196,9 +196,6 @@ func (c *Config) SetDefaults() {
 	if c.BlockSize == 0 {
 		c.BlockSize = DefaultBlockSize
 	}
-	if c.RingSlots == 0 {
-		c.RingSlots = DefaultRingSlots
-	}
 	if c.Backend == "" {
 		c.Backend = DefaultBackend
 	}

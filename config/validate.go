@@ -254,10 +254,17 @@ func (c *Config) Validate() error {
 	if c.BlockSize <= 0 || c.BlockSize > MaxBlockSize {
 		add("block_size", "must be in 1..%d, got %d", MaxBlockSize, c.BlockSize)
 	}
-	if c.RingSlots < 2 || c.RingSlots > MaxRingSlots || c.RingSlots&(c.RingSlots-1) != 0 {
+	slots := c.RingSlots
+	switch {
+	case slots == 0 && c.LiveSource(): // sized by the pipeline: at least this
+		slots = 64
+	case slots == 0:
+		slots = 4
+	case slots < 2 || slots > MaxRingSlots || slots&(slots-1) != 0:
 		add("ring_slots", "must be a power of two in 2..%d, got %d", MaxRingSlots, c.RingSlots)
+		slots = 0
 	}
-	if c.BlockSize > 0 && c.BlockSize <= MaxBlockSize && c.RingSlots >= 2 && c.RingSlots <= MaxRingSlots && c.RingSlots&(c.RingSlots-1) == 0 {
+	if c.BlockSize > 0 && c.BlockSize <= MaxBlockSize && slots > 0 {
 		per := int64(4)
 		if cplx, known := s.complexKnown(); cplx || !known {
 			per = 8
@@ -267,7 +274,7 @@ func (c *Config) Validate() error {
 		} else if s.Type == SourceIIO && n > 1 {
 			per = 4 * int64(n)
 		}
-		if bytes := int64(c.BlockSize) * int64(c.RingSlots) * per; bytes > MaxRingBytes {
+		if bytes := int64(c.BlockSize) * int64(slots) * per; bytes > MaxRingBytes {
 			p := "ring_slots"
 			if !c.idx.has(p) {
 				p = "block_size"
@@ -772,10 +779,18 @@ func (c *Config) EffectiveOverrun() string {
 	if c.Overrun != "" {
 		return c.Overrun
 	}
-	if (c.Source.Type == SourceSynthetic && c.Source.Paced) || c.Source.Type == SourceIIO || c.Source.Type == SourceALSA {
+	if c.LiveSource() {
 		return OverrunDrop
 	}
 	return OverrunBlock
+}
+
+// LiveSource reports whether the source is paced by its own clock (paced
+// synthetic, iio, alsa): it delivers blocks in real time whatever the
+// consumer does, so its default ring is sized in seconds of slack rather
+// than bytes.
+func (c *Config) LiveSource() bool {
+	return (c.Source.Type == SourceSynthetic && c.Source.Paced) || c.Source.Type == SourceIIO || c.Source.Type == SourceALSA
 }
 
 // MaxSamples returns the run bound in samples for a source running at

@@ -142,7 +142,9 @@ type Config struct {
 	// is real (a frequency shift). A complex input always gives a complex
 	// output.
 	OutComplex bool
-	Slots      int // ring depth, a power of two; 0 means 64
+	Slots      int // ring depth, a power of two; 0 means DefaultSlots for Source
+	// Source is what the default ring depth is sized for (Slots == 0).
+	Source     RingSource
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
 	// Realtime pins and locks the capture side; the zero value does nothing.
@@ -153,7 +155,11 @@ type Config struct {
 func (cfg Config) Layout() Layout {
 	l := Layout{BlockSize: cfg.BlockSize, Channels: FrameValues(cfg.Channels, cfg.Complex), Slots: cfg.Slots}
 	if l.Slots == 0 {
-		l.Slots = 64
+		src := cfg.Source
+		if cfg.MaxSamples > 0 && (src.Frames == 0 || cfg.MaxSamples < src.Frames) {
+			src.Frames = cfg.MaxSamples
+		}
+		l.Slots = DefaultSlots(l.BlockSize, l.Channels, src)
 	}
 	return l
 }
@@ -340,6 +346,10 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if err != nil {
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
 	}
+	// Every slot is written on the ring's first lap; faulting its pages in
+	// now keeps the kernel's first-touch zeroing off the sample path
+	// (docs/THROUGHPUT.md, issue 29), and counts it in startup.
+	prefault(ring.Mem())
 	var c counters
 	c.startup.Store(int64(time.Since(start)))
 	viewer, err := useViews(src, be, opts.Log)

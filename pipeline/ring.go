@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -107,6 +108,17 @@ func AlignedBytes(n int) []byte {
 	buf := make([]byte, n+Alignment)
 	off := int(-uintptr(unsafe.Pointer(&buf[0])) & (Alignment - 1))
 	return buf[off : off+n : off+n]
+}
+
+// prefault writes one zero byte into each page of mem, a ring no block has
+// been published in yet (NewRing reset its header; slot contents are
+// undefined until written), so the kernel maps and zeroes the pages now
+// rather than on the producer's first write into each slot.
+func prefault(mem []byte) {
+	step := os.Getpagesize()
+	for i := 0; i < len(mem); i += step {
+		mem[i] = 0
+	}
 }
 
 // Block is one block read from a ring. Samples aliases ring memory and stays

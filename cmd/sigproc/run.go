@@ -250,7 +250,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		}()
 	}
 	// The control server, like metrics, is bound before any output exists.
-	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, mx, log)
+	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, r.Pipeline.Slots, mx, log)
 	if err != nil {
 		return err
 	}

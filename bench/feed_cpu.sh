@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/feed_cpu.sh: issue 29's CPU feed, side by side on one core (taskset):
+# dd's read rate of a page-cached 16 Mi-sample float32 file, and sigproc
+# 1-tap and 129-tap runs of it to a null sink with the default ring and
+# with ring_slots 4/8/16/64, at 64 Ki and 256 Ki blocks. Each line is the
+# range (min-max) of REPS runs of MS/s in, then the source's busy share;
+# ratios count, not absolute figures (the machine is shared).
+# BEFORE=path/to/old/sigproc adds that binary's default-ring runs.
+# Usage: bench/feed_cpu.sh [reps] [cpu]   (SIGPROC=bin, default build/sigproc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${1:-3}
+CPU=${2:-1}
+BIN=${SIGPROC:-build/sigproc}
+[ -x "$BIN" ] || go build -o "$BIN" ./cmd/sigproc
+DIR=$(mktemp -d)
+trap 'rm -rf "$DIR"' EXIT
+N=$((16 << 20))
+/usr/bin/python3 -c "import numpy as np,sys; np.random.default_rng(29).uniform(-1,1,$N).astype('<f4').tofile(sys.argv[1])" "$DIR/x.f32"
+printf '%s\n' 1.0 > "$DIR/t1.txt"
+/usr/bin/python3 -c "
+import numpy as np
+h = np.sinc(0.2*(np.arange(129)-64))*np.hamming(129); h /= h.sum()
+print('\n'.join(repr(float(v)) for v in h.astype(np.float32)))" > "$DIR/t129.txt"
+cat "$DIR/x.f32" > /dev/null # page cache
+pin() { timeout 60 taskset -c "$CPU" "$@"; }
+conf() { # conf TAPS BLOCK SLOTS(0 = default)
+  echo "source: {type: file, path: $DIR/x.f32, format: rf32_le, sample_rate: 1e6}"
+  echo "block_size: $2"
+  [ "$3" = 0 ] || echo "ring_slots: $3"
+  echo "filter: {taps_file: $DIR/t$1.txt, method: direct}"
+  echo "sink: {type: null}"
+}
+# range LIST: "min-max" of numbers
+range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
+ddrate() { # GB/s of dd reading the file, one core
+  pin dd if="$DIR/x.f32" of=/dev/null bs=1M 2>&1 | sed -n 's/.*copied, \([0-9.e-]*\) s.*/\1/p' |
+    awk -v b=$((N * 4)) '{printf "%.2f", b / $1 / 1e9}'
+}
+measure() { # measure LABEL BIN TAPS BLOCK SLOTS
+  local rates="" busy="" dds="" out
+  conf "$3" "$4" "$5" > "$DIR/c.yaml"
+  for _ in $(seq "$REPS"); do
+    dds+=" $(ddrate)"
+    out=$(pin "$2" run "$DIR/c.yaml" --log-level info 2>&1)
+    rates+=" $(grep -o '[0-9.]* MS/s in' <<<"$out" | cut -d' ' -f1)"
+    busy+=" $(grep -o 'source_busy=[0-9.]*' <<<"$out" | cut -d= -f2 | awk '{printf "%.2f", $1}')"
+  done
+  local slots=$5; [ "$slots" = 0 ] && slots=default
+  printf "%-7s taps %3s  block %6s  slots %-7s  MS/s in %-15s  source busy %-9s  dd GB/s %s\n" \
+    "$1" "$3" "$4" "$slots" "$(range "$rates")" "$(range "$busy")" "$(range "$dds")"
+}
+echo "feed_cpu: $N float32 samples, cpu $CPU, $REPS runs each, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for taps in 1 129; do
+  for block in 65536 262144; do
+    for slots in 0 4 8 16 64; do measure after "$BIN" $taps $block $slots; done
+    [ -z "${BEFORE:-}" ] || measure before "$BEFORE" $taps $block 0
+  done
+done
