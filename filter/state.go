@@ -40,6 +40,11 @@ func fillTail(dst, x []float32) {
 func (f *FIR) HistoryLen() int { return len(f.rev) - 1 }
 
 // HistoryLen returns the input samples the decimator keeps between blocks
-// (its taps' history plus the vector kernel's padding): what SetHistory
-// reads at most.
-func (d *Decimator) HistoryLen() int { return d.hist }
+// (its taps' history plus the direct kernel's padding, or the fft
+// method's filter's): what SetHistory reads at most.
+func (d *Decimator) HistoryLen() int {
+	if d.fft != nil {
+		return d.fft.HistoryLen()
+	}
+	return d.hist
+}

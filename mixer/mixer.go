@@ -184,3 +184,16 @@ func abs(a int64) int64 {
 	}
 	return a
 }
+
+// Seek makes s, a shifter of the same frequency and rate as o, continue
+// o's stream at sample n, with o's phase (Resume's included): the
+// rotation of every sample from n on is the one o would apply. s may be
+// o. It lets segments of one block be shifted at once by several
+// shifters, bit-identical to one shifter, when each segment starts a
+// multiple of ChunkLen samples after the block's start.
+func (s *Shifter) Seek(o *Shifter, n int64) { s.n, s.base, s.off = n, o.base, o.off }
+
+// ChunkLen is the samples a shifter rotates from one start phase: a
+// segment that starts a multiple of it after the block's start is rotated
+// by the same operations as in one call on the whole block.
+const ChunkLen = tableLen

@@ -1,0 +1,98 @@
+package filter
+
+// directAlign is where a segment of the direct method may start: a
+// multiple of every kernel's widest group of outputs, so that each output
+// is summed by the same instructions as in one call on the whole block.
+const directAlign = 256
+
+// Cut splits a block of n samples into at most k segments, each to be
+// processed by a filter of its own built like f (same taps, method and
+// max block) and given the input before it by SetHistory, with outputs
+// bit-identical to one Process call on the whole block. It appends the
+// segments' starts (0 first) to starts and returns it; every segment is
+// at least minSeg samples long, and a start is a multiple of align. One
+// start (0) means the block runs whole. It allocates nothing when starts
+// has room for k values.
+//
+// The direct method sums every output alike wherever its group of
+// outputs starts. The fft method covers a block greedily (pickSize, by
+// the samples left): a segment must start where the whole block's cover
+// puts a transform, and its own cover, with fewer samples left, must make
+// the same choices up to its end.
+func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
+	starts = append(starts, 0)
+	if f.fc == nil {
+		a := lcm(directAlign, max(align, 1))
+		prev := 0
+		for j := 1; j < k; j++ {
+			s := (j*n/k + a - 1) / a * a
+			if s-prev >= minSeg && n-s >= minSeg {
+				starts, prev = append(starts, s), s
+			}
+		}
+		return starts
+	}
+	c, per := f.fc, 2
+	if f.complex {
+		per = 1
+	}
+	prev, j := 0, 1
+	for pos := 0; pos < n && j < k; {
+		if pos >= j*n/k && pos%max(align, 1) == 0 && pos-prev >= minSeg && n-pos >= minSeg && c.sameCover(prev, pos, n, per) {
+			starts, prev = append(starts, pos), pos
+			for j < k && j*n/k <= pos {
+				j++
+			}
+		}
+		pos += c.piece(n-pos, per)
+	}
+	return starts
+}
+
+// piece returns the outputs the cover's next transform does when r are
+// left.
+func (c *fastConv) piece(r, per int) int {
+	return min(r, per*c.segs[pickSize(c.cost, c.segs, r, per)])
+}
+
+// sameCover reports whether a cover of [a, b) alone (b−a left at a) makes
+// the choices of the cover of the whole block of n samples there.
+func (c *fastConv) sameCover(a, b, n, per int) bool {
+	for p := a; p < b; {
+		iw, is := pickSize(c.cost, c.segs, n-p, per), pickSize(c.cost, c.segs, b-p, per)
+		lw, ls := min(n-p, per*c.segs[iw]), min(b-p, per*c.segs[is])
+		if iw != is || lw != ls {
+			return false
+		}
+		p += lw
+	}
+	return true
+}
+
+// Cut is FIR.Cut for the decimator: segments also start at multiples of
+// M, so that each segment's first kept output is one of the whole
+// block's (SetHistory sets the phase from the stream index), and at
+// multiples of the direct kernel's groups of outputs.
+func (d *Decimator) Cut(n, k, minSeg int, starts []int) []int {
+	if d.fft != nil {
+		return d.fft.Cut(n, k, minSeg, d.m, starts)
+	}
+	starts = append(starts, 0)
+	a := directAlign * d.m
+	prev := 0
+	for j := 1; j < k; j++ {
+		s := (j*n/k + a - 1) / a * a
+		if s-prev >= minSeg && n-s >= minSeg {
+			starts, prev = append(starts, s), s
+		}
+	}
+	return starts
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
