@@ -122,3 +122,30 @@ func (f firProc) Process(dst, src []float32) (int, error) {
 	}
 	return len(src), f.FIR.Process(dst[:len(src)], src)
 }
+
+// Cut: the filter says where its segments may start (filter.FIR.Cut).
+func (fir) Cut(_ Stage, run Processor, n, k, minSeg int, starts []int) []int {
+	switch p := run.(type) {
+	case firProc:
+		return p.FIR.Cut(n, k, minSeg, 1, starts)
+	case *filter.Decimator:
+		return p.Cut(n, k, minSeg, starts)
+	}
+	return append(starts, 0)
+}
+
+// History is the taps' history (a decimator's padding included).
+func (fir) History(_ Stage, run Processor) int {
+	switch p := run.(type) {
+	case firProc:
+		return p.HistoryLen()
+	case *filter.Decimator:
+		return p.HistoryLen()
+	}
+	return 0
+}
+
+// Seek gives p the input before sample at, and a decimator its phase.
+func (d fir) Seek(p, _ Processor, history []float32, at int64) {
+	d.Resume(p, nil, history, at)
+}

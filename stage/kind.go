@@ -103,6 +103,41 @@ type Resumer interface {
 	Resume(next, prev Processor, history []float32, at int64)
 }
 
+// Splitter is implemented by the Def of a kind whose CPU kernel can run
+// one block as segments at once, each by a copy of the kernel (one that
+// NewProcessor built for the same stage and Input), with output
+// bit-identical to the running kernel on the whole block. The CPU backend
+// runs the other kinds whole.
+type Splitter interface {
+	// Cut appends to starts where at most k segments of a block of n
+	// input samples, each at least minSeg long, start (0 first) when run,
+	// s's kernel, processes the block; one start means the block runs
+	// whole. It allocates nothing when starts has room for k values.
+	Cut(s Stage, run Processor, n, k, minSeg int, starts []int) []int
+	// History is the input samples before its segment that a copy needs.
+	History(s Stage, run Processor) int
+	// Seek makes p, a copy of run, continue run's stream at the stage's
+	// input sample at, history being the input samples just before it
+	// (at least History's, in the stream's layout). p may be run, to move
+	// it past samples its copies processed. It allocates nothing.
+	Seek(p, run Processor, history []float32, at int64)
+}
+
+// evenCuts appends to starts (0 first) the starts of at most k segments
+// of n samples, about equal, at multiples of align, each at least minSeg
+// long.
+func evenCuts(n, k, minSeg, align int, starts []int) []int {
+	starts = append(starts, 0)
+	prev := 0
+	for j := 1; j < k; j++ {
+		s := (j*n/k + align - 1) / align * align
+		if s-prev >= minSeg && n-s >= minSeg {
+			starts, prev = append(starts, s), s
+		}
+	}
+	return starts
+}
+
 // kinds is the table of stage kinds, in the order messages list them.
 var kinds = [...]Def{shift{}, fir{}, resample{}}
 

@@ -49,3 +49,17 @@ func (shift) Resume(next, prev Processor, _ []float32, _ int64) {
 	old := prev.(*mixer.Shifter)
 	next.(*mixer.Shifter).Resume(old.Pos(), old.Phase(old.Pos()))
 }
+
+// Cut: a shifter's rotation depends only on the sample index and the
+// chunk of mixer.ChunkLen it falls in, so segments start at chunks.
+func (shift) Cut(_ Stage, _ Processor, n, k, minSeg int, starts []int) []int {
+	return evenCuts(n, k, minSeg, mixer.ChunkLen, starts)
+}
+
+// History is 0: a shifter needs no input history.
+func (shift) History(Stage, Processor) int { return 0 }
+
+// Seek positions p at sample at of run's stream, with run's phase.
+func (shift) Seek(p, run Processor, _ []float32, at int64) {
+	p.(*mixer.Shifter).Seek(run.(*mixer.Shifter), at)
+}
