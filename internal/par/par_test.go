@@ -65,3 +65,41 @@ func TestDoAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocs per Do", a)
 	}
 }
+
+// TestShareRunsEveryPart: Share runs part 0 on the caller and each other
+// part once, returns their errors, and refuses more parts than it has
+// goroutines for.
+func TestShareRunsEveryPart(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	for n := 0; n <= 4; n++ {
+		seen := make([]int, n)
+		err := p.Share(n, func(lo, hi int) error {
+			if hi != lo+1 {
+				t.Errorf("part [%d, %d)", lo, hi)
+			}
+			seen[lo]++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: part %d ran %d times", n, i, c)
+			}
+		}
+	}
+	want := errors.New("part 2")
+	if err := p.Share(3, func(lo, _ int) error {
+		if lo == 2 {
+			return want
+		}
+		return nil
+	}); !errors.Is(err, want) {
+		t.Errorf("err %v, want %v", err, want)
+	}
+	if err := p.Share(5, func(int, int) error { return nil }); err == nil {
+		t.Error("5 parts on 3 goroutines and the caller: no error")
+	}
+}
