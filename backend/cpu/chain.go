@@ -18,6 +18,7 @@ type Chain struct {
 	bufs  [][]float32       // bufs[i]: stage i's output, for all but the last stage
 	kinds []string          // for error messages
 	multi *perChannel       // set for more than one channel: a Chain per channel
+	split *splitter         // one channel on several cores: blocks cut into segments
 
 	// Retuning (retune.go): each stage's input geometry, the recent input
 	// of every stage whose kind resumes from it, and the chain inputs
@@ -30,9 +31,15 @@ type Chain struct {
 
 // NewChain validates c and builds its kernels for blocks of at most
 // maxBlock input samples (IQ pairs when c.Complex; frames of every channel
-// when c.Channels > 1, each channel run by a chain of its own). Close
-// releases the goroutines a chain of several channels runs them on.
+// when c.Channels > 1, each channel run by a chain of its own). It runs on
+// GOMAXPROCS cores: the channels at once, or one channel's blocks cut
+// into segments (split.go). Close releases the goroutines.
 func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
+	return newChain(c, maxBlock, defaultWorkers())
+}
+
+// newChain is NewChain on at most workers goroutines.
+func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,6 +71,11 @@ func NewChain(c stage.Chain, maxBlock int) (*Chain, error) {
 			ch.bufs = append(ch.bufs, make([]float32, n*channels(cplx)))
 		}
 	}
+	sp, err := newSplitter(c, ch.geo, workers)
+	if err != nil {
+		return nil, err
+	}
+	ch.split = sp
 	return ch, nil
 }
 
@@ -91,7 +103,14 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 		if i < len(c.bufs) {
 			out = c.bufs[i]
 		}
-		n, err := p.Process(out, in)
+		var n int
+		var err error
+		if c.split != nil {
+			g := c.geo[i]
+			n, err = c.split.process(i, c.desc.Stages[i], p, out, in, channels(g.Complex), channels(c.desc.Stages[i].OutComplex(g.Complex)))
+		} else {
+			n, err = p.Process(out, in)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("stage %d (%s): %w", i, c.kinds[i], err)
 		}
@@ -127,6 +146,7 @@ func (c *Chain) Reset() {
 			t.reset()
 		}
 	}
+	c.split.reset()
 	c.seen = 0
 }
 
@@ -136,6 +156,7 @@ func (c *Chain) Close() {
 	if c.multi != nil {
 		c.multi.close()
 	}
+	c.split.close()
 }
 
 // Desc returns the chain's description.

@@ -36,7 +36,7 @@ func newChannels(c stage.Chain, maxBlock int) (*perChannel, error) {
 	m := &perChannel{n: n, inV: valuesOf(c.Complex), outV: valuesOf(c.OutComplex()),
 		got: make([]int, n), errs: make([]error, n)}
 	for i := 0; i < n; i++ {
-		ch, err := NewChain(one, maxBlock)
+		ch, err := newChain(one, maxBlock, 1) // the channels share the cores
 		if err != nil {
 			return nil, err
 		}

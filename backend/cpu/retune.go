@@ -75,9 +75,10 @@ type Prepared struct {
 	index  int
 	stage  stage.Stage
 	proc   stage.Processor
-	resume stage.Resumer // the stage's kind, which hands the stream over
-	desc   stage.Chain   // the chain once applied, built here so Apply allocates nothing
-	per    []*Prepared   // a chain of several channels: one kernel per channel's chain
+	copies []stage.Processor // its copies for the segments of a block (split.go)
+	resume stage.Resumer     // the stage's kind, which hands the stream over
+	desc   stage.Chain       // the chain once applied, built here so Apply allocates nothing
+	per    []*Prepared       // a chain of several channels: one kernel per channel's chain
 }
 
 // Prepare checks s as new parameters for stage i (stage.CheckRetune; a
@@ -96,13 +97,13 @@ func (c *Chain) Prepare(i int, s stage.Stage) (*Prepared, error) {
 // of its own, applied together.
 func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, error) {
 	if c.multi == nil {
-		return prepare(desc, c.geo, c.tails, i, s)
+		return prepare(desc, c.geo, c.tails, i, s, c.split.copiesOf(i))
 	}
 	one := desc
 	one.Channels = 1
 	ps := make([]*Prepared, len(c.multi.per))
 	for k, pc := range c.multi.per {
-		p, err := prepare(one, pc.geo, pc.tails, i, s)
+		p, err := prepare(one, pc.geo, pc.tails, i, s, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +114,7 @@ func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, er
 
 // prepare is Prepare against desc, the chain the retune follows; geo and
 // tails never change once the chain is built.
-func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.Stage) (*Prepared, error) {
+func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.Stage, copies int) (*Prepared, error) {
 	s, err := stage.CheckRetune(desc, i, s)
 	if err != nil {
 		return nil, err
@@ -130,8 +131,12 @@ func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.
 	if err != nil {
 		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 	}
+	cp, err := newCopies(s, geo[i], copies)
+	if err != nil {
+		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
+	}
 	s.Taps = append([]float32(nil), s.Taps...)
-	return &Prepared{index: i, stage: s, proc: p, resume: r, desc: desc.With(i, s)}, nil
+	return &Prepared{index: i, stage: s, proc: p, copies: cp, resume: r, desc: desc.With(i, s)}, nil
 }
 
 // Apply installs p between two blocks: the next block's first sample is
@@ -155,6 +160,9 @@ func (c *Chain) Apply(p *Prepared) stage.Retune {
 	}
 	p.resume.Resume(p.proc, c.procs[i], hist, r.At)
 	c.procs[i] = p.proc
+	if c.split != nil {
+		c.split.copies[i] = p.copies
+	}
 	c.desc = p.desc
 	return r
 }

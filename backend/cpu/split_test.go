@@ -1,0 +1,220 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/sigproc/sigproc/stage"
+)
+
+// splitChains are the chains TestSplitBitIdentical runs: every kind, each
+// fir method (direct, overlap-save; plain and decimating), and chains.
+func splitChains(r *rand.Rand, complex bool) map[string]stage.Chain {
+	mk := func(st ...stage.Stage) stage.Chain {
+		return stage.Chain{SampleRate: 1e6, Complex: complex, Stages: st}
+	}
+	method := func(s stage.Stage, m string) stage.Stage { s.Method = m; return s }
+	return map[string]stage.Chain{
+		"shift":              mk(shiftStage(123456)),
+		"shift-fractional":   mk(shiftStage(-1234.567)),
+		"fir33-direct":       mk(firStage(randTaps(r, 33), 1)),
+		"fir129-auto":        mk(firStage(randTaps(r, 129), 1)),
+		"fir1025-fft":        mk(method(firStage(randTaps(r, 1025), 1), "fft")),
+		"fir300-direct":      mk(method(firStage(randTaps(r, 300), 1), "direct")),
+		"fir129÷8":           mk(firStage(randTaps(r, 129), 8)),
+		"fir257÷3-fft":       mk(method(firStage(randTaps(r, 257), 3), "fft")),
+		"resample":           mk(stage.NewResample(randTaps(r, 61), 3, 2)),
+		"shift+fir÷8":        mk(shiftStage(-250000), firStage(randTaps(r, 129), 8)),
+		"shift+fir+resample": mk(shiftStage(1000), firStage(randTaps(r, 129), 1), stage.NewResample(randTaps(r, 31), 2, 5)),
+		"fir÷4+fir-fft":      mk(firStage(randTaps(r, 65), 4), method(firStage(randTaps(r, 513), 1), "fft")),
+	}
+}
+
+// runBlocks runs x through a chain of c on workers goroutines in blocks
+// of the given sizes, applying retunes[k] before block k, and returns
+// the output and the blocks of a stage that were cut into segments.
+func runBlocks(t *testing.T, c stage.Chain, workers, maxBlock int, x []float32, sizes []int, retunes map[int][]stage.Retune) ([]float32, int64) {
+	t.Helper()
+	p, err := newChain(c, maxBlock, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	v := channels(c.Complex)
+	dst := make([]float32, p.MaxOut(maxBlock)*channels(c.OutComplex()))
+	var out []float32
+	at := 0
+	for k, n := range sizes {
+		for _, rt := range retunes[k] {
+			pr, err := p.Prepare(rt.Index, rt.Stage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Apply(pr)
+		}
+		got, err := p.Process(dst, x[at*v:(at+n)*v])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, dst[:got]...)
+		at += n
+	}
+	var cuts int64
+	if p.split != nil {
+		cuts = p.split.cuts
+	}
+	return out, cuts
+}
+
+// TestSplitBitIdentical: a chain on 2, 3 or 4 goroutines, its blocks cut
+// into segments, outputs the same float32 bits as on one, for every kind
+// and chain, real and complex, with random block sizes and retunes
+// landing mid-stream.
+var retuneAt = []int{5, 9}
+
+func TestSplitBitIdentical(t *testing.T) {
+	const maxBlock = 1 << 16
+	for _, complex := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(29, 2))
+		for name, c := range splitChains(r, complex) {
+			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) {
+				v := channels(c.Complex)
+				var sizes []int
+				total := 0
+				for len(sizes) < 14 {
+					n := 1 + r.IntN(maxBlock)
+					if len(sizes)%3 == 0 {
+						n = maxBlock - r.IntN(64)
+					}
+					sizes = append(sizes, n)
+					total += n
+				}
+				x := randTaps(r, total*v)
+				// Retunes of every retunable stage, before blocks 5 and 9.
+				retunes := map[int][]stage.Retune{}
+				for i, s := range c.Stages {
+					if _, ok := s.Def().(stage.Resumer); !ok {
+						continue
+					}
+					for _, k := range retuneAt {
+						s2 := s
+						s2.FrequencyHz = s.FrequencyHz / 3
+						if len(s.Taps) > 0 {
+							s2.Taps = randTaps(r, len(s.Taps)+k)
+						}
+						retunes[k] = append(retunes[k], stage.Retune{Index: i, Stage: s2})
+					}
+				}
+				want, _ := runBlocks(t, c, 1, maxBlock, x, sizes, retunes)
+				for _, w := range []int{2, 3, 4} {
+					got, cuts := runBlocks(t, c, w, maxBlock, x, sizes, retunes)
+					if len(got) != len(want) {
+						t.Fatalf("%d workers: %d values, want %d", w, len(got), len(want))
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%d workers: value %d is %v, one worker %v", w, i, got[i], want[i])
+						}
+					}
+					splittable := false
+					for _, s := range c.Stages {
+						_, ok := s.Def().(stage.Splitter)
+						splittable = splittable || ok
+					}
+					if splittable && cuts == 0 {
+						t.Errorf("%d workers: no block was cut into segments", w)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSplitFollowsGOMAXPROCS: NewChain cuts blocks for GOMAXPROCS
+// goroutines, and the result does not depend on it.
+func TestSplitFollowsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(3, 4))
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{shiftStage(1e5), firStage(randTaps(r, 129), 1)}}
+	x := randTaps(r, 2*3*65536)
+	var want []float32
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		p, err := NewChain(c, 1<<16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.split != nil) != (procs > 1) || (p.split != nil && p.split.pool == nil) {
+			t.Fatalf("GOMAXPROCS %d: splitter %v", procs, p.split != nil)
+		}
+		dst := make([]float32, 2*p.MaxOut(1<<16))
+		var out []float32
+		for at := 0; at < len(x); at += 2 << 16 {
+			n, err := p.Process(dst, x[at:at+2<<16])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, dst[:n]...)
+		}
+		p.Close()
+		if want == nil {
+			want = out
+			continue
+		}
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("GOMAXPROCS %d: value %d differs", procs, i)
+			}
+		}
+	}
+}
+
+// TestSplitProcessAllocs: cutting blocks into segments allocates nothing.
+func TestSplitProcessAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{shiftStage(1e5), firStage(randTaps(r, 129), 1), firStage(randTaps(r, 33), 4)}}
+	p, err := newChain(c, 1<<16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	x := randTaps(r, 2<<16)
+	dst := make([]float32, 2*p.MaxOut(1<<16))
+	p.Process(dst, x) // starts the pool's goroutines
+	if a := testing.AllocsPerRun(20, func() { p.Process(dst, x) }); a != 0 {
+		t.Errorf("Process allocates %v times", a)
+	}
+	if p.split.cuts == 0 {
+		t.Error("no block was cut")
+	}
+}
+
+// BenchmarkSplitFIR is the 129-tap complex FIR on 64 Ki blocks, on 1 and
+// on GOMAXPROCS goroutines.
+func BenchmarkSplitFIR(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, taps := range []int{33, 129, 1025} {
+		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{firStage(randTaps(r, taps), 1)}}
+		for _, w := range []int{1, defaultWorkers()} {
+			b.Run(fmt.Sprintf("taps=%d/workers=%d", taps, w), func(b *testing.B) {
+				p, err := newChain(c, 1<<16, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close()
+				x := randTaps(r, 2<<16)
+				dst := make([]float32, 2<<16)
+				b.SetBytes(8 << 16)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Process(dst, x); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
