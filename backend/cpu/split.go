@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/sigproc/sigproc/internal/par"
 	"github.com/sigproc/sigproc/stage"
@@ -17,41 +18,56 @@ const segmentGrain = 8192
 // affinity set and its cgroup's CPU limit, and which the user may lower.
 func defaultWorkers() int { return min(runtime.GOMAXPROCS(0), par.MaxWorkers) }
 
-// splitter runs each stage of a one-channel chain on segments of the
-// block at once (stage.Splitter): segment 0 by the stage's running
-// kernel, segment j > 0 by copy j−1 of it, positioned by Seek with the
-// block's input before the segment. The outputs land where one call on
-// the whole block puts them, and the running kernel is then moved to the
-// block's end, so the result is bit-identical to one core. A stage whose
-// kind is no Splitter, or a block too short to cut, runs whole.
-type splitter struct {
-	pool   *par.Pool
-	copies [][]stage.Processor // copies[i]: stage i's kernel copies; nil for a kind run whole
-	pos    []int64             // each stage's input samples so far
-	cuts   int64               // blocks of a stage cut into segments (tests)
+// segmentsPerWorker is how many segments a block is cut into for each
+// goroutine: the goroutines take them as they finish, so that a core
+// shared with the source (or anything else) does fewer of them.
+const segmentsPerWorker = 4
 
-	// The current stage's call, set by run before pool.Do; runPart made
-	// once so that Do allocates nothing.
-	procs         []stage.Processor // the segments' kernels
-	lo, off, want []int             // per segment: input start, output start and values
-	in, out       []float32
-	inV           int
-	runPart       func(lo, hi int) error
+// splitter runs each stage of a one-channel chain on segments of the
+// block at once (stage.Splitter): the calling goroutine runs segment 0
+// with the stage's running kernel, then every goroutine (the caller and
+// the pool's) takes the next segment left and runs it with a copy of the
+// kernel of its own, positioned by Seek with the block's input before
+// the segment. The outputs land where one call on the whole block puts
+// them, and the running kernel is then moved to the block's end, so the
+// result is bit-identical to one core. A stage whose kind is no
+// Splitter, or a block too short to cut, runs whole.
+type splitter struct {
+	pool    *par.Pool
+	workers int
+	copies  [][]stage.Processor // copies[i][g]: goroutine g's copy of stage i's kernel; nil for a kind run whole
+	pos     []int64             // each stage's input samples so far
+	cuts    int64               // blocks of a stage cut into segments (tests)
+
+	// The current stage's call, set by process before pool.Share;
+	// runPart made once so that Share allocates nothing.
+	def     stage.Splitter
+	run     stage.Processor
+	cp      []stage.Processor
+	lo      []int // segments' input starts, then the block's end
+	off     []int // segments' output starts, in values
+	want    []int // segments' output values
+	in, out []float32
+	inV     int
+	hist    int
+	at      int64 // the stage's input index of the block's start
+	next    atomic.Int32
+	runPart func(lo, hi int) error
 }
 
-// newSplitter returns a splitter for c (one channel) that cuts blocks into
-// at most workers segments, or nil for one worker.
+// newSplitter returns a splitter for c (one channel) that cuts blocks for
+// workers goroutines, or nil for one.
 func newSplitter(c stage.Chain, geo []stage.Input, workers int) (*splitter, error) {
 	if workers <= 1 {
 		return nil, nil
 	}
-	// The calling goroutine runs a segment too: the pool has one fewer.
-	sp := &splitter{pool: par.NewPool(workers - 1), pos: make([]int64, len(c.Stages)),
-		procs: make([]stage.Processor, workers), lo: make([]int, 0, workers+1),
-		off: make([]int, workers), want: make([]int, workers)}
+	most := segmentsPerWorker * workers
+	// The calling goroutine runs segments too: the pool has one fewer.
+	sp := &splitter{pool: par.NewPool(workers - 1), workers: workers, pos: make([]int64, len(c.Stages)),
+		lo: make([]int, 0, most+1), off: make([]int, most), want: make([]int, most)}
 	sp.runPart = sp.part
 	for i, s := range c.Stages {
-		cp, err := newCopies(s, geo[i], workers-1)
+		cp, err := newCopies(s, geo[i], workers)
 		if err != nil {
 			sp.pool.Close()
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
@@ -90,7 +106,7 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 		return run.Process(out, in)
 	}
 	hist := def.History(s, run)
-	sp.lo = def.Cut(s, run, n, len(sp.copies[i])+1, max(segmentGrain, hist), sp.lo[:0])
+	sp.lo = def.Cut(s, run, n, cap(sp.lo)-1, max(segmentGrain, hist), sp.lo[:0])
 	k := len(sp.lo)
 	if k <= 1 {
 		return run.Process(out, in)
@@ -102,22 +118,16 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 		lo, hi := sp.lo[j], sp.lo[j+1]
 		sp.off[j] = int(s.Count(pos+int64(lo))-base) * outV
 		sp.want[j] = int(s.Count(pos+int64(hi))-s.Count(pos+int64(lo))) * outV
-		if j == 0 {
-			sp.procs[j] = run
-			continue
-		}
-		p := sp.copies[i][j-1]
-		def.Seek(p, run, in[(lo-hist)*inV:lo*inV], pos+int64(lo))
-		sp.procs[j] = p
 	}
 	total := sp.off[k-1] + sp.want[k-1]
 	if len(out) < total {
 		return 0, fmt.Errorf("cpu: dst holds %d values, need %d", len(out), total)
 	}
-	sp.in, sp.out, sp.inV = in, out, inV
-	err := sp.pool.Share(k, sp.runPart)
-	sp.in, sp.out = nil, nil
-	clear(sp.procs)
+	sp.def, sp.run, sp.cp = def, run, sp.copies[i]
+	sp.in, sp.out, sp.inV, sp.hist, sp.at = in, out, inV, hist, pos
+	sp.next.Store(1)
+	err := sp.pool.Share(min(sp.workers, k), sp.runPart)
+	sp.def, sp.run, sp.cp, sp.in, sp.out = nil, nil, nil, nil, nil
 	if err != nil {
 		return 0, err
 	}
@@ -126,17 +136,37 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 	return total, nil
 }
 
-// part runs segments [lo, hi).
-func (sp *splitter) part(lo, hi int) error {
-	for j := lo; j < hi; j++ {
-		a, b := sp.lo[j], sp.lo[j+1]
-		got, err := sp.procs[j].Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
-		if err != nil {
-			return fmt.Errorf("segment %d: %w", j, err)
+// part is goroutine g's share (g = lo; hi = g+1): segment 0 for the
+// caller, then the segments left, each with the goroutine's copy.
+func (sp *splitter) part(g, _ int) error {
+	if g == 0 {
+		if err := sp.segment(0, sp.run); err != nil {
+			return err
 		}
-		if got != sp.want[j] {
-			return fmt.Errorf("cpu: segment %d output %d values, want %d", j, got, sp.want[j])
+	}
+	p := sp.cp[g]
+	for {
+		j := int(sp.next.Add(1) - 1)
+		if j >= len(sp.lo)-1 {
+			return nil
 		}
+		a := sp.lo[j]
+		sp.def.Seek(p, sp.run, sp.in[(a-sp.hist)*sp.inV:a*sp.inV], sp.at+int64(a))
+		if err := sp.segment(j, p); err != nil {
+			return err
+		}
+	}
+}
+
+// segment runs segment j with kernel p.
+func (sp *splitter) segment(j int, p stage.Processor) error {
+	a, b := sp.lo[j], sp.lo[j+1]
+	got, err := p.Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
+	if err != nil {
+		return fmt.Errorf("segment %d: %w", j, err)
+	}
+	if got != sp.want[j] {
+		return fmt.Errorf("cpu: segment %d output %d values, want %d", j, got, sp.want[j])
 	}
 	return nil
 }

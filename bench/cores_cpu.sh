@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/cores_cpu.sh: issue 29.2, the CPU backend on the cores it is given.
+# `sigproc run` of a page-cached 16 Mi-sample cf32 file through a 129-tap
+# complex FIR (method auto: overlap-save here) with 64 Ki blocks to a null
+# sink, pinned with taskset to one core and to two (GOMAXPROCS follows the
+# affinity set), the two runs side by side in each of REPS rounds. Prints
+# each round's MS/s in and the 2-core/1-core ratio, then the ranges.
+# BEFORE=path/to/old/sigproc adds that binary's runs to each round.
+# Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${1:-3}
+ONE=${2:-1}
+ALL=${3:-0-$(($(nproc) - 1))}
+BIN=${SIGPROC:-build/sigproc}
+[ -x "$BIN" ] || go build -o "$BIN" ./cmd/sigproc
+DIR=$(mktemp -d)
+trap 'rm -rf "$DIR"' EXIT
+N=$((16 << 20))
+/usr/bin/python3 -c "import numpy as np,sys; np.random.default_rng(29).uniform(-1,1,2*$N).astype('<f4').tofile(sys.argv[1])" "$DIR/x.cf32"
+/usr/bin/python3 -c "
+import numpy as np
+h = np.sinc(0.2*(np.arange(129)-64))*np.hamming(129); h /= h.sum()
+print('\n'.join(repr(float(v)) for v in h.astype(np.float32)))" > "$DIR/t129.txt"
+cat "$DIR/x.cf32" > /dev/null # page cache
+cat > "$DIR/c.yaml" <<YAML
+source: {type: file, path: $DIR/x.cf32, format: cf32_le, sample_rate: 1e6}
+block_size: 65536
+filter: {taps_file: $DIR/t129.txt}
+sink: {type: null}
+YAML
+rate() { # rate CPUS BIN: MS/s in of one run
+  timeout 120 taskset -c "$1" "$2" run "$DIR/c.yaml" --log-level info 2>&1 | grep -o '[0-9.]* MS/s in' | cut -d' ' -f1
+}
+range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
+echo "cores_cpu: $N cf32 samples, 129 taps, 64 Ki blocks, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
+r1s="" r2s="" xs="" b1s="" b2s="" bxs=""
+for k in $(seq "$REPS"); do
+  r1=$(rate "$ONE" "$BIN"); r2=$(rate "$ALL" "$BIN")
+  x=$(awk -v a="$r1" -v b="$r2" 'BEGIN{printf "%.2f", b/a}')
+  r1s+=" $r1" r2s+=" $r2" xs+=" $x"
+  line="round $k: after 1 core $r1, 2 cores $r2 MS/s: ${x}x"
+  if [ -n "${BEFORE:-}" ]; then
+    b1=$(rate "$ONE" "$BEFORE"); b2=$(rate "$ALL" "$BEFORE")
+    bx=$(awk -v a="$b1" -v b="$b2" 'BEGIN{printf "%.2f", b/a}')
+    b1s+=" $b1" b2s+=" $b2" bxs+=" $bx"
+    line+="; before 1 core $b1, 2 cores $b2 MS/s: ${bx}x"
+  fi
+  echo "$line"
+done
+echo "after:  1 core $(range "$r1s") MS/s, 2 cores $(range "$r2s") MS/s, ratio $(range "$xs")"
+[ -z "${BEFORE:-}" ] || echo "before: 1 core $(range "$b1s") MS/s, 2 cores $(range "$b2s") MS/s, ratio $(range "$bxs")"
