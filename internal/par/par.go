@@ -18,6 +18,7 @@ const MaxWorkers = 16
 // called from one goroutine at a time; Do allocates nothing.
 type Pool struct {
 	workers int
+	spin    time.Duration // how long an idle goroutine looks for work before it parks
 	jobs    chan part
 	done    chan error
 }
@@ -85,7 +86,7 @@ func (p *Pool) Share(n int, f func(lo, hi int) error) error {
 	}
 	err := f(0, 1)
 	for range n - 1 {
-		if e, _ := poll(p.done); e != nil {
+		if e, _ := poll(p.done, p.spin); e != nil {
 			err = errors.Join(err, e)
 		}
 	}
@@ -100,13 +101,13 @@ func (p *Pool) start() {
 	p.jobs = make(chan part, MaxWorkers)
 	p.done = make(chan error, MaxWorkers)
 	for range p.workers {
-		go work(p.jobs, p.done)
+		go work(p.jobs, p.done, p.spin)
 	}
 }
 
-func work(jobs <-chan part, done chan<- error) {
+func work(jobs <-chan part, done chan<- error, spin time.Duration) {
 	for {
-		j, ok := poll(jobs)
+		j, ok := poll(jobs, spin)
 		if !ok {
 			return
 		}
@@ -114,14 +115,19 @@ func work(jobs <-chan part, done chan<- error) {
 	}
 }
 
-// spin is how long a goroutine that finished a part looks for the next
-// one, yielding the core between looks, before it parks: a stream of
-// blocks hands over the next within it, and waking a parked goroutine
-// costs tens of microseconds on a virtual machine.
-const spin = 50 * time.Microsecond
+// Spin makes the pool's goroutines, once they finish a part, and Share's
+// caller, waiting for the others, look for the next for d, yielding the
+// core between looks, before they park: a stream of blocks hands over the
+// next within it, where waking a parked goroutine costs tens of
+// microseconds on a virtual machine. It must be called before first use.
+func (p *Pool) Spin(d time.Duration) { p.spin = d }
 
 // poll receives from c, looking for spin before it blocks.
-func poll[T any](c <-chan T) (T, bool) {
+func poll[T any](c <-chan T, spin time.Duration) (T, bool) {
+	if spin <= 0 {
+		v, ok := <-c
+		return v, ok
+	}
 	var t0 time.Time
 	for k := 0; ; k++ {
 		select {
