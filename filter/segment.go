@@ -96,3 +96,34 @@ func lcm(a, b int) int {
 	}
 	return a / x * b
 }
+
+// SetHistory makes the resampler continue a stream of n samples so far
+// that ends with x (in the caller's layout; earlier samples are zeros):
+// its history, its input count and so the outputs it has made
+// (ceil(n·L/M)) are set as if it had been fed that stream. It allocates
+// nothing.
+func (r *Resampler) SetHistory(x []float32, n int64) {
+	fillTail(r.buf[:channelsOf(r.complex)*r.hist], x)
+	r.t, r.next = n, r.count(n)
+}
+
+// HistoryLen returns the input samples the resampler keeps between
+// blocks: what SetHistory reads at most.
+func (r *Resampler) HistoryLen() int { return r.hist }
+
+// Cut is FIR.Cut for the resampler: segments start at multiples of
+// 256·M input samples, so that each of the L/gcd(L, M) output classes
+// starts a segment at a multiple of the kernel's groups of outputs, as
+// in one call on the whole block.
+func (r *Resampler) Cut(n, k, minSeg int, starts []int) []int {
+	starts = append(starts, 0)
+	a := directAlign * r.m
+	prev := 0
+	for j := 1; j < k; j++ {
+		s := (j*n/k + a - 1) / a * a
+		if s-prev >= minSeg && n-s >= minSeg {
+			starts, prev = append(starts, s), s
+		}
+	}
+	return starts
+}

@@ -22,7 +22,9 @@ import (
 // config/stage_NAME.go); its GPU kernel, registered in backend/cuda's
 // kinds.go (a kind without one runs on the CPU only); and their tests.
 // A kind with parameters other than Stage's adds them to Stage, Param
-// and control's StageStatus.
+// and control's StageStatus. A kind whose CPU kernel can resume a stream
+// implements Resumer (retunes), and one whose block can be cut into
+// segments on several cores Splitter.
 
 // Def is a stage kind: the rules its stages follow on every backend and
 // its CPU kernel. The methods take the stage they are asked about, which

@@ -17,7 +17,8 @@ func NewResample(taps []float32, up, down int) Stage {
 }
 
 // resample is KindResample's Def; its CPU kernel is a filter.Resampler,
-// which a retune cannot replace yet (resample is no Resumer).
+// which a retune cannot replace yet (resample is no Resumer), and which
+// a block's segments can run at once (Splitter).
 type resample struct{}
 
 func (resample) Kind() Kind                       { return KindResample }
@@ -59,4 +60,18 @@ func (resample) Describe(s Stage) string {
 
 func (resample) NewProcessor(s Stage, in Input) (Processor, error) {
 	return filter.NewResampler(s.Taps, s.Up, s.Down, in.Complex, in.MaxIn)
+}
+
+// Cut: segments start where every output class's kernel groups its
+// outputs as in one call (filter.Resampler.Cut).
+func (resample) Cut(_ Stage, run Processor, n, k, minSeg int, starts []int) []int {
+	return run.(*filter.Resampler).Cut(n, k, minSeg, starts)
+}
+
+// History is the longest branch's history with the kernel's padding.
+func (resample) History(_ Stage, run Processor) int { return run.(*filter.Resampler).HistoryLen() }
+
+// Seek gives p the input before sample at and the outputs made by then.
+func (resample) Seek(p, _ Processor, history []float32, at int64) {
+	p.(*filter.Resampler).SetHistory(history, at)
 }
