@@ -6,6 +6,7 @@
 # range (min-max) of REPS runs of MS/s in, then the source's busy share;
 # ratios count, not absolute figures (the machine is shared).
 # BEFORE=path/to/old/sigproc adds that binary's default-ring runs.
+# TAPS, BLOCKS and SLOTS (lists) narrow the grid, e.g. TAPS=1 BLOCKS=65536 SLOTS=0.
 # Usage: bench/feed_cpu.sh [reps] [cpu]   (SIGPROC=bin, default build/sigproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,22 +39,25 @@ ddrate() { # GB/s of dd reading the file, one core
     awk -v b=$((N * 4)) '{printf "%.2f", b / $1 / 1e9}'
 }
 measure() { # measure LABEL BIN TAPS BLOCK SLOTS
-  local rates="" busy="" dds="" out
+  local rates="" busy="" dds="" ratios="" out d r
   conf "$3" "$4" "$5" > "$DIR/c.yaml"
   for _ in $(seq "$REPS"); do
-    dds+=" $(ddrate)"
+    d=$(ddrate)
+    dds+=" $d"
     out=$(pin "$2" run "$DIR/c.yaml" --log-level info 2>&1)
-    rates+=" $(grep -o '[0-9.]* MS/s in' <<<"$out" | cut -d' ' -f1)"
+    r=$(grep -o '[0-9.]* MS/s in' <<<"$out" | cut -d' ' -f1)
+    rates+=" $r"
+    ratios+=" $(awk -v r="$r" -v d="$d" 'BEGIN{printf "%.2f", r * 4e6 / (d * 1e9)}')" # bytes in / dd, this run
     busy+=" $(grep -o 'source_busy=[0-9.]*' <<<"$out" | cut -d= -f2 | awk '{printf "%.2f", $1}')"
   done
   local slots=$5; [ "$slots" = 0 ] && slots=default
-  printf "%-7s taps %3s  block %6s  slots %-7s  MS/s in %-15s  source busy %-9s  dd GB/s %s\n" \
-    "$1" "$3" "$4" "$slots" "$(range "$rates")" "$(range "$busy")" "$(range "$dds")"
+  printf "%-7s taps %3s  block %6s  slots %-7s  MS/s in %-15s  source busy %-9s  dd GB/s %-11s  in/dd %s\n" \
+    "$1" "$3" "$4" "$slots" "$(range "$rates")" "$(range "$busy")" "$(range "$dds")" "$(range "$ratios")"
 }
 echo "feed_cpu: $N float32 samples, cpu $CPU, $REPS runs each, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
-for taps in 1 129; do
-  for block in 65536 262144; do
-    for slots in 0 4 8 16 64; do measure after "$BIN" $taps $block $slots; done
+for taps in ${TAPS:-1 129}; do
+  for block in ${BLOCKS:-65536 262144}; do
+    for slots in ${SLOTS:-0 4 8 16 64}; do measure after "$BIN" $taps $block $slots; done
     [ -z "${BEFORE:-}" ] || measure before "$BEFORE" $taps $block 0
   done
 done

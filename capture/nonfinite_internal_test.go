@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestAnyNonFinite checks the branch-free test against math.IsNaN/IsInf
+// TestAnyNonFinite checks the vector and the pure-Go branch-free tests against math.IsNaN/IsInf
 // for every position of one special value in slices of every length and
-// alignment up to 40, and for the finite values nearest to them.
+// alignment up to 72, and for the finite values nearest to them.
 func TestAnyNonFinite(t *testing.T) {
 	values := []struct {
 		v    float32
@@ -22,10 +22,10 @@ func TestAnyNonFinite(t *testing.T) {
 		{math.SmallestNonzeroFloat32, false},
 		{math.Float32frombits(0x80000000), false}, // -0
 	}
-	buf := make([]float32, 48)
+	buf := make([]float32, 80)
 	for _, tv := range values {
 		for off := range 8 {
-			for n := range 41 {
+			for n := range 73 {
 				for at := -1; at < n; at++ {
 					x := buf[off : off+n]
 					for i := range x {
@@ -34,11 +34,38 @@ func TestAnyNonFinite(t *testing.T) {
 					if at >= 0 {
 						x[at] = tv.v
 					}
-					if got, want := anyNonFinite(x), at >= 0 && tv.want; got != want {
+					want := at >= 0 && tv.want
+					if got := anyNonFinite(x); got != want {
 						t.Fatalf("%v at %d of %d (offset %d): %v, want %v", tv.v, at, n, off, got, want)
+					}
+					if got := anyNonFiniteGeneric(x); got != want {
+						t.Fatalf("generic: %v at %d of %d (offset %d): %v, want %v", tv.v, at, n, off, got, want)
 					}
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkAnyNonFinite measures the scan of one 64 Ki-sample block of
+// finite values (the common case: every value is read).
+func BenchmarkAnyNonFinite(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i%1000) - 500
+	}
+	for _, k := range []struct {
+		name string
+		f    func([]float32) bool
+	}{{"best", anyNonFinite}, {"generic", anyNonFiniteGeneric}} {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if k.f(x) {
+					b.Fatal("non-finite")
+				}
+			}
+		})
 	}
 }
