@@ -63,8 +63,10 @@ func startChecker(cfg Config, ch int, ver *verifier, verdict func(seq uint64, vd
 }
 
 // submit queues a copy of o for the check. It runs on the consumer thread
-// (the pipeline's OnBlock). A failure (the run being cancelled while the
-// ring is full) is kept for close: the block is then not counted at all.
+// (the pipeline's OnBlock). The block is then not counted at all when it
+// cannot be queued: the run being stopped while the ring is full is the
+// run's interruption (the soak says so), any other failure is kept for
+// close.
 func (c *checker) submit(ctx context.Context, o pipeline.Output) {
 	buf, err := c.ring.Acquire(ctx, true)
 	if err == nil {
@@ -72,6 +74,9 @@ func (c *checker) submit(ctx context.Context, o pipeline.Output) {
 		err = c.ring.Publish(n/c.ch, o.Seq, o.Timestamp)
 	}
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return
+		}
 		if c.qerr == nil {
 			c.qerr = fmt.Errorf("probe: queue block %d for the check: %w", o.Seq, err)
 		}
