@@ -20,18 +20,10 @@ const directAlign = 256
 // puts a transform, and its own cover, with fewer samples left, must make
 // the same choices up to its end.
 func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
-	starts = append(starts, 0)
 	if f.fc == nil {
-		a := lcm(directAlign, max(align, 1))
-		prev := 0
-		for j := 1; j < k; j++ {
-			s := (j*n/k + a - 1) / a * a
-			if s-prev >= minSeg && n-s >= minSeg {
-				starts, prev = append(starts, s), s
-			}
-		}
-		return starts
+		return EvenCuts(n, k, minSeg, lcm(directAlign, max(align, 1)), starts)
 	}
+	starts = append(starts, 0)
 	c, per := f.fc, 2
 	if f.complex {
 		per = 1
@@ -77,11 +69,17 @@ func (d *Decimator) Cut(n, k, minSeg int, starts []int) []int {
 	if d.fft != nil {
 		return d.fft.Cut(n, k, minSeg, d.m, starts)
 	}
+	return EvenCuts(n, k, minSeg, directAlign*d.m, starts)
+}
+
+// EvenCuts appends to starts (0 first) the starts of at most k segments
+// of n samples, about equal, at multiples of align, each at least minSeg
+// long.
+func EvenCuts(n, k, minSeg, align int, starts []int) []int {
 	starts = append(starts, 0)
-	a := directAlign * d.m
 	prev := 0
 	for j := 1; j < k; j++ {
-		s := (j*n/k + a - 1) / a * a
+		s := (j*n/k + align - 1) / align * align
 		if s-prev >= minSeg && n-s >= minSeg {
 			starts, prev = append(starts, s), s
 		}
@@ -116,14 +114,5 @@ func (r *Resampler) HistoryLen() int { return r.hist }
 // starts a segment at a multiple of the kernel's groups of outputs, as
 // in one call on the whole block.
 func (r *Resampler) Cut(n, k, minSeg int, starts []int) []int {
-	starts = append(starts, 0)
-	a := directAlign * r.m
-	prev := 0
-	for j := 1; j < k; j++ {
-		s := (j*n/k + a - 1) / a * a
-		if s-prev >= minSeg && n-s >= minSeg {
-			starts, prev = append(starts, s), s
-		}
-	}
-	return starts
+	return EvenCuts(n, k, minSeg, directAlign*r.m, starts)
 }

@@ -125,21 +125,6 @@ type Splitter interface {
 	Seek(p, run Processor, history []float32, at int64)
 }
 
-// evenCuts appends to starts (0 first) the starts of at most k segments
-// of n samples, about equal, at multiples of align, each at least minSeg
-// long.
-func evenCuts(n, k, minSeg, align int, starts []int) []int {
-	starts = append(starts, 0)
-	prev := 0
-	for j := 1; j < k; j++ {
-		s := (j*n/k + align - 1) / align * align
-		if s-prev >= minSeg && n-s >= minSeg {
-			starts, prev = append(starts, s), s
-		}
-	}
-	return starts
-}
-
 // kinds is the table of stage kinds, in the order messages list them.
 var kinds = [...]Def{shift{}, fir{}, resample{}}
 

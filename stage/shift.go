@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/mixer"
 )
 
@@ -53,7 +54,7 @@ func (shift) Resume(next, prev Processor, _ []float32, _ int64) {
 // Cut: a shifter's rotation depends only on the sample index and the
 // chunk of mixer.ChunkLen it falls in, so segments start at chunks.
 func (shift) Cut(_ Stage, _ Processor, n, k, minSeg int, starts []int) []int {
-	return evenCuts(n, k, minSeg, mixer.ChunkLen, starts)
+	return filter.EvenCuts(n, k, minSeg, mixer.ChunkLen, starts)
 }
 
 // History is 0: a shifter needs no input history.
