@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -180,5 +182,49 @@ func TestProbeTaps(t *testing.T) {
 	}
 	if _, err := PathBackend("auto", cfg, chain, 256, zerolog.Nop(), nil); err == nil {
 		t.Error("path auto accepted")
+	}
+}
+
+// TestSourceBlock checks that the block follows the source when
+// block_size is not given: large blocks for a GPU on an unpaced source,
+// the default everywhere else, and block_size (from the file or the flag)
+// always.
+func TestSourceBlock(t *testing.T) {
+	const file = "source: {type: file, path: in.f32, format: cf32_le, sample_rate: 1000}\nfilter: {taps: [1]}\nsink: {type: null}\n"
+	const synth = "source: {type: synthetic, signal: tone, frequency_hz: 10, sample_rate: 1000%s}\nfilter: {taps: [1]}\nsink: {type: null}\n"
+	cplx := capture.Info{SampleRate: 1000, Complex: true}
+	cases := []struct {
+		name, body, backend string
+		info                capture.Info
+		flag                int // --block-size, 0 = none
+		want                int
+	}{
+		{"file on cuda: 8 MiB of cf32", file, "cuda", cplx, 0, 1 << 20},
+		{"real file on cuda: 8 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 2 << 20},
+		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 256 << 10},
+		{"file on cpu keeps the default", file, "cpu", cplx, 0, config.DefaultBlockSize},
+		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 4096},
+		{"--block-size wins", file, "cuda", cplx, 1024, 1024},
+		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 1 << 20},
+		{"paced synthetic keeps small blocks", fmt.Sprintf(synth, ", paced: true"), "cuda", cplx, 0, config.DefaultBlockSize},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(c.body), "run.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.flag > 0 {
+				cfg.BlockSize = c.flag
+				cfg.MarkOverride("block_size", "--block-size")
+			}
+			got, why := sourceBlock(cfg, c.backend, c.info)
+			if got != c.want {
+				t.Fatalf("block %d (%q), want %d", got, why, c.want)
+			}
+			if (got != cfg.BlockSize) != (why != "") {
+				t.Fatalf("block %d from %d with reason %q", got, cfg.BlockSize, why)
+			}
+		})
 	}
 }

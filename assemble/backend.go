@@ -28,7 +28,9 @@ func GPUOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 		// A config's write_combined can only turn it on; probe's
 		// --write-combined flag does the same.
 		WriteCombined: cfg.CUDA.WriteCombined,
-		PinSource:     cfg.CUDA.PinSource,
+		PinSource:     cfg.CUDA.PinSourceOn(),
+		PinWindow:     int64(cfg.CUDA.PinWindowMB) << 20,
+		PinThreads:    cfg.CUDA.PinThreads,
 		Log:           log,
 	}
 }

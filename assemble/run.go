@@ -89,6 +89,11 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if r.Backend, err = Backend(cfg, r.Chain, p.Log); err != nil {
 		return r, cfg.Wrap("backend", err)
 	}
+	if block, why := sourceBlock(cfg, r.Backend.Name(), r.Info); block != cfg.BlockSize {
+		// Resolved in the config, so the control API and the log show it.
+		cfg.BlockSize = block
+		p.Log.Info().Int("block_size", block).Str("reason", why).Msg("block size follows the source (block_size sets it)")
+	}
 	policy := pipeline.PolicyBlock
 	if cfg.EffectiveOverrun() == config.OverrunDrop {
 		policy = pipeline.PolicyDrop
@@ -107,9 +112,12 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if cfg.RingSlots == 0 {
 		// Resolved here, so the log and the control API show the depth.
 		if r.Backend.Name() != "cpu" {
-			// The CUDA transports keep up to half the ring in flight:
-			// they keep today's depth until issue 29 sizes it for them.
-			r.Pipeline.Source.MinSlots = pipeline.LiveSlots
+			// The CUDA transports keep up to half the ring in flight
+			// (at most 8 blocks); a live source keeps its slack.
+			r.Pipeline.Source.MinSlots = gpuMinSlots
+			if cfg.LiveSource() {
+				r.Pipeline.Source.MinSlots = pipeline.LiveSlots
+			}
 		}
 		r.Pipeline.Slots = r.Pipeline.Layout().Slots
 		rs := r.Pipeline.Source
@@ -263,4 +271,32 @@ func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipel
 		}
 	}
 	return rs
+}
+
+// gpuMinSlots is the least ring a CUDA backend gets from an unpaced
+// source: twice the explicit transport's 8 blocks in flight.
+const gpuMinSlots = 16
+
+// ThroughputBlockBytes is the block a CUDA backend gets from an unpaced
+// source when block_size is not given: large enough that the per-block
+// costs (a copy's setup, a launch, the hand-off) vanish beside the copy
+// at PCIe speed.
+const ThroughputBlockBytes = 8 << 20
+
+// sourceBlock returns the run's block size and why it differs from
+// block_size: block_size when given, or on the CPU backend; for a GPU
+// backend and a file or unpaced synthetic source, ThroughputBlockBytes of
+// frames (a power of two). A live source, stdin (a pipe may be live) and
+// zmq keep small blocks, for latency.
+func sourceBlock(cfg *config.Config, backend string, info capture.Info) (int, string) {
+	throughput := cfg.Source.Type == config.SourceFile || (cfg.Source.Type == config.SourceSynthetic && !cfg.Source.Paced)
+	if !cfg.BlockSizeDefault() || backend == "cpu" || !throughput {
+		return cfg.BlockSize, ""
+	}
+	frameBytes := 4 * info.Channels()
+	block := cfg.BlockSize
+	for block < config.MaxBlockSize && 2*block*frameBytes <= ThroughputBlockBytes {
+		block *= 2
+	}
+	return block, fmt.Sprintf("an unpaced %s source on the %s backend: %d MiB blocks, for throughput", cfg.Source.Type, backend, block*frameBytes>>20)
 }

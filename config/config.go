@@ -173,6 +173,8 @@ type Config struct {
 	idx *index
 	// origin maps a field path to the command-line flag that set it.
 	origin map[string]string
+	// blockDefault is set when SetDefaults filled block_size in.
+	blockDefault bool
 }
 
 // Source describes the sample source. Which keys are allowed depends on Type:
@@ -380,17 +382,25 @@ type CUDA struct {
 	// WriteCombined maps the zero-copy input ring write-combined: the host
 	// only writes it, and the GPU's reads then skip the CPU cache snoop.
 	WriteCombined bool `yaml:"write_combined"`
-	// PinSource takes blocks in place from a float32 recording mapped
-	// from the page cache, pinned window by window (explicit transport),
-	// instead of copying them into the ring: fewer CPU cores busy, and on
-	// the H200 host a lower rate than the parallel copy. Default false.
-	PinSource bool `yaml:"pin_source"`
+	// PinSource takes a float32 recording's blocks in place from the
+	// page cache, pinned window by window ahead of the copies (explicit
+	// transport), instead of reading them into the ring. Default true;
+	// nil means the default (use PinSourceOn).
+	PinSource *bool `yaml:"pin_source"`
+	// PinWindowMB is the size of those windows in MiB and PinThreads the
+	// threads that pin them. Default 0: cuda.DefaultPinWindow and
+	// cuda.DefaultPinThreads.
+	PinWindowMB int `yaml:"pin_window_mb"`
+	PinThreads  int `yaml:"pin_threads"`
 	// PTXDir is a directory holding fir.ptx, batch.ptx and chain.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,
 	// for a driver older than the embedded PTX. Relative to the config
 	// file. Default: the embedded PTX.
 	PTXDir string `yaml:"ptx_dir"`
 }
+
+// PinSourceOn is cuda.pin_source with its default (true) applied.
+func (c CUDA) PinSourceOn() bool { return c.PinSource == nil || *c.PinSource }
 
 // Sink describes where filtered samples go. Which keys are allowed
 // depends on Type:

@@ -112,6 +112,14 @@ func (c *Config) MarkOverride(path, flag string) {
 	c.origin[path] = flag
 }
 
+// BlockSizeDefault reports whether block_size is the default, given
+// neither in the config nor by a flag: the run may then pick the block
+// size that suits its source and backend.
+func (c *Config) BlockSizeDefault() bool {
+	_, flag := c.origin["block_size"]
+	return c.blockDefault && !flag
+}
+
 // resolvePaths makes relative input paths relative to the config directory.
 func (c *Config) resolvePaths() {
 	if c.Source.Path != "" && c.Source.Path != "-" && !filepath.IsAbs(c.Source.Path) {
@@ -195,6 +203,7 @@ func (c *Config) checkExplicitZeros(errs *errorList) {
 func (c *Config) SetDefaults() {
 	if c.BlockSize == 0 {
 		c.BlockSize = DefaultBlockSize
+		c.blockDefault = true
 	}
 	if c.Backend == "" {
 		c.Backend = DefaultBackend

@@ -296,6 +296,12 @@ func (c *Config) Validate() error {
 	if c.CUDA.MaxPinnedMB < 0 {
 		add("cuda.max_pinned_mb", "must be >= 0 (0: sized from the block and the host), got %d", c.CUDA.MaxPinnedMB)
 	}
+	if c.CUDA.PinWindowMB < 0 || c.CUDA.PinWindowMB > 1<<20 {
+		add("cuda.pin_window_mb", "must be in 0..%d (0: the default), got %d", 1<<20, c.CUDA.PinWindowMB)
+	}
+	if c.CUDA.PinThreads < 0 || c.CUDA.PinThreads > 64 {
+		add("cuda.pin_threads", "must be in 0..64 (0: the default), got %d", c.CUDA.PinThreads)
+	}
 	if c.CUDA.WatchdogMS <= 0 {
 		add("cuda.watchdog_ms", "must be > 0, got %d", c.CUDA.WatchdogMS)
 	}

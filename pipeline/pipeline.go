@@ -207,6 +207,34 @@ type Stats struct {
 	// (neither near Wall) the backend.
 	SourceBusy time.Duration
 	SinkBusy   time.Duration
+	// Device is where a GPU backend's time went (DeviceTimer), nil for
+	// a backend that does not measure it.
+	Device *DeviceBusy
+}
+
+// DeviceBusy is the time a GPU backend's copies and kernels took,
+// measured on the device and summed over the blocks.
+type DeviceBusy struct {
+	CopyIn, Kernel, CopyOut time.Duration
+}
+
+// DeviceTimer is a Backend that may measure DeviceBusy; Run calls it on
+// the consumer's goroutine once the last block is out, and ok is false
+// when the backend did not measure (a transport without the timing).
+type DeviceTimer interface {
+	DeviceBusy() (d DeviceBusy, ok bool)
+}
+
+// DeviceShares returns Device's times as fractions of Wall, and false when
+// the backend did not measure them. Copies in one direction share one
+// copy engine, so a share near 1 means that engine bounds the run;
+// kernels of blocks in flight may overlap, so the kernel share can pass 1.
+func (s Stats) DeviceShares() (in, kernel, out float64, ok bool) {
+	if s.Device == nil || s.Wall <= 0 {
+		return 0, 0, 0, false
+	}
+	w := s.Wall.Seconds()
+	return s.Device.CopyIn.Seconds() / w, s.Device.Kernel.Seconds() / w, s.Device.CopyOut.Seconds() / w, true
 }
 
 // Busy returns SourceBusy and SinkBusy as fractions of Wall.
@@ -458,6 +486,11 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	}
 	st := c.snapshot(start)
 	st.DroppedFilterBlocks, st.DroppedFilterSamples = lostB, lostS
+	if dt, ok := be.(DeviceTimer); ok {
+		if d, ok := dt.DeviceBusy(); ok {
+			st.Device = &d
+		}
+	}
 	interrupted := ctx.Err() != nil
 	st.Interrupted = interrupted
 	if errors.Is(perr, context.Canceled) || errors.Is(perr, context.DeadlineExceeded) {
@@ -466,6 +499,11 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		}
 	}
 	if cerr != nil {
+		// The source's own failure (a file truncated under it) may be
+		// why the backend failed: say both.
+		if perr != nil && !errors.Is(perr, context.Canceled) {
+			cerr = errors.Join(cerr, perr)
+		}
 		return st, cerr
 	}
 	if perr != nil {

@@ -30,6 +30,12 @@
 #   fft         the FIR methods over tap counts beside CuPy (bench/fft_vs_cupy.py)
 #   chain       the chain kernels beside CuPy (bench/chain_cupy.py)
 #   channels    one run of 8 channels against 1 channel
+#   feed        (not by default) issue 29's file feed: a 16 GiB cf32 file
+#               through `run --backend cuda` with the defaults, the read path,
+#               4 Mi blocks and a pin window × threads sweep; a 2 GiB cs8 file
+#               through shift + FIR ÷8; pinned copies beside them
+#   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
+#               (taskset), 129 and 1 taps, 512 MiB cf32
 #
 # It writes summary.txt (one line a measurement, first line "gpu-bench
 # COMMIT DATE DEVICE") and logs.tgz into the directory given.
@@ -147,8 +153,81 @@ EOF
       say "bench fir --channels $c (rc $?): $(grep -E '^ +129' "$P/ch$c.txt" | tr -s ' ')"
     done
     ;;
+  feed)
+    # Issue 29: files to the GPU by default, beside the pinned ceiling.
+    # GPU_BENCH_FEED_GIB sizes the cf32 file (default 16), and
+    # GPU_BENCH_FEED_SWEEP (0/1) adds the pin window × threads sweep.
+    GIB=${GPU_BENCH_FEED_GIB:-16}
+    python3 - "$W/in.cf32" "$GIB" <<'EOF2'
+import sys, numpy as np
+blk = np.random.default_rng(1).standard_normal(1 << 24).astype(np.float32)
+with open(sys.argv[1], "wb") as f:
+    for i in range(16 * int(sys.argv[2])):  # 64 MiB each
+        (blk * np.float32(1 + i % 7)).tofile(f)
+EOF2
+    cat "$W/in.cf32" > /dev/null
+    timeout "$(cap 60)" $B bench bandwidth --only copy --size 256MiB --reps 20 > "$P/bandwidth.txt" 2>&1
+    say "copies: $(grep -iE '^(pinned|pageable)' "$P/bandwidth.txt" | tr -s ' ' | tr '\n' ' ')"
+    feed() { # name, then extra config lines
+      local name=$1; shift
+      [ "$(left)" -gt 30 ] || return
+      { echo "source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}"
+        echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}"
+        echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
+      timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
+      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'block_size=[0-9]+|window_mib=[0-9]+ ahead=[0-9]+ threads=[0-9]+ whole=[a-z]+' "$P/$name.err" | tr '\n' ' ')"
+    }
+    for r in 1 2 3; do feed "default-$r"; done
+    feed read "cuda: {pin_source: false}"
+    feed block4mi "block_size: 4194304"
+    if [ "${GPU_BENCH_FEED_SWEEP:-1}" = 1 ]; then
+      for th in 1 2 4; do for win in 64 256 1024; do
+        feed "pin-t$th-w$win" "cuda: {pin_threads: $th, pin_window_mb: $win}"
+      done; done
+    fi
+    rm -f "$W/in.cf32"
+    # cs8 through shift + 129-tap FIR ÷8: 1 Gi samples (2 GiB).
+    head -c $((2 << 30)) /dev/urandom > "$W/in.cs8" 2>/dev/null
+    cat > "$W/cs8.yaml" <<EOF2
+source: {type: file, path: $W/in.cs8, format: cs8, sample_rate: 1.0e8}
+stages:
+  - shift: {frequency_hz: -1.0e7}
+  - fir: {design: {type: lowpass, cutoff_hz: 5.0e6, num_taps: 129}, decimate: 8}
+backend: cuda
+sink: {type: null}
+EOF2
+    timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8.txt" 2> "$P/cs8.err"
+    say "cs8 shift+fir/8 default (rc $?): $(sed 's/  filtered.*//' "$P/cs8.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/cs8.err" | tr '\n' ' ')"
+    rm -f "$W/in.cs8"
+    ;;
+  cpucores)
+    # Issue 29: the CPU backend on 1..16 cores, beside the 1-tap ceiling.
+    python3 - "$W/in.cf32" <<'EOF2'
+import numpy as np, sys
+blk = np.random.default_rng(2).standard_normal(1 << 24).astype(np.float32)
+with open(sys.argv[1], "wb") as f:
+    for i in range(8):  # 512 MiB: 64 Mi complex samples
+        blk.tofile(f)
+EOF2
+    cat "$W/in.cf32" > /dev/null
+    for taps in 129 1; do
+      cat > "$W/cpu$taps.yaml" <<EOF2
+source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}
+filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: $taps}}
+block_size: 65536
+backend: cpu
+sink: {type: null}
+EOF2
+      for n in 1 2 4 8 16; do
+        [ "$(left)" -gt 20 ] || break
+        timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu$taps.yaml" > "$P/cpu$taps-$n.txt" 2> "$P/cpu$taps-$n.err"
+        say "cpu $taps taps, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$taps-$n.txt")"
+      done
+    done
+    rm -f "$W/in.cf32"
+    ;;
   *)
-    say "unknown phase $phase (want latency throughput fir fft chain channels)"
+    say "unknown phase $phase (want latency throughput fir fft chain channels feed cpucores)"
     ;;
   esac
   pack

@@ -242,6 +242,15 @@ func (b *backend) Breakdown() map[string][]float64 {
 	return nil
 }
 
+// DeviceBusy returns the transport's copy and kernel times, where it
+// measures them: the explicit transport does (pipeline.DeviceTimer).
+func (b *backend) DeviceBusy() (pipeline.DeviceBusy, bool) {
+	if t, ok := b.tr.(interface{ DeviceBusy() pipeline.DeviceBusy }); ok {
+		return t.DeviceBusy(), true
+	}
+	return pipeline.DeviceBusy{}, false
+}
+
 // UseRegion lets the transport copy blocks to the device straight from
 // the source's memory (pipeline.RegionBackend), where it can: the
 // explicit transport's pinned variant, with Options.PinSource (see

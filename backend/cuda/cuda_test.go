@@ -317,8 +317,38 @@ func TestOptionsValidate(t *testing.T) {
 // straddle windows), and copies each block from it. The
 // output is the CPU's; so is that of the same file read into the ring
 // when there is no room to pin it.
+// writeFloats writes x as a little-endian float32 file and returns its path.
+func writeFloats(t *testing.T, x []float32) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rec.raw")
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestExplicitCopiesMappedFileInPlace runs a 40 MiB recording through the
+// explicit transport pinned in place, whole and streamed in windows that
+// are unpinned behind the copies, and read into the ring when the budget
+// leaves no room: the output equals the float64 convolution each way, and
+// the busy times are measured.
 func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
+	const block = 100003
+	cases := []struct {
+		name    string
+		inPlace bool
+		room    int64 // beyond what the ring and buffers need
+		threads int
+	}{
+		{"whole", true, 2 * DefaultPinThreads * minWindow, 0}, // 3 windows of 16 MiB, kept
+		{"streamed", true, 2 * minWindow, 1},                  // 2 ahead of 3: unpinned behind
+		{"read into the ring", false, minWindow, 0},           // too little room
+	}
 	for _, complex := range []bool{false, true} {
 		ch := 1
 		format := "rf32_le"
@@ -326,47 +356,75 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 			ch, format = 2, "cf32_le"
 		}
 		x := randSignal(r, (40<<20)/4/ch*ch)
-		path := filepath.Join(t.TempDir(), "rec.raw")
-		b := make([]byte, 4*len(x))
-		for i, v := range x {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := writeFloats(t, x)
 		taps := randSignal(r, 129)
 		want := filter.Convolve(taps, x, complex)
-		const block = 100003
 		l := pipeline.Layout{BlockSize: block, Channels: ch, Slots: 8}
-		for _, inPlace := range []bool{true, false} {
-			src, err := capture.OpenFile(path, format, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := testOptions(TransportExplicit)
-			o.PinSource = true
-			o.MaxPinned = explicitPinned(l, l.BlockValues()) + 2*pinThreads*minWindow // 16 MiB windows
-			if !inPlace {
-				o.MaxPinned = explicitPinned(l, l.BlockValues()) + minWindow // too little: read into the ring
-			}
-			be, err := NewBackend(taps, complex, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snk := &collect{}
-			var took bool
-			st, err := pipeline.Run(context.Background(), src, be, snk, pipeline.Config{BlockSize: block, Complex: complex, Slots: 8},
-				pipeline.Options{OnBlock: func(pipeline.Output, int64) { took = be.(*backend).tr.(*explicit).region != nil }})
-			errs := errors.Join(err, be.Close(), src.Close())
-			if errs != nil {
-				t.Fatal(errs)
-			}
-			if took != inPlace || st.SamplesOut != uint64(len(x)/ch) {
-				t.Fatalf("complex=%v inPlace=%v: blocks in place %v, stats %+v", complex, inPlace, took, st)
-			}
-			if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
-				t.Fatalf("complex=%v inPlace=%v: max relative error %g", complex, inPlace, e)
-			}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/complex=%v", c.name, complex), func(t *testing.T) {
+				src, err := capture.OpenFile(path, format, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := testOptions(TransportExplicit)
+				o.PinSource, o.PinThreads = true, c.threads
+				o.MaxPinned = explicitPinned(l, l.BlockValues()) + c.room
+				be, err := NewBackend(taps, complex, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snk := &collect{}
+				var took bool
+				st, err := pipeline.Run(context.Background(), src, be, snk, pipeline.Config{BlockSize: block, Complex: complex, Slots: 8},
+					pipeline.Options{OnBlock: func(pipeline.Output, int64) { took = be.(*backend).tr.(*explicit).region != nil }})
+				errs := errors.Join(err, be.Close(), src.Close())
+				if errs != nil {
+					t.Fatal(errs)
+				}
+				if took != c.inPlace || st.SamplesOut != uint64(len(x)/ch) {
+					t.Fatalf("blocks in place %v, stats %+v", took, st)
+				}
+				if e := filter.MaxErrRMS(snk.got, want); e > 1e-5 {
+					t.Fatalf("max relative error %g", e)
+				}
+				if d := st.Device; d == nil || d.CopyIn <= 0 || d.Kernel <= 0 || d.CopyOut <= 0 || d.CopyIn > st.Wall+st.Startup {
+					t.Fatalf("device busy times %+v over a wall of %v", d, st.Wall)
+				}
+			})
 		}
+	}
+}
+
+// TestExplicitInPlaceTruncated truncates a recording pinned in place
+// while it runs: the run ends with capture.ErrTruncated, never a crash.
+func TestExplicitInPlaceTruncated(t *testing.T) {
+	x := randSignal(rand.New(rand.NewPCG(9, 9)), (64<<20)/4)
+	path := writeFloats(t, x)
+	src, err := capture.OpenFile(path, "rf32_le", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const block = 1 << 18
+	l := pipeline.Layout{BlockSize: block, Channels: 1, Slots: 8}
+	o := testOptions(TransportExplicit)
+	o.PinSource, o.PinThreads = true, 1
+	o.MaxPinned = explicitPinned(l, l.BlockValues()) + 2*minWindow // streamed: windows pinned as the run goes
+	be, err := NewBackend(randSignal(rand.New(rand.NewPCG(1, 1)), 33), false, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	var blocks int
+	_, err = pipeline.Run(context.Background(), src, be, &collect{}, pipeline.Config{BlockSize: block, Slots: 8},
+		pipeline.Options{OnBlock: func(pipeline.Output, int64) {
+			if blocks++; blocks == 2 {
+				if err := os.Truncate(path, 4<<20); err != nil {
+					t.Error(err)
+				}
+			}
+		}})
+	if !errors.Is(err, capture.ErrTruncated) {
+		t.Fatalf("after truncation: %v, want capture.ErrTruncated", err)
 	}
 }

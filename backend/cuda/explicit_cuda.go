@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
@@ -71,11 +69,15 @@ type explicitSet struct {
 	hOut      []float32
 	hist      cudrv.Event // this block's tail is in the next set's history
 	done      cudrv.Event // this block's output is in hOut
-	stream    int
-	seq       uint64 // the block's sequence number and capture time,
-	ts        int64  // handed to the consumer with its output
-	n         int    // input values
-	nOut      int    // output values
+	// copyIn and copied bracket the copy to the device, and launch (to
+	// hist) the filter: with hist and done they time the block's steps
+	// for the busy shares (DeviceBusy).
+	copyIn, copied, launch cudrv.Event
+	stream                 int
+	seq                    uint64 // the block's sequence number and capture time,
+	ts                     int64  // handed to the consumer with its output
+	n                      int    // input values
+	nOut                   int    // output values
 }
 
 // explicit is the explicit transport: blocks copied to device memory,
@@ -98,6 +100,7 @@ type explicit struct {
 	inFlight int    // the most blocks submitted and not yet returned
 	submit   uint64 // ring index of the next block to submit
 	ret      uint64 // ring index of the next block to return
+	busy     pipeline.DeviceBusy
 }
 
 // olsBlocks runs an OLSFIR as the explicit transport's blockFilter, with
@@ -154,11 +157,12 @@ func (x *explicit) setup(l pipeline.Layout) error {
 		if s.dOut, err = x.b.alloc(outBytes); err != nil {
 			return err
 		}
-		for _, ev := range []*cudrv.Event{&s.hist, &s.done} {
-			if *ev, err = cudrv.NewEvent(cudrv.EventDisableTiming); err != nil {
-				return fmt.Errorf("gpu: create event: %w", err)
-			}
+		// Timing events: recording one costs about a microsecond more.
+		evs, err := cudrv.MakeEvents(5)
+		if err != nil {
+			return err
 		}
+		s.hist, s.done, s.copyIn, s.copied, s.launch = evs[0], evs[1], evs[2], evs[3], evs[4]
 		if !x.pageable {
 			h, err := x.b.pin(outBytes, false, false)
 			if err != nil {
@@ -216,14 +220,17 @@ func (x *explicit) next(ctx context.Context) (pipeline.Output, error) {
 	if err := s.done.Synchronize(); err != nil {
 		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", s.seq, err)
 	}
+	if s.n > 0 {
+		if err := x.time(s); err != nil {
+			return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", s.seq, err)
+		}
+	}
 	// The block's input has been copied: its ring slot is free again, and
 	// so are the source's windows that no later block reads.
 	x.ring.Release()
 	x.ret++
 	if x.region != nil {
-		if err := x.region.release(x.ret); err != nil {
-			return pipeline.Output{}, err
-		}
+		x.region.release(x.ret)
 	}
 	return blockOutput(s.seq, s.ts, s.n, x.l.Channels, s.hOut[:s.nOut]), nil
 }
@@ -235,6 +242,9 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	st := x.streams[s.stream]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
 	taps := x.tune.take(s.n) // new taps from this block on, if a retune came
+	if err := s.copyIn.Record(st); err != nil {
+		return fmt.Errorf("gpu: record event: %w", err)
+	}
 	if s.n > 0 {
 		var err error
 		if x.region != nil {
@@ -246,6 +256,9 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
 		}
 	}
+	if err := s.copied.Record(st); err != nil {
+		return fmt.Errorf("gpu: record event: %w", err)
+	}
 	if k > 0 {
 		if err := st.Wait(x.sets[(k-1)%nsets].hist); err != nil {
 			return fmt.Errorf("gpu: stream wait: %w", err)
@@ -255,6 +268,9 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 		if err := x.loadTaps(st, taps); err != nil {
 			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
+	}
+	if err := s.launch.Record(st); err != nil {
+		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	var err error
 	if s.nOut, err = x.filt.Launch(st, s.dIn, s.dOut, s.n); err != nil {
@@ -279,6 +295,29 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	return nil
 }
 
+// time adds the steps of the block of set s, which is done, to the busy
+// times. The copy in is timed from when its stream reached it, so a copy
+// queued behind another stream's on the copy engine counts its wait: the
+// share then reads near 1, which is what it means.
+func (x *explicit) time(s *explicitSet) error {
+	steps := [...]struct {
+		from, to cudrv.Event
+		sum      *time.Duration
+	}{{s.copyIn, s.copied, &x.busy.CopyIn}, {s.launch, s.hist, &x.busy.Kernel}, {s.hist, s.done, &x.busy.CopyOut}}
+	for _, st := range steps {
+		sec, err := cudrv.Elapsed(st.from, st.to)
+		if err != nil {
+			return err
+		}
+		*st.sum += time.Duration(sec * float64(time.Second))
+	}
+	return nil
+}
+
+// DeviceBusy returns the copy and kernel times of the blocks returned so
+// far (pipeline.DeviceTimer).
+func (x *explicit) DeviceBusy() pipeline.DeviceBusy { return x.busy }
+
 // close waits for everything submitted and frees the streams, events,
 // kernels and the source's pinned windows; the device and pinned buffers
 // are the backend's to free.
@@ -297,7 +336,8 @@ func (x *explicit) close() (keep bool, err error) {
 		errs = append(errs, x.region.close())
 	}
 	for i := range x.sets {
-		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{x.sets[i].hist, x.sets[i].done}))
+		s := &x.sets[i]
+		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{s.hist, s.done, s.copyIn, s.copied, s.launch}))
 	}
 	for i := range x.streams {
 		if err := x.streams[i].Destroy(); err != nil {
@@ -306,184 +346,4 @@ func (x *explicit) close() (keep bool, err error) {
 	}
 	errs = append(errs, x.filt.Close())
 	return false, errors.Join(errs...)
-}
-
-// useRegion lets the explicit transport copy blocks to the device straight
-// from the source's memory (pipeline.RegionBackend): a recording mapped
-// from the page cache, samples in memory. The region is pinned window by
-// window ahead of the blocks, on pinThreads threads at once (pinning a
-// page-cache window runs at 13–22 GB/s per thread on the H200 host, below
-// PCIe), read-only where the device allows, as a mapped file needs; a
-// window is unpinned once no block reads it again, so pinned memory stays
-// bounded by the pinned budget (cuda.max_pinned_mb, or the default sized
-// from the host) whatever the recording's size. The
-// zero-copy transport writes tagged words and takes no views.
-//
-// It is opt-in (Options.PinSource): on the H200 host a 2 GiB recording
-// went in place at 14–17 GiB/s against 19–22 GiB/s copied by the parallel
-// reads; in place leaves the CPUs idle, copying keeps about 14 cores busy.
-func (x *explicit) useRegion(region []byte) (bool, error) {
-	if x.pageable || !x.b.opts.PinSource {
-		return false, nil
-	}
-	room := x.b.pinLimit - explicitPinned(x.l, x.b.maxOutValues(x.l))
-	window := min(maxWindow, room/(2*pinThreads)) &^ 4095
-	if window < minWindow {
-		x.b.opts.Log.Info().Int64("room_mib", room>>20).
-			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are copied")
-		return false, nil
-	}
-	ro, err := cudrv.ReadOnlyRegister(x.b.ctx.Dev)
-	if err != nil {
-		return false, err
-	}
-	x.region = newPinnedRegion(x.b.ctx, region, int(window), int(room/window), ro)
-	return true, nil
-}
-
-// Windows of a source's memory are pinned between these sizes, on up to
-// pinThreads threads at once.
-const (
-	minWindow  = 16 << 20
-	maxWindow  = 256 << 20
-	pinThreads = 4
-)
-
-// pinnedRegion is a source's memory pinned window by window, ahead of the
-// blocks that read it, by pinner goroutines on threads of their own with
-// the context current. Its methods run on the backend's goroutine.
-type pinnedRegion struct {
-	mem    []byte
-	window int
-	ahead  int // windows pinned or being pinned at most
-	wins   []regionWindow
-	next   int // the next window to hand to the pinners
-	low    int // the window of the latest block's first byte: none below it is read again
-	live   int // windows handed out and not yet unpinned
-	jobs   chan int
-	stop   atomic.Bool // close: the pinners skip what is left
-	wg     sync.WaitGroup
-}
-
-type regionWindow struct {
-	done   chan struct{} // closed once pinned (or failed)
-	buf    *cudrv.HostBuf
-	err    error
-	last   uint64 // ring index of the last block that reads it
-	queued bool
-}
-
-func newPinnedRegion(ctx *cudrv.Context, mem []byte, window, ahead int, ro bool) *pinnedRegion {
-	n := (len(mem) + window - 1) / window
-	p := &pinnedRegion{mem: mem, window: window, ahead: max(2, ahead), wins: make([]regionWindow, n), jobs: make(chan int, n)}
-	for i := range p.wins {
-		p.wins[i].done = make(chan struct{})
-	}
-	for range min(pinThreads, n) {
-		p.wg.Go(func() {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			cerr := ctx.MakeCurrent()
-			if cerr == nil {
-				// Leave no current context on the thread once it is destroyed.
-				defer cudrv.ClearCurrent()
-			}
-			for w := range p.jobs {
-				win := &p.wins[w]
-				switch {
-				case p.stop.Load():
-					win.err = errors.New("closed")
-				case cerr != nil:
-					win.err = cerr
-				default:
-					lo, hi := w*window, min(len(mem), (w+1)*window)
-					if ro {
-						win.buf, win.err = cudrv.RegisterHostReadOnly(mem[lo:hi])
-					} else {
-						win.buf, win.err = cudrv.RegisterHost(mem[lo:hi], false)
-					}
-				}
-				close(win.done)
-			}
-		})
-	}
-	p.fill()
-	return p
-}
-
-// fill hands windows to the pinners up to the bound.
-func (p *pinnedRegion) fill() {
-	for p.next < len(p.wins) && p.live < p.ahead {
-		p.queue(p.next)
-	}
-}
-
-func (p *pinnedRegion) queue(w int) {
-	p.wins[w].queued = true
-	p.live++
-	p.next = w + 1
-	p.jobs <- w
-}
-
-// copyIn enqueues the copy of block k's view to dst, window by window,
-// once the windows it reads are pinned.
-func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []float32, st cudrv.Stream) error {
-	base := uintptr(unsafe.Pointer(&p.mem[0]))
-	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
-	end := off + 4*len(view)
-	if off < 0 || end > len(p.mem) {
-		return fmt.Errorf("block at offset %d outside the source's region of %d bytes", off, len(p.mem))
-	}
-	p.low = off / p.window
-	for lo := off; lo < end; {
-		w := lo / p.window
-		hi := min(end, (w+1)*p.window)
-		for p.next <= w { // beyond the bound: a block straddling into a window not yet queued
-			p.queue(p.next)
-		}
-		win := &p.wins[w]
-		<-win.done
-		if win.err != nil {
-			return fmt.Errorf("pin the source's bytes %d to %d: %w", w*p.window, min(len(p.mem), (w+1)*p.window), win.err)
-		}
-		win.last = k
-		if err := st.CopyHtoD(dst+cudrv.DevicePtr(lo-off), unsafe.Pointer(&p.mem[lo]), int64(hi-lo)); err != nil {
-			return err
-		}
-		lo = hi
-	}
-	return nil
-}
-
-// release unpins the windows below the latest block's that no block in
-// flight reads (every block before ring index done has been copied), and
-// hands the pinners more.
-func (p *pinnedRegion) release(done uint64) error {
-	var errs []error
-	for w := range p.wins[:min(p.low, len(p.wins))] {
-		win := &p.wins[w]
-		if win.queued && win.buf != nil && win.last < done {
-			errs = append(errs, win.buf.Free())
-			win.buf = nil
-			p.live--
-		}
-	}
-	p.fill()
-	return errors.Join(errs...)
-}
-
-// close stops the pinners and unpins every window. Nothing may read the
-// region any more.
-func (p *pinnedRegion) close() error {
-	p.stop.Store(true)
-	close(p.jobs)
-	p.wg.Wait()
-	var errs []error
-	for w := range p.wins {
-		if b := p.wins[w].buf; b != nil {
-			errs = append(errs, b.Free())
-			p.wins[w].buf = nil
-		}
-	}
-	return errors.Join(errs...)
 }

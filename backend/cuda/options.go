@@ -66,7 +66,12 @@ type Options struct {
 	// pinning it window by window, instead of having them copied into the
 	// ring (see UseRegion).
 	PinSource bool
-	PTXDir    string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
+	// PinWindow is the size of the windows a source pinned in place is
+	// pinned in, bytes (0: DefaultPinWindow), and PinThreads the threads
+	// that pin them (0: DefaultPinThreads); see planRegion.
+	PinWindow  int64
+	PinThreads int
+	PTXDir     string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
 	// Method is how the explicit transport convolves: direct (the batch
 	// kernel), fft (overlap-save with cuFFT, OLSFIR) or auto (fft from
 	// FFTCrossoverTaps up). The zero-copy kernel is always direct.
@@ -78,6 +83,9 @@ type Options struct {
 }
 
 func (o Options) validate() error {
+	if o.PinWindow < 0 || o.PinThreads < 0 {
+		return fmt.Errorf("gpu: pin window %d and pin threads %d must not be negative", o.PinWindow, o.PinThreads)
+	}
 	if o.Split < 0 || o.Split > 32 || o.Split&(o.Split-1) != 0 {
 		return fmt.Errorf("gpu: split %d is not a power of two in 1..32", o.Split)
 	}

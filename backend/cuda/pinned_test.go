@@ -120,3 +120,42 @@ func TestTransportPinned(t *testing.T) {
 		t.Errorf("explicit, 16× outputs: %d, want %d", got, want)
 	}
 }
+
+func TestPlanRegion(t *testing.T) {
+	const mib, gib = int64(1) << 20, int64(1) << 30
+	tests := []struct {
+		name               string
+		size, room, window int64
+		threads            int
+		ok                 bool
+		wantWin            int64
+		wantAhead, wantThr int
+		wantKeep           bool
+	}{
+		{"16 GiB file, default budget room: streamed", 16 * gib, 16*gib - 200*mib, 0, 0, true, DefaultPinWindow, int((16*gib - 200*mib) / DefaultPinWindow), DefaultPinThreads, false},
+		{"2 GiB file fits: pinned whole, kept", 2 * gib, 16 * gib, 0, 0, true, DefaultPinWindow, 8, DefaultPinThreads, true},
+		{"small file: one window of its size", 40 * mib, 1 * gib, 0, 0, true, 40 * mib, 1, DefaultPinThreads, true},
+		{"tiny file: the least window", 4096, 1 * gib, 0, 0, true, minWindow, 1, DefaultPinThreads, true},
+		{"window and threads set", 8 * gib, 4 * gib, 1 * gib, 1, true, 1 * gib, 4, 1, false},
+		{"room shrinks the window to leave two per thread", 8 * gib, 512 * mib, 1 * gib, 2, true, 128 * mib, 4, 2, false},
+		{"too little room", 8 * gib, 2*DefaultPinThreads*minWindow - 1, 0, 0, false, 0, 0, 0, false},
+		{"empty region", 0, 1 * gib, 0, 0, false, 0, 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ok := planRegion(tc.size, tc.room, tc.window, tc.threads)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v (%+v)", ok, tc.ok, p)
+			}
+			if !ok {
+				return
+			}
+			if p.window != tc.wantWin || p.ahead != tc.wantAhead || p.threads != tc.wantThr || p.keep != tc.wantKeep {
+				t.Fatalf("plan %+v, want window %d ahead %d threads %d keep %v", p, tc.wantWin, tc.wantAhead, tc.wantThr, tc.wantKeep)
+			}
+			if int64(p.ahead)*p.window > max(tc.room, p.window) {
+				t.Fatalf("%d windows of %d ahead exceed the room %d", p.ahead, p.window, tc.room)
+			}
+		})
+	}
+}

@@ -243,7 +243,7 @@ func (cfg StreamConfig) runConfig() (*config.Config, stage.Chain) {
 	}
 	rc := &config.Config{Backend: config.BackendCUDA, BlockSize: cfg.Block, RingSlots: cfg.Slots,
 		CUDA: config.CUDA{Device: cfg.Device, Transport: string(transport), MaxPinnedMB: cfg.MaxPinnedMB,
-			PTXDir: cfg.PTXDir, PinSource: cfg.PinSource}}
+			PTXDir: cfg.PTXDir, PinSource: &cfg.PinSource}}
 	chain := stage.FIR(1, cfg.Complex, cfg.Taps)
 	chain.Stages[0].Method = cfg.Method.String() // a config's filter.method
 	return rc, chain

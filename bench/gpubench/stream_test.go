@@ -142,7 +142,7 @@ func TestStreamRunConfig(t *testing.T) {
 	taps := []float32{0.25, 0.5, 0.25}
 	rc, chain := StreamConfig{Taps: taps, Complex: true, Block: 4096, Slots: 16, Method: filter.MethodFFT, PinSource: true, Device: 1}.runConfig()
 	if rc.Backend != "cuda" || rc.CUDA.Transport != string(cuda.TransportExplicit) || rc.CUDA.MaxPinnedMB != 0 ||
-		!rc.CUDA.PinSource || rc.CUDA.Device != 1 || rc.BlockSize != 4096 || rc.RingSlots != 16 {
+		!rc.CUDA.PinSourceOn() || rc.CUDA.Device != 1 || rc.BlockSize != 4096 || rc.RingSlots != 16 {
 		t.Errorf("config %+v", rc)
 	}
 	got, plain := chain.PlainFIR()

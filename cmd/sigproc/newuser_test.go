@@ -14,23 +14,29 @@ import (
 	"github.com/sigproc/sigproc/config"
 )
 
-// TestBusyBound (issue 27 item 9): the busy-share log line names what
-// bounds the run; "neither near 1" only when neither is.
+// TestBusyBound (issues 27 and 29): the busy-share log line names what
+// bounds the run, the source and sink before the GPU's copies and
+// kernels; "none near 1" only when none is.
 func TestBusyBound(t *testing.T) {
 	tests := []struct {
-		src, snk float64
-		want     string
+		src, snk, in, kernel, out float64
+		want                      string
 	}{
-		{0.9997, 0.01, "the source bounds the run"},
-		{0.95, 0.97, "the sink bounds the run"},
-		{0.2, 0.93, "the sink bounds the run"},
-		{0.9, 0.0, "the source bounds the run"},
-		{0.89, 0.5, "neither near 1"},
-		{0, 0, "neither near 1"},
+		{0.9997, 0.01, 0, 0, 0, "the source bounds the run"},
+		{0.95, 0.97, 0, 0, 0, "the sink bounds the run"},
+		{0.2, 0.93, 0, 0, 0, "the sink bounds the run"},
+		{0.9, 0.0, 0, 0, 0, "the source bounds the run"},
+		{0.89, 0.5, 0, 0, 0, "none near 1"},
+		{0, 0, 0, 0, 0, "none near 1"},
+		{0.95, 0.1, 0.97, 0.2, 0.3, "the source bounds the run"},
+		{0.5, 0.1, 0.96, 0.2, 0.3, "copies to the GPU bound"},
+		{0.5, 0.1, 0.2, 0.2, 0.93, "copies back from the GPU bound"},
+		{0.5, 0.1, 0.2, 1.4, 0.3, "kernels bound"},
+		{0.5, 0.1, 0.5, 0.5, 0.5, "none near 1"},
 	}
 	for _, tt := range tests {
-		if got := busyBound(tt.src, tt.snk); !strings.Contains(got, tt.want) {
-			t.Errorf("busyBound(%g, %g) = %q, want %q", tt.src, tt.snk, got, tt.want)
+		if got := busyBound(tt.src, tt.snk, tt.in, tt.kernel, tt.out); !strings.Contains(got, tt.want) {
+			t.Errorf("busyBound(%g, %g, %g, %g, %g) = %q, want %q", tt.src, tt.snk, tt.in, tt.kernel, tt.out, got, tt.want)
 		}
 	}
 }

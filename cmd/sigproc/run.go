@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/assemble"
@@ -325,9 +326,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		log.Warn().Uint64("blocks", st.DroppedFilterBlocks).Uint64("samples", st.DroppedFilterSamples).
 			Msg("blocks dropped at the filter: captured but never filtered")
 	}
-	srcBusy, sinkBusy := st.Busy()
-	log.Info().Float64("source_busy", srcBusy).Float64("sink_busy", sinkBusy).
-		Msg("share of the wall time in the source's reads and the sink's writes: " + busyBound(srcBusy, sinkBusy))
+	busyLine(log, st)
 	fmt.Fprintln(summaryOut, summary)
 	return runErr
 }
@@ -349,20 +348,44 @@ func (e *startupInterrupted) Error() string {
 
 func (e *startupInterrupted) Unwrap() error { return e.err }
 
+// busyLine logs where the run's wall time went: the source's reads, the
+// sink's writes and, on a GPU, the copies and kernels; and which of them
+// bounds the run.
+func busyLine(log zerolog.Logger, st pipeline.Stats) {
+	srcBusy, sinkBusy := st.Busy()
+	ev := log.Info().Float64("source_busy", round2(srcBusy)).Float64("sink_busy", round2(sinkBusy))
+	in, kernel, out, gpu := st.DeviceShares()
+	what := "share of the wall time in the source's reads and the sink's writes"
+	if gpu {
+		ev = ev.Float64("gpu_copy_in_busy", round2(in)).Float64("gpu_kernel_busy", round2(kernel)).Float64("gpu_copy_out_busy", round2(out))
+		what = "share of the wall time in the source's reads, the sink's writes, and the GPU's copies and kernels"
+	}
+	ev.Msg(what + ": " + busyBound(srcBusy, sinkBusy, in, kernel, out))
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
 // busyNear1 is the share of the wall time from which the source or the
 // sink counts as what bounds a run.
 const busyNear1 = 0.9
 
-// busyBound says what the source's and the sink's busy shares mean: the
-// one near 1 bounds the run; neither near 1, the backend does.
-func busyBound(src, snk float64) string {
+// busyBound says what the busy shares mean: the one near 1 bounds the
+// run, the source and sink first (the GPU waits for them); none near 1,
+// the backend's host side does (handing blocks over, launching).
+func busyBound(src, snk, copyIn, kernel, copyOut float64) string {
 	switch {
 	case src >= busyNear1 && src >= snk:
 		return "the source bounds the run (a paced or live source, or reading is the slowest step)"
 	case snk >= busyNear1:
 		return "the sink bounds the run (writing is the slowest step)"
+	case copyIn >= busyNear1 && copyIn >= copyOut:
+		return "the copies to the GPU bound the run (PCIe)"
+	case copyOut >= busyNear1:
+		return "the copies back from the GPU bound the run (PCIe)"
+	case kernel >= busyNear1:
+		return "the GPU's kernels bound the run"
 	}
-	return "neither near 1: the backend bounds the run"
+	return "none near 1: the backend's host side bounds the run"
 }
 
 // countFlag is a sample count flag that accepts integers and exact
