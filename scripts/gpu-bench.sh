@@ -32,7 +32,8 @@
 #   channels    one run of 8 channels against 1 channel
 #   feed        (not by default) issue 29's file feed: a 16 GiB cf32 file
 #               through `run --backend cuda` with the defaults, the read path,
-#               4 Mi blocks and a pin window × threads sweep; a 2 GiB cs8 file
+#               4 Mi blocks, the file pinned whole, `bench stream`
+#               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep; a 2 GiB cs8 file
 #               through shift + FIR ÷8; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps, 512 MiB cf32
@@ -175,12 +176,17 @@ EOF2
         echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}"
         echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
-      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'block_size=[0-9]+|window_mib=[0-9]+ ahead=[0-9]+ threads=[0-9]+ whole=[a-z]+' "$P/$name.err" | tr '\n' ' ')"
+      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps_per_thread=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
     for r in 1 2 3; do feed "default-$r"; done
     feed read "cuda: {pin_source: false}"
     feed block4mi "block_size: 4194304"
-    if [ "${GPU_BENCH_FEED_SWEEP:-1}" = 1 ]; then
+    feed whole "cuda: {max_pinned_mb: $(( (GIB + 2) * 1024 ))}"
+    timeout "$(cap 60)" $B bench stream --complex --size 4GiB --verify none > "$P/stream.txt" 2>&1
+    say "bench stream, 4 GiB cf32 from memory, 1 Mi blocks (rc $?): $(grep -E '^stream' "$P/stream.txt")"
+    timeout "$(cap 60)" $B bench bandwidth --only bidir,overlap > "$P/bidir.txt" 2>&1
+    say "bidir, overlap: $(grep -iE 'bidir|stream' "$P/bidir.txt" | tr -s ' ' | tr '\n' ' ')"
+    if [ "${GPU_BENCH_FEED_SWEEP:-0}" = 1 ]; then
       for th in 1 2 4; do for win in 64 256 1024; do
         feed "pin-t$th-w$win" "cuda: {pin_threads: $th, pin_window_mb: $win}"
       done; done

@@ -419,7 +419,7 @@ func TestExplicitInPlaceTruncated(t *testing.T) {
 	_, err = pipeline.Run(context.Background(), src, be, &collect{}, pipeline.Config{BlockSize: block, Slots: 8},
 		pipeline.Options{OnBlock: func(pipeline.Output, int64) {
 			if blocks++; blocks == 2 {
-				if err := os.Truncate(path, 4<<20); err != nil {
+				if err := os.Truncate(path, 32<<20); err != nil { // windows 0 and 1 stay whole: no pinning fails
 					t.Error(err)
 				}
 			}

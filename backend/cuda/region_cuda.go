@@ -8,7 +8,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
+
+	"github.com/rs/zerolog"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 )
@@ -42,6 +45,7 @@ func (x *explicit) useRegion(region []byte) (bool, error) {
 		return false, err
 	}
 	p := newPinnedRegion(x.b.ctx, region, plan, ro)
+	p.log = x.b.opts.Log
 	if err := p.first(); err != nil {
 		x.b.opts.Log.Warn().Err(err).Msg("pinning the source in place was refused: blocks are read into the ring (cuda.pin_source: false skips the attempt)")
 		return false, p.close()
@@ -68,6 +72,12 @@ type pinnedRegion struct {
 	freeErr error       // the unpinner's first error, read after it stopped
 	stop    atomic.Bool // close: the pinners skip what is left
 	wg      sync.WaitGroup
+	// What the end-of-run log line reports: the time the pinners spent
+	// pinning (summed over threads), and the time the copies waited for
+	// a window to be pinned.
+	pinning atomic.Int64
+	waited  time.Duration
+	log     zerolog.Logger
 }
 
 type regionWindow struct {
@@ -98,11 +108,13 @@ func newPinnedRegion(ctx *cudrv.Context, mem []byte, plan regionPlan, ro bool) *
 						win.err = cerr
 					default:
 						lo, hi := w*window, min(len(mem), (w+1)*window)
+						t0 := time.Now()
 						if ro {
 							win.buf, win.err = cudrv.RegisterHostReadOnly(mem[lo:hi])
 						} else {
 							win.buf, win.err = cudrv.RegisterHost(mem[lo:hi], false)
 						}
+						p.pinning.Add(int64(time.Since(t0)))
 					}
 					close(win.done)
 				}
@@ -185,7 +197,13 @@ func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []float32, st 
 			p.queue(p.next)
 		}
 		win := &p.wins[w]
-		<-win.done
+		select {
+		case <-win.done:
+		default: // the copies wait for the pinners: time it
+			t0 := time.Now()
+			<-win.done
+			p.waited += time.Since(t0)
+		}
 		if win.err != nil {
 			return fmt.Errorf("pin the source's bytes %d to %d: %w", w*window, min(len(p.mem), (w+1)*window), win.err)
 		}
@@ -232,5 +250,19 @@ func (p *pinnedRegion) close() error {
 	}
 	close(p.frees)
 	p.wg.Wait()
+	pinned := 0
+	for w := range p.wins {
+		if p.wins[w].err == nil && p.wins[w].queued {
+			pinned++
+		}
+	}
+	if pinned == 0 {
+		return p.freeErr
+	}
+	pin := time.Duration(p.pinning.Load())
+	gib := float64(pinned) * float64(p.plan.window) / (1 << 30)
+	p.log.Info().Int("windows", pinned).Float64("pinning_s", pin.Seconds()).
+		Float64("pin_gibps_per_thread", gib/max(pin.Seconds(), 1e-9)).Float64("copies_waited_s", p.waited.Seconds()).
+		Msg("source pinned in place: the time spent pinning, and how long the copies waited for it")
 	return p.freeErr
 }

@@ -128,6 +128,14 @@ func (b *chainBackend) UseRegion(region []byte) (bool, error) {
 	return false, nil
 }
 
+// DeviceBusy forwards pipeline.DeviceTimer.
+func (b *chainBackend) DeviceBusy() (pipeline.DeviceBusy, bool) {
+	if t, ok := b.Backend.(pipeline.DeviceTimer); ok {
+		return t.DeviceBusy()
+	}
+	return pipeline.DeviceBusy{}, false
+}
+
 // Preflight forwards the backend's check before the run (see
 // backend.Preflight in cuda.go).
 func (b *chainBackend) Preflight(l pipeline.Layout) error {
