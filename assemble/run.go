@@ -86,13 +86,17 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if err != nil {
 		return r, err
 	}
+	// The block follows the source unless block_size is given: the CPU's
+	// size first, which a CPU backend is built with, then a GPU's. It is
+	// resolved in the config, so the control API and the log show it.
+	given := cfg.BlockSize
+	cfg.BlockSize, _ = sourceBlock(cfg, "cpu", r.Info)
 	if r.Backend, err = Backend(cfg, r.Chain, p.Log); err != nil {
 		return r, cfg.Wrap("backend", err)
 	}
-	if block, why := sourceBlock(cfg, r.Backend.Name(), r.Info); block != cfg.BlockSize {
-		// Resolved in the config, so the control API and the log show it.
-		cfg.BlockSize = block
-		p.Log.Info().Int("block_size", block).Str("reason", why).Msg("block size follows the source (block_size sets it)")
+	var why string
+	if cfg.BlockSize, why = sourceBlock(cfg, r.Backend.Name(), r.Info); cfg.BlockSize != given {
+		p.Log.Info().Int("block_size", cfg.BlockSize).Str("reason", why).Msg("block size follows the source (block_size sets it)")
 	}
 	policy := pipeline.PolicyBlock
 	if cfg.EffectiveOverrun() == config.OverrunDrop {
@@ -283,20 +287,28 @@ const gpuMinSlots = 16
 // at PCIe speed.
 const ThroughputBlockBytes = 8 << 20
 
+// CPUThroughputBlock is the block, in frames, the CPU backend gets from an
+// unpaced source when block_size is not given: the size every CPU figure
+// of docs/BENCHMARKS.md was measured at, large enough to be cut across
+// the cores and small enough to stay in their caches.
+const CPUThroughputBlock = 1 << 16
+
 // sourceBlock returns the run's block size and why it differs from
-// block_size: block_size when given, or on the CPU backend; for a GPU
-// backend and a file or unpaced synthetic source, ThroughputBlockBytes of
-// frames (a power of two). A live source, stdin (a pipe may be live) and
-// zmq keep small blocks, for latency.
+// block_size: block_size when given; for a file or unpaced synthetic
+// source, CPUThroughputBlock frames on the CPU and ThroughputBlockBytes of
+// frames (a power of two) on a GPU. A live source, stdin (a pipe may be
+// live) and zmq keep small blocks, for latency.
 func sourceBlock(cfg *config.Config, backend string, info capture.Info) (int, string) {
 	throughput := cfg.Source.Type == config.SourceFile || (cfg.Source.Type == config.SourceSynthetic && !cfg.Source.Paced)
-	if !cfg.BlockSizeDefault() || backend == "cpu" || !throughput {
+	if !cfg.BlockSizeDefault() || !throughput {
 		return cfg.BlockSize, ""
 	}
 	frameBytes := 4 * info.Channels()
-	block := cfg.BlockSize
-	for block < config.MaxBlockSize && 2*block*frameBytes <= ThroughputBlockBytes {
-		block *= 2
+	block := max(cfg.BlockSize, CPUThroughputBlock)
+	if backend != "cpu" {
+		for block < config.MaxBlockSize && 2*block*frameBytes <= ThroughputBlockBytes {
+			block *= 2
+		}
 	}
-	return block, fmt.Sprintf("an unpaced %s source on the %s backend: %d MiB blocks, for throughput", cfg.Source.Type, backend, block*frameBytes>>20)
+	return block, fmt.Sprintf("an unpaced %s source on the %s backend: blocks of %d KiB, for throughput", cfg.Source.Type, backend, block*frameBytes>>10)
 }

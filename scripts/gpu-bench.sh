@@ -181,7 +181,9 @@ EOF2
     for r in 1 2 3; do feed "default-$r"; done
     feed read "cuda: {pin_source: false}"
     feed block4mi "block_size: 4194304"
-    feed whole "cuda: {max_pinned_mb: $(( (GIB + 2) * 1024 ))}"
+    feed limit4g "cuda: {max_pinned_mb: 4096}"
+    feed threads8 "cuda: {pin_threads: 8}"
+    feed decim8 "stages: [{shift: {frequency_hz: -1.0e5}}, {fir: {design: {type: lowpass, cutoff_hz: 5.0e4, num_taps: 129}, decimate: 8}}]"
     timeout "$(cap 60)" $B bench stream --complex --size 4GiB --verify none > "$P/stream.txt" 2>&1
     say "bench stream, 4 GiB cf32 from memory, 1 Mi blocks (rc $?): $(grep -E '^stream' "$P/stream.txt")"
     timeout "$(cap 60)" $B bench bandwidth --only bidir,overlap > "$P/bidir.txt" 2>&1

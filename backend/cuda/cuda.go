@@ -67,14 +67,17 @@ type backend struct {
 	chain   *stage.Chain // stages beyond a plain FIR (explicit transport only)
 
 	info      cudrv.DeviceInfo
-	transport Transport      // resolved by Start
-	pinLimit  int64          // pinned host memory the run may take, set by Start
-	ctx       *cudrv.Context // nil before Start and after Close
-	mod       cudrv.Module   // kernels/fir.ptx
-	stream    cudrv.Stream
-	dtaps     cudrv.DevicePtr
-	dev       []cudrv.DevicePtr // device allocations to free
-	host      []*cudrv.HostBuf  // pinned allocations to free
+	transport Transport // resolved by Start
+	pinLimit  int64     // pinned host memory the run may take, set by Start
+	// regionLimit is what a source pinned in place may take besides the
+	// ring and buffers, set by Start (RegionBudget).
+	regionLimit int64
+	ctx         *cudrv.Context // nil before Start and after Close
+	mod         cudrv.Module   // kernels/fir.ptx
+	stream      cudrv.Stream
+	dtaps       cudrv.DevicePtr
+	dev         []cudrv.DevicePtr // device allocations to free
+	host        []*cudrv.HostBuf  // pinned allocations to free
 
 	tr transport // nil before Start
 	// live is the transport once Start has set it up, nil before and
@@ -182,7 +185,13 @@ func (b *backend) plan(t Transport, info cudrv.DeviceInfo, l pipeline.Layout) (i
 		host = ReadHostMemory()
 	}
 	need := transportPinned(t, l, len(b.taps), info.SharedOptin, b.opts.Timing, b.maxOutValues(l))
-	return PinnedBudget(need, b.opts.MaxPinned, HostMemory{Bytes: host, Integrated: info.Integrated})
+	hm := HostMemory{Bytes: host, Integrated: info.Integrated}
+	budget, err := PinnedBudget(need, b.opts.MaxPinned, hm)
+	if err != nil {
+		return 0, err
+	}
+	b.regionLimit = RegionBudget(budget, b.opts.MaxPinned, hm) - need
+	return budget, nil
 }
 
 // Preflight checks, before the run starts, that the backend can start on

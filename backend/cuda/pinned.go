@@ -94,6 +94,21 @@ func PinnedBudget(need, configured int64, host HostMemory) (int64, error) {
 	return def, nil
 }
 
+// RegionBudget returns the pinned memory a run whose budget is budget
+// (PinnedBudget, for a configured cuda.max_pinned_mb of configured bytes)
+// may take in all with a source pinned in place: the budget when it was
+// configured, else the most the host allows (HostMemory.limits: half its
+// memory, a quarter beside an integrated GPU). A recording's pages are
+// the page cache's, in memory already: pinning them takes no memory, it
+// only keeps them there while they are copied, so a file that fits is
+// pinned whole rather than window by window.
+func RegionBudget(budget, configured int64, host HostMemory) int64 {
+	if _, ceiling := host.limits(); configured == 0 && ceiling > budget {
+		return ceiling
+	}
+	return budget
+}
+
 // ReadHostMemory returns the memory this process may use: MemTotal from
 // /proc/meminfo, lowered to the cgroup's memory.max when one is set; 0
 // when neither can be read (not Linux).

@@ -159,3 +159,24 @@ func TestPlanRegion(t *testing.T) {
 		})
 	}
 }
+
+func TestRegionBudget(t *testing.T) {
+	const gib = int64(1) << 30
+	h200 := HostMemory{Bytes: 128 * gib}
+	tests := []struct {
+		name               string
+		budget, configured int64
+		host               HostMemory
+		want               int64
+	}{
+		{"default budget: the host's ceiling", 16 * gib, 0, h200, 64 * gib},
+		{"integrated: a quarter", 1 * gib, 0, HostMemory{Bytes: 8 * gib, Integrated: true}, 2 * gib},
+		{"configured: the limit holds", 4 * gib, 4 * gib, h200, 4 * gib},
+		{"unknown host: the budget", 1 * gib, 0, HostMemory{}, 1 * gib},
+	}
+	for _, tc := range tests {
+		if got := RegionBudget(tc.budget, tc.configured, tc.host); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (x *explicit) useRegion(region []byte) (bool, error) {
 	if x.pageable || !x.b.opts.PinSource {
 		return false, nil
 	}
-	room := x.b.pinLimit - explicitPinned(x.l, x.b.maxOutValues(x.l))
+	room := x.b.regionLimit
 	plan, ok := planRegion(int64(len(region)), room, x.b.opts.PinWindow, x.b.opts.PinThreads)
 	if !ok {
 		x.b.opts.Log.Info().Int64("room_mib", room>>20).
