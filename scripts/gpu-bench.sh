@@ -173,7 +173,7 @@ EOF2
       local name=$1; shift
       [ "$(left)" -gt 30 ] || return
       { echo "source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}"
-        echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}"
+        case "$*" in *stages:*) ;; *) echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}" ;; esac
         echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps_per_thread=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
