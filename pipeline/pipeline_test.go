@@ -244,6 +244,15 @@ func TestRunErrors(t *testing.T) {
 			t.Fatalf("samples before the failure must still be written: %+v", st)
 		}
 	})
+	t.Run("source and backend fail", func(t *testing.T) {
+		// A backend failing because its source went away (a file
+		// truncated under a GPU copying it in place) names both.
+		_, err := Run(context.Background(), &countSource{total: 1000, ch: 1, failAt: 64}, &eofFailsBackend{}, &sliceSink{},
+			Config{BlockSize: 16, Slots: 4}, Options{})
+		if err == nil || !strings.Contains(err.Error(), "device vanished") || !strings.Contains(err.Error(), "copy failed") {
+			t.Fatalf("err %v", err)
+		}
+	})
 	t.Run("sink fails", func(t *testing.T) {
 		_, err := Run(context.Background(), &countSource{total: 1000, ch: 1}, &scaleBackend{}, &sliceSink{failAt: 3},
 			Config{BlockSize: 16, Slots: 4}, Options{})
@@ -267,6 +276,17 @@ func TestRunErrors(t *testing.T) {
 	})
 }
 
+// eofFailsBackend is scaleBackend failing where the stream ends.
+type eofFailsBackend struct{ scaleBackend }
+
+func (b *eofFailsBackend) Next(ctx context.Context) (Output, error) {
+	out, err := b.scaleBackend.Next(ctx)
+	if errors.Is(err, io.EOF) {
+		return out, errors.New("copy failed")
+	}
+	return out, err
+}
+
 type oddSource struct{}
 
 func (oddSource) Read(context.Context, []float32) (int, error) { return 3, nil }
@@ -281,4 +301,33 @@ func ExampleRun() {
 	}
 	fmt.Println(st.SamplesIn, st.SamplesOut, st.Blocks, st.DroppedBlocks, snk.got[999])
 	// Output: 1000 1000 4 0 1998
+}
+
+// timedBackend is scaleBackend measuring its device time (DeviceTimer).
+type timedBackend struct {
+	scaleBackend
+	busy DeviceBusy
+	ok   bool
+}
+
+func (b *timedBackend) DeviceBusy() (DeviceBusy, bool) { return b.busy, b.ok }
+
+// TestRunReportsDeviceBusy: the stats carry a DeviceTimer's times when it
+// measured them, and none otherwise.
+func TestRunReportsDeviceBusy(t *testing.T) {
+	busy := DeviceBusy{CopyIn: 3 * time.Millisecond, Kernel: time.Millisecond, CopyOut: 2 * time.Millisecond}
+	for _, measured := range []bool{true, false} {
+		st, err := Run(context.Background(), &countSource{total: 1000, ch: 1}, &timedBackend{busy: busy, ok: measured}, &sliceSink{},
+			Config{BlockSize: 16, Slots: 4}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Device != nil) != measured || (measured && *st.Device != busy) {
+			t.Fatalf("measured %v: device %+v", measured, st.Device)
+		}
+		in, kernel, out, ok := st.DeviceShares()
+		if ok != measured || (ok && (in <= kernel || out <= kernel || in <= 0)) {
+			t.Fatalf("measured %v: shares %g %g %g %v over %v", measured, in, kernel, out, ok, st.Wall)
+		}
+	}
 }
