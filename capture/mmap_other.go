@@ -13,3 +13,12 @@ func mapFile(*os.File, int64, int) ([]byte, error) {
 }
 
 func unmap([]byte) error { return nil }
+
+// fileSize is f's size now.
+func fileSize(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

@@ -14,8 +14,10 @@ type NonFiniteCounter interface {
 	// NonFinite returns how many NaN or ±Inf values the source has
 	// delivered so far. It is safe to call from any goroutine.
 	NonFinite() uint64
-	// SetNonFiniteHandler sets a function called once, from Read, when
-	// the first non-finite values are delivered, with their count.
+	// SetNonFiniteHandler sets a function called once, during Read (or
+	// View, for samples taken in place) and possibly on a goroutine of
+	// the source's, when the first non-finite values are delivered, with
+	// their count.
 	SetNonFiniteHandler(f func(total uint64))
 }
 

@@ -2,12 +2,13 @@ package capture
 
 import (
 	"context"
-	"sync"
-
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/par"
@@ -28,12 +29,21 @@ var fileWorkers = 0
 type fileReader struct {
 	f        *os.File
 	off, end int64 // end is -1 when the file is read to its end
+	// size is the file's size when the run began (when the reader was
+	// made, or Region mapped it): reads or views ending short of it, or of
+	// end, mean the file was truncated under the run.
+	size     int64
 	pool     *par.Pool
 	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
+	scanPart func(lo, hi int) error // r.scanView, made once likewise
 	scan     func([]float32)        // counts the non-finite values of a part read
 
 	mapped   []byte // Region's mapping of the file from mapStart, or nil
 	mapStart int64
+	view     []float32 // the view being scanned
+	// skipSizeCheck makes View skip its fstat (tests: the fault recovery
+	// then catches a truncation).
+	skipSizeCheck bool
 
 	// The read in progress: its buffer, and the end of the whole prefix
 	// read so far (a part cut short by the end of the file lowers it).
@@ -49,12 +59,23 @@ func newFileReader(f *os.File, dt datatype, off, end int64, scan func([]float32)
 	if !dt.float || !nativeLE || f == nil {
 		return nil
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	r := &fileReader{f: f, off: off, end: end, pool: par.NewPool(fileWorkers), scan: scan}
+	r := &fileReader{f: f, off: off, end: end, size: fi.Size(), pool: par.NewPool(fileWorkers), scan: scan}
 	r.readPart = r.readAt
+	r.scanPart = r.scanView
 	return r
+}
+
+// wantEnd is where the reads must reach: end, or the file's size when the
+// run began. A file that grows is read to its new end.
+func (r *fileReader) wantEnd() int64 {
+	if r.end >= 0 {
+		return r.end
+	}
+	return r.size
 }
 
 // read fills as much of b as the file holds from the offset and advances
@@ -115,6 +136,12 @@ func (r *Raw) readDirect(dst []float32) (int, error) {
 	whole := m / frame
 	n := whole * r.info.Channels()
 	switch {
+	case errors.Is(err, io.EOF) && r.direct.off < r.direct.wantEnd():
+		// The file ends where it did not when the run began: not an end
+		// of input, which would cut the output short silently.
+		r.eof = true
+		r.err = r.truncatedErr(r.direct.off)
+		return n, r.err
 	case errors.Is(err, io.EOF):
 		// A partial sample at the end is reported, as the decoder does.
 		r.eof = true
@@ -156,12 +183,15 @@ func (r *Raw) Region() ([]byte, error) {
 	if d.mapped != nil {
 		return d.mapped, nil
 	}
+	now, err := fileSize(d.f)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %s: %w", r.name, err)
+	}
+	if now < d.wantEnd() {
+		return nil, r.truncatedErr(now) // Read reports it too, after what is left
+	}
 	if d.end < 0 {
-		fi, err := d.f.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("capture: %s: %w", r.name, err)
-		}
-		d.end = fi.Size()
+		d.end, d.size = now, now
 	}
 	start := d.off &^ int64(pageSize-1)
 	if (d.off-start)%4 != 0 || d.end <= d.off {
@@ -178,7 +208,11 @@ func (r *Raw) Region() ([]byte, error) {
 
 // View returns the next up to n values in place from the mapping that
 // Region made (pipeline.Viewer); the end of the samples, and a partial
-// sample there, end it as Read does.
+// sample there, end it as Read does. Its values are scanned for NaN and
+// ±Inf as Read's are, in parts on the reader's goroutines. A file
+// truncated under the mapping is an error wrapping [ErrTruncated]: found
+// by an fstat before the view is touched, or, truncated between the two,
+// by the scan's fault on the pages gone, which is recovered.
 func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	if r.closed {
 		return nil, ErrClosed
@@ -199,7 +233,25 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	k := min(want, (d.end-d.off)/int64(frame)*int64(frame))
 	var v []float32
 	if k > 0 { // at the end of a file of whole pages d.off indexes past the mapping
+		if !d.skipSizeCheck {
+			now, err := fileSize(d.f)
+			if err != nil {
+				r.err = fmt.Errorf("capture: %s: %w", r.name, err)
+				return nil, r.err
+			}
+			if now < d.off+k {
+				r.err = r.truncatedErr(now)
+				return nil, r.err
+			}
+		}
 		v = unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[d.off-d.mapStart])), k/4)
+		d.view = v
+		err := d.pool.Do(len(v), stripeMin/4, 4096/4, d.scanPart)
+		d.view = nil
+		if err != nil {
+			r.err = r.faultErr(err)
+			return nil, r.err
+		}
 	}
 	d.off += k
 	r.consumed += k
@@ -209,4 +261,57 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 		return v, r.err
 	}
 	return v, nil
+}
+
+// errFault is a scan's fault on a page of the mapping that the file no
+// longer has.
+var errFault = errors.New("fault on the file's mapping")
+
+// scanView scans part [lo, hi) of the view for non-finite values. A page
+// past the end of a file truncated since the fstat raises SIGBUS: the
+// goroutine panics instead of the process dying, and the panic is
+// recovered into errFault. Only faults inside the mapping are recovered.
+func (r *fileReader) scanView(lo, hi int) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if f, ok := e.(interface {
+				runtime.Error
+				Addr() uintptr
+			}); ok && r.inMapping(f.Addr()) {
+				err = errFault
+				return
+			}
+			panic(e)
+		}
+	}()
+	r.scan(r.view[lo:hi])
+	return nil
+}
+
+// inMapping reports whether addr lies in the mapping.
+func (r *fileReader) inMapping(addr uintptr) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(r.mapped)))
+	return addr >= lo && addr-lo < uintptr(len(r.mapped))
+}
+
+// faultErr is View's error for a scan that failed: the file was truncated
+// when it faulted.
+func (r *Raw) faultErr(err error) error {
+	if !errors.Is(err, errFault) {
+		return fmt.Errorf("capture: %s: %w", r.name, err)
+	}
+	now, serr := fileSize(r.direct.f)
+	if serr != nil {
+		return inputErr(ErrTruncated, "capture: %s: the file was truncated during the run: its mapping faulted (fstat: %v); %d bytes when the run began",
+			r.name, serr, r.direct.size)
+	}
+	return r.truncatedErr(now)
+}
+
+// truncatedErr is the error for a file found to be now bytes long, short
+// of what the run began with.
+func (r *Raw) truncatedErr(now int64) error {
+	return inputErr(ErrTruncated, "capture: %s: the file was truncated during the run: %d bytes now, %d when the run began",
+		r.name, now, r.direct.size)
 }

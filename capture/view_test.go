@@ -5,7 +5,9 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -179,5 +181,192 @@ func TestRawViewEndsOnAPageBoundary(t *testing.T) {
 	got, err := viewAll(t, src.(*capture.Raw), 512)
 	if err != io.EOF || len(got) != 2048 {
 		t.Fatalf("%d values, %v", len(got), err)
+	}
+}
+
+// A mapped file truncated during the run: the next View that would touch
+// a page gone ends the run with ErrTruncated, sticky, and never a SIGBUS.
+// The fstat before each view catches it; with the fstat skipped, the
+// scan's fault on the pages gone is recovered into the same error, on
+// the pool's goroutines (large views) or the caller's (small ones). A file
+// already cut when Region is called is refused, and reading it ends with
+// the error too.
+func TestViewTruncatedDuringRun(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
+	const n = 4 << 20 // 16 MiB
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	data := le32f(vals...)
+	path := filepath.Join(t.TempDir(), "x.f32")
+	tests := []struct {
+		name   string
+		fault  bool  // skip the fstat: the fault recovery must catch it
+		block  int   // values a view
+		before int   // views taken before the cut
+		size   int64 // bytes left
+	}{
+		{"fstat, to nothing", false, 1 << 20, 1, 0},
+		{"fstat, behind the offset", false, 1 << 20, 2, 1 << 20},
+		{"fstat, inside the next view", false, 1 << 20, 1, 6<<20 + 100},
+		{"fstat, one value short", false, 1 << 20, 3, 16<<20 - 4},
+		{"fault, to nothing, parts on the pool", true, 1 << 20, 1, 0},
+		{"fault, inside the next view, parts on the pool", true, 1 << 20, 1, 6<<20 + 100},
+		{"fault, behind the offset, on the caller", true, 1000, 5, 4096},
+		{"fault, to nothing, on the caller", true, 1000, 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := capture.OpenFile(path, "rf32_le", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			r := src.(*capture.Raw)
+			if tc.fault {
+				capture.SkipViewSizeCheck(r)
+			}
+			if _, err := r.Region(); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			at := 0
+			for range tc.before {
+				v, err := r.View(ctx, tc.block)
+				if err != nil || !equal(v, vals[at:at+tc.block]) {
+					t.Fatalf("view at %d: %d values, %v", at, len(v), err)
+				}
+				at += len(v)
+			}
+			if err := os.Truncate(path, tc.size); err != nil {
+				t.Fatal(err)
+			}
+			v, err := r.View(ctx, tc.block)
+			if !errors.Is(err, capture.ErrTruncated) || v != nil {
+				t.Fatalf("after the cut: %d values, %v; want none and ErrTruncated", len(v), err)
+			}
+			msg := fmt.Sprintf("capture: %s: the file was truncated during the run: %d bytes now, %d when the run began", path, tc.size, len(data))
+			if err.Error() != msg {
+				t.Errorf("error %q\nwant  %q", err, msg)
+			}
+			if _, err2 := r.View(ctx, tc.block); err2 != err {
+				t.Errorf("the error is not sticky: then %v", err2)
+			}
+			if got := r.NonFinite(); got != 0 {
+				t.Errorf("%d non-finite values counted in a finite file", got)
+			}
+		})
+	}
+	t.Run("before Region", func(t *testing.T) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.OpenFile(path, "rf32_le", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		if err := os.Truncate(path, 8<<20); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.(*capture.Raw).Region(); !errors.Is(err, capture.ErrTruncated) {
+			t.Fatalf("Region: %v, want ErrTruncated", err)
+		}
+		got, err := readAll(src, 1<<20)
+		if !errors.Is(err, capture.ErrTruncated) || !equal(got, vals[:2<<20]) {
+			t.Fatalf("read %d values after a refused Region, %v", len(got), err)
+		}
+	})
+}
+
+// Views count NaN and ±Inf values as Read does, also across the parts a
+// large view is scanned in, and call the handler once.
+func TestViewCountsNonFinite(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	x := make([]float32, 3<<20+5)
+	for i := range x {
+		x[i] = float32(i%17) / 17
+	}
+	special := map[int]float32{0: nan, 131071: inf, 131072: -inf, 262143: nan, 262144: nan, 1<<20 - 1: -inf,
+		1 << 20: inf, 1<<21 + 12345: nan, 3 << 20: -inf, 3<<20 + 4: nan}
+	for i, v := range special {
+		x[i] = v
+	}
+	want := uint64(0) // counted independently of the scan
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			want++
+		}
+	}
+	if want != uint64(len(special)) {
+		t.Fatalf("%d specials written, %d found", len(special), want)
+	}
+	path := filepath.Join(t.TempDir(), "x.f32")
+	if err := os.WriteFile(path, le32f(x...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range []int{1000, 1 << 16, 1 << 21} { // 1 << 21: an 8 MiB view, in parts
+		for _, view := range []bool{false, true} {
+			src, err := capture.OpenFile(path, "rf32_le", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := src.(*capture.Raw)
+			calls := 0
+			r.SetNonFiniteHandler(func(uint64) { calls++ })
+			var got []float32
+			if view {
+				got, err = viewAll(t, r, block)
+			} else {
+				got, err = readAll(r, block)
+			}
+			src.Close()
+			if err != io.EOF || len(got) != len(x) {
+				t.Fatalf("block %d view %v: %d values, %v", block, view, len(got), err)
+			}
+			if n := r.NonFinite(); n != want || calls != 1 {
+				t.Errorf("block %d view %v: counted %d, want %d; handler called %d times, want once", block, view, n, want, calls)
+			}
+		}
+	}
+}
+
+// A view allocates nothing: its fstat, and its scan in parts on the pool.
+func TestRawViewAllocs(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
+	path := filepath.Join(t.TempDir(), "x.f32")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(48 << 20) // sparse: reads as zeros
+	f.Close()
+	src, err := capture.OpenFile(path, "rf32_le", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := src.(*capture.Raw)
+	if _, err := r.Region(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := r.View(ctx, 1<<20); err != nil { // 4 MiB: scanned in parts
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(8, func() {
+		if _, err := r.View(ctx, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Fatalf("%v allocs per View, want 0", a)
 	}
 }
