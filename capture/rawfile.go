@@ -19,7 +19,7 @@ import (
 // on a little-endian machine. A large read is split into parts read at
 // once (pread) by a par.Pool.
 // stripeMin is the smallest part of a read worth a goroutine of its own.
-const stripeMin = 512 << 10
+const stripeMin = 128 << 10
 
 // fileWorkers is the goroutines a file reader reads with; 0 lets par
 // choose from the CPUs (tests set it).
