@@ -219,15 +219,7 @@ func TestViewTruncatedDuringRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			src, err := capture.OpenFile(path, "rf32_le", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			r := src.(*capture.Raw)
+			r := writeAndOpen(t, path, data)
 			if tc.fault {
 				capture.SkipViewSizeCheck(r)
 			}
@@ -263,18 +255,11 @@ func TestViewTruncatedDuringRun(t *testing.T) {
 		})
 	}
 	t.Run("before Region", func(t *testing.T) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		src, err := capture.OpenFile(path, "rf32_le", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := writeAndOpen(t, path, data)
 		if err := os.Truncate(path, 8<<20); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := src.(*capture.Raw).Region(); !errors.Is(err, capture.ErrTruncated) {
+		if _, err := src.Region(); !errors.Is(err, capture.ErrTruncated) {
 			t.Fatalf("Region: %v, want ErrTruncated", err)
 		}
 		got, err := readAll(src, 1<<20)
@@ -369,4 +354,19 @@ func TestRawViewAllocs(t *testing.T) {
 	}); a != 0 {
 		t.Fatalf("%v allocs per View, want 0", a)
 	}
+}
+
+// writeAndOpen writes data to path and opens it as an rf32_le source,
+// closed at the end of the test.
+func writeAndOpen(t *testing.T, path string, data []byte) *capture.Raw {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(path, "rf32_le", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src.(*capture.Raw)
 }
