@@ -218,18 +218,19 @@ with open(sys.argv[1], "wb") as f:
         blk.tofile(f)
 EOF2
     cat "$W/in.cf32" > /dev/null
-    for taps in 129 1; do
-      cat > "$W/cpu$taps.yaml" <<EOF2
+    for run in "129 65536" "1 65536" "129 262144"; do
+      set -- $run
+      cat > "$W/cpu.yaml" <<EOF2
 source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}
-filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: $taps}}
-block_size: 65536
+filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: $1}}
+block_size: $2
 backend: cpu
 sink: {type: null}
 EOF2
       for n in 1 2 4 8 16; do
         [ "$(left)" -gt 20 ] || break
-        timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu$taps.yaml" > "$P/cpu$taps-$n.txt" 2> "$P/cpu$taps-$n.err"
-        say "cpu $taps taps, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$taps-$n.txt")"
+        timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu.yaml" > "$P/cpu$1-$2-$n.txt" 2> "$P/cpu$1-$2-$n.err"
+        say "cpu $1 taps, $2-sample blocks, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$1-$2-$n.txt")"
       done
     done
     rm -f "$W/in.cf32"
