@@ -3,6 +3,7 @@ package capture_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -258,6 +259,106 @@ func TestSigMFIntFileRange(t *testing.T) {
 		if err != io.EOF || !sameBits(got, ref) {
 			t.Fatalf("%s: %d values (%v), want %d and io.EOF", tc.datatype, len(got), err, len(ref))
 		}
+	}
+}
+
+// A WAV file's data chunk is read by position: PCM of every width and
+// float, several channels, I,Q pairs, a partial frame at the end, a file
+// shorter than its header declares (read as a stream, whose message says
+// so) and the streaming size field (to the end of the file) give what the
+// stream decoder gives. A float32 file's data can be mapped and viewed.
+func TestWAVFileMatchesStream(t *testing.T) {
+	capture.SetParallelReads(4)
+	defer capture.SetParallelReads(0)
+	dir := t.TempDir()
+	pcm := randomBytes(600_000)
+	for _, bits := range []uint16{8, 16, 24, 32} {
+		for _, tag := range []uint16{1, 3} {
+			if tag == 3 && bits != 32 {
+				continue
+			}
+			for _, chans := range []uint16{1, 2, 6} {
+				align := int(chans) * int(bits) / 8
+				body := pcm[:len(pcm)/align*align]
+				if tag == 3 {
+					body = le32f(testSignal(len(body) / 4)...)
+				}
+				for _, shape := range []string{"whole", "partial frame", "short", "unknown size", "list chunks"} {
+					s := wavSpec{tag: tag, chans: chans, bits: bits, rate: 8000, data: body}
+					switch shape {
+					case "partial frame":
+						if align == 1 {
+							continue
+						}
+						s.data = body[:len(body)-1]
+					case "short":
+						s.declared = len(body) + 100
+					case "list chunks":
+						s.list = true
+					}
+					b := buildWAV(s)
+					if shape == "unknown size" {
+						i := bytes.Index(b, []byte("data"))
+						binary.LittleEndian.PutUint32(b[i+4:], 0xFFFFFFFF)
+					}
+					path := filepath.Join(dir, fmt.Sprintf("%d-%d-%d-%s.wav", tag, bits, chans, shape))
+					if err := os.WriteFile(path, b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					for _, complex := range []bool{false, true} {
+						if complex && chans%2 != 0 {
+							continue
+						}
+						what := fmt.Sprintf("%d-bit format %d, %d channels, complex %t, %s", bits, tag, chans, complex, shape)
+						stream, err := capture.NewStdinWAV(context.Background(), bytes.NewReader(b), complex)
+						if err != nil {
+							t.Fatal(err)
+						}
+						ref, rerr := readAll(stream, 1<<15)
+						src, err := capture.Open(context.Background(), path, capture.FileOptions{Complex: complex})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, gerr := readAll(src, 1<<15)
+						src.Close()
+						if !sameBits(got, ref) {
+							t.Fatalf("%s: the file gives %d values, the stream %d, or they differ", what, len(got), len(ref))
+						}
+						sameEnd(t, what, gerr, rerr, path, "stdin")
+						if tag == 3 && shape == "whole" {
+							checkWAVView(t, path, ref)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkWAVView maps a float32 WAV file's data and views it whole.
+func checkWAVView(t *testing.T, path string, want []float32) {
+	t.Helper()
+	r, err := capture.OpenWAV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Region(); err != nil {
+		t.Fatal(err)
+	}
+	var got []float32
+	for {
+		v, err := r.View(context.Background(), 1<<14)
+		got = append(got, v...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !sameBits(got, want) {
+		t.Fatalf("%s: the views give %d values, the stream %d, or they differ", path, len(got), len(want))
 	}
 }
 
