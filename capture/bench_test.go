@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sigproc/sigproc/capture"
@@ -161,4 +162,52 @@ func BenchmarkRawView(b *testing.B) {
 			r.Close()
 		})
 	}
+}
+
+// BenchmarkReadCS8File reads a 64 MiB cs8 file in the page cache 8 MiB at
+// a time (4 Mi complex samples a Read, decoded to float32), on as many
+// goroutines as GOMAXPROCS (-cpu): the path from an SDR recording into a
+// pipeline's ring. Bytes are the file's. Give -cpu one value a run: the
+// first of a list runs at the last one's GOMAXPROCS (golang/go#49980),
+// with b.Loop the whole benchmark.
+func BenchmarkReadCS8File(b *testing.B) {
+	capture.SetParallelReads(runtime.GOMAXPROCS(0))
+	defer capture.SetParallelReads(0)
+	path := filepath.Join(b.TempDir(), "x.cs8")
+	data := make([]byte, 64<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	open := func() capture.Source {
+		src, err := capture.OpenFile(path, "cs8", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return src
+	}
+	src := open()
+	buf := make([]float32, 8<<20) // 8 MiB of the file
+	ctx := context.Background()
+	src.Read(ctx, buf) // the first Read makes the reader's buffer
+	b.SetBytes(8 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := src.Read(ctx, buf)
+		if n == 0 && err == io.EOF { // reopened outside the timing and allocation counts
+			b.StopTimer()
+			src.Close()
+			src = open()
+			src.Read(ctx, buf) // the first Read makes the reader's buffer
+			b.StartTimer()
+			n, err = src.Read(ctx, buf)
+		}
+		if n != len(buf) || err != nil {
+			b.Fatalf("read %d values of %d: %v", n, len(buf), err)
+		}
+	}
+	src.Close()
+	b.ReportMetric(float64(b.N)*(4<<20)/b.Elapsed().Seconds()/1e9, "GS/s")
 }

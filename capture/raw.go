@@ -39,7 +39,7 @@ type Raw struct {
 	sniff    bool  // check the first bytes for a container header (stdin)
 	err      error // sticky terminal error
 	closed   bool
-	direct   *fileReader // float32 samples in a regular file, read by position
+	direct   *fileReader // a regular file, read by position
 	// A blocked read of a pollable input (pipe, FIFO, socket, terminal)
 	// is woken by a read deadline when the Read's context ends.
 	dl   deadliner
@@ -475,7 +475,7 @@ func Open(ctx context.Context, path string, opts FileOptions) (Source, error) {
 			return nil, fmt.Errorf("capture: %s: %w", path, err)
 		}
 		r := newRaw(f, f, path, dt, opts.SampleRate, -1, max(1, opts.Channels))
-		r.direct = newFileReader(f, dt, 0, -1, r.scan)
+		r.direct = newFileReader(f, dt, r.fbytes, 0, -1, r.scan)
 		if r.direct == nil {
 			if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 				r.sniff = true // a FIFO: checked on the first bytes read

@@ -14,12 +14,23 @@ import (
 	"github.com/sigproc/sigproc/internal/par"
 )
 
-// Float32 samples in a regular file are read straight into the caller's
-// buffer, with no decode step: the bytes on disk are the values in memory
-// on a little-endian machine. A large read is split into parts read at
-// once (pread) by a par.Pool.
-// stripeMin is the smallest part of a read worth a goroutine of its own.
+// Samples in a regular file are read by position, a large read split into
+// parts read at once (pread) by a par.Pool. Float32 samples are read
+// straight into the caller's buffer, with no decode step: the bytes on disk
+// are the values in memory on a little-endian machine. Integer samples are
+// read into a buffer of the reader's, and each part is decoded into the
+// caller's buffer by the goroutine that read it, while its bytes are in
+// that core's cache: one core decoding cs8 falls far short of what a GPU
+// takes in.
+
+// stripeMin is the smallest part of a read worth a goroutine of its own,
+// in bytes of float32 values delivered.
 const stripeMin = 128 << 10
+
+// decodeChunk is how much of a part is read before it is decoded, about:
+// small enough that the bytes are still in the core's cache, large enough
+// that the reads' system calls cost little.
+const decodeChunk = 64 << 10
 
 // fileWorkers is the goroutines a file reader reads with; 0 lets par
 // choose from the CPUs (tests set it).
@@ -28,15 +39,20 @@ var fileWorkers = 0
 // fileReader reads [off, end) of a regular file by position.
 type fileReader struct {
 	f        *os.File
+	dt       datatype
+	frame    int   // bytes per frame (every channel's sample)
 	off, end int64 // end is -1 when the file is read to its end
 	// size is the file's size when the run began (when the reader was
 	// made, or Region mapped it): reads or views ending short of it, or of
 	// end, mean the file was truncated under the run.
 	size     int64
 	pool     *par.Pool
+	minPart  int                    // the smallest part of a read, in bytes of the file
+	align    int                    // what parts start at multiples of
+	chunk    int                    // decodeChunk, in whole frames
 	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
 	scanPart func(lo, hi int) error // r.scanView, made once likewise
-	scan     func([]float32)        // counts the non-finite values of a part read
+	scan     func([]float32)        // counts the non-finite values of a part read (float32)
 
 	mapped   []byte // Region's mapping of the file from mapStart, or nil
 	mapStart int64
@@ -45,29 +61,58 @@ type fileReader struct {
 	// then catches a truncation).
 	skipSizeCheck bool
 
-	// The read in progress: its buffer, and the end of the whole prefix
-	// read so far (a part cut short by the end of the file lowers it).
+	// raw holds integer samples' bytes, made for the largest read so far.
+	raw []byte
+	// The read in progress: the bytes read (the caller's float32s, or
+	// raw), the values decoded from them (nil for float32), and the end
+	// of the whole prefix read so far (a part cut short by the end of the
+	// file lowers it).
 	buf   []byte
+	out   []float32
 	mu    sync.Mutex
 	whole int
 }
 
 // newFileReader returns a reader of f from off (to end, or to the end of
-// the file when end < 0) when direct reads suit dt and f, else nil; scan
-// is given the samples of each part, on the goroutine that read it.
-func newFileReader(f *os.File, dt datatype, off, end int64, scan func([]float32)) *fileReader {
-	if !dt.float || !nativeLE || f == nil {
+// the file when end < 0) when f is a regular file that holds end, else
+// nil: f is read as a stream then, whose end says what a header declared.
+// frame is the bytes of a frame; scan is given the float32 samples of each
+// part, on the goroutine that read it.
+func newFileReader(f *os.File, dt datatype, frame int, off, end int64, scan func([]float32)) *fileReader {
+	if dt.float && !nativeLE || f == nil {
 		return nil
 	}
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil || !fi.Mode().IsRegular() || end > fi.Size() {
 		return nil
 	}
-	r := &fileReader{f: f, off: off, end: end, size: fi.Size(), pool: par.NewPool(fileWorkers), scan: scan}
+	r := &fileReader{f: f, dt: dt, frame: frame, off: off, end: end, size: fi.Size(), pool: par.NewPool(fileWorkers)}
+	if dt.float {
+		// Parts need only be whole float32s, for the scan; pages suit pread.
+		r.minPart, r.align, r.scan = stripeMin, 4096, scan
+	} else {
+		// Parts are whole frames, decoded alone, and whole pages; their
+		// values are stripeMin bytes or more.
+		r.minPart = stripeMin / 4 * dt.size
+		r.align = frame / gcd(frame, 4096) * 4096
+		r.chunk = max(1, decodeChunk/frame) * frame
+	}
 	r.readPart = r.readAt
 	r.scanPart = r.scanView
 	return r
 }
+
+// gcd is the greatest common divisor of a and b.
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// inPlace reports whether the samples are read straight into the
+// caller's buffer: float32 on a little-endian machine.
+func (r *fileReader) inPlace() bool { return r.dt.float }
 
 // wantEnd is where the reads must reach: end, or the file's size when the
 // run began. A file that grows is read to its new end.
@@ -78,31 +123,60 @@ func (r *fileReader) wantEnd() int64 {
 	return r.size
 }
 
-// read fills as much of b as the file holds from the offset and advances
-// it; it returns io.EOF with the bytes read once the end is reached.
-func (r *fileReader) read(b []byte) (int, error) {
-	limited := r.end >= 0 && int64(len(b)) > r.end-r.off
+// read reads up to nb bytes (whole frames) from the offset into dst,
+// straight or decoded, and advances the offset; it returns the bytes read,
+// a partial frame at the end included, with io.EOF once the end is
+// reached.
+func (r *fileReader) read(dst []float32, nb int) (int, error) {
+	limited := r.end >= 0 && int64(nb) > r.end-r.off
 	if limited {
-		b = b[:r.end-r.off]
+		nb = int(r.end - r.off)
 	}
-	r.buf, r.whole = b, len(b)
-	err := r.pool.Do(len(b), stripeMin, 4096, r.readPart)
+	if r.inPlace() {
+		r.buf = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), nb)
+	} else {
+		if len(r.raw) < nb {
+			r.raw = make([]byte, nb)
+		}
+		r.buf, r.out = r.raw[:nb], dst
+	}
+	r.whole = nb
+	err := r.pool.Do(nb, r.minPart, r.align, r.readPart)
 	n := r.whole
-	r.buf = nil
+	r.buf, r.out = nil, nil
 	r.off += int64(n)
-	if err == nil && (limited || n < len(b)) {
+	if err == nil && (limited || n < nb) {
 		err = io.EOF
 	}
 	return n, err
 }
 
 // readAt reads part [lo, hi) of the buffer; a short part ends the prefix.
-// Its values are scanned while they are in this core's cache (lo is a
-// multiple of the 4096-byte grain, so they are whole float32s).
+// Float32 values are scanned while they are in this core's cache (lo is a
+// multiple of the 4096-byte grain, so they are whole float32s); integer
+// ones are decoded chunk by chunk as they are read (lo is a multiple of
+// the frame, so the part's bytes are whole frames).
 func (r *fileReader) readAt(lo, hi int) error {
-	n, err := r.f.ReadAt(r.buf[lo:hi], r.off+int64(lo))
-	if r.scan != nil && n >= 4 {
-		r.scan(unsafe.Slice((*float32)(unsafe.Pointer(&r.buf[lo])), n/4))
+	var err error
+	n := 0
+	if r.out == nil {
+		n, err = r.f.ReadAt(r.buf[lo:hi], r.off+int64(lo))
+		if r.scan != nil && n >= 4 {
+			r.scan(unsafe.Slice((*float32)(unsafe.Pointer(&r.buf[lo])), n/4))
+		}
+	} else {
+		for n < hi-lo && err == nil {
+			a := lo + n
+			b := min(a+r.chunk, hi)
+			var k int
+			k, err = r.f.ReadAt(r.buf[a:b], r.off+int64(a))
+			whole := k / r.frame * r.frame // a partial frame ends the file
+			decodeLE(r.dt, r.out[a/r.dt.size:(a+whole)/r.dt.size], r.buf[a:a+whole])
+			n += k
+			if k < b-a && err == nil {
+				err = io.EOF // not expected of ReadAt: the prefix ends here all the same
+			}
+		}
 	}
 	if n < hi-lo {
 		r.mu.Lock()
@@ -126,12 +200,11 @@ func (r *fileReader) close() error {
 	return unmap(m)
 }
 
-// readDirect is Raw.Read for a float32 file read by position: whole
-// samples go straight into dst.
+// readDirect is Raw.Read for a regular file read by position: whole
+// frames go into dst, straight (float32) or decoded.
 func (r *Raw) readDirect(dst []float32) (int, error) {
 	frame := r.fbytes
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst))
-	m, err := r.direct.read(b)
+	m, err := r.direct.read(dst, len(dst)/r.info.Channels()*frame)
 	r.consumed += int64(m)
 	whole := m / frame
 	n := whole * r.info.Channels()
@@ -177,7 +250,7 @@ var pageSize = uintptr(os.Getpagesize())
 // are read instead.
 func (r *Raw) Region() ([]byte, error) {
 	d := r.direct
-	if d == nil || r.closed {
+	if d == nil || !d.inPlace() || r.closed {
 		return nil, errors.New("capture: only float32 regular files can be mapped")
 	}
 	if d.mapped != nil {

@@ -433,7 +433,7 @@ func OpenSigMF(path string) (*SigMF, error) {
 	raw := newRaw(r, f, dataPath, dt, info.SampleRate, declared, info.NumChannels)
 	raw.meta = &info.Meta
 	if declared >= 0 {
-		raw.direct = newFileReader(f, dt, skipN, skipN+declared, raw.scan)
+		raw.direct = newFileReader(f, dt, raw.fbytes, skipN, skipN+declared, raw.scan)
 	}
 	return &SigMF{Raw: raw, meta: info, files: []string{metaPath, dataPath}}, nil
 }

@@ -50,6 +50,15 @@ func openWAV(path string, complex bool) (*Raw, error) {
 		f.Close()
 		return nil, err
 	}
+	// The data chunk of a regular file is read by position, from where
+	// the header ends to its declared end (or the end of the file).
+	if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+		end := int64(-1)
+		if r.declared >= 0 {
+			end = off + r.declared
+		}
+		r.direct = newFileReader(f, r.dt, r.fbytes, off, end, r.scan)
+	}
 	return r, nil
 }
 
