@@ -197,17 +197,20 @@ func TestSourceBlock(t *testing.T) {
 		name, body, backend string
 		info                capture.Info
 		flag                int // --block-size, 0 = none
+		procs               int // GOMAXPROCS, 0 = 2
 		want                int
 	}{
-		{"file on cuda: 8 MiB of cf32", file, "cuda", cplx, 0, 1 << 20},
-		{"real file on cuda: 8 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 2 << 20},
-		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 256 << 10},
-		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, CPUThroughputBlock},
-		{"file on cpu: 64 Ki frames", file, "cpu", cplx, 0, CPUThroughputBlock},
-		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 4096},
-		{"--block-size wins", file, "cuda", cplx, 1024, 1024},
-		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 1 << 20},
-		{"paced synthetic keeps small blocks", fmt.Sprintf(synth, ", paced: true"), "cuda", cplx, 0, config.DefaultBlockSize},
+		{"file on cuda: 8 MiB of cf32", file, "cuda", cplx, 0, 0, 1 << 20},
+		{"real file on cuda: 8 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 0, 2 << 20},
+		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 0, 256 << 10},
+		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 0, CPUThroughputBlock},
+		{"file on cpu: 64 Ki frames", file, "cpu", cplx, 0, 0, CPUThroughputBlock},
+		{"file on 16 cpus: 16 Ki frames a core", file, "cpu", cplx, 0, 16, 256 << 10},
+		{"file on 6 cpus: a power of two", file, "cpu", cplx, 0, 6, 128 << 10},
+		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 0, 4096},
+		{"--block-size wins", file, "cuda", cplx, 1024, 0, 1024},
+		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 0, 1 << 20},
+		{"paced synthetic keeps small blocks", fmt.Sprintf(synth, ", paced: true"), "cuda", cplx, 0, 0, config.DefaultBlockSize},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -219,7 +222,11 @@ func TestSourceBlock(t *testing.T) {
 				cfg.BlockSize = c.flag
 				cfg.MarkOverride("block_size", "--block-size")
 			}
-			got, why := sourceBlock(cfg, c.backend, c.info)
+			procs := c.procs
+			if procs == 0 {
+				procs = 2
+			}
+			got, why := sourceBlock(cfg, c.backend, c.info, procs)
 			if got != c.want {
 				t.Fatalf("block %d (%q), want %d", got, why, c.want)
 			}
