@@ -36,7 +36,8 @@
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep; a 2 GiB cs8 file
 #               through shift + FIR ÷8; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
-#               (taskset), 129 and 1 taps, 512 MiB cf32
+#               (taskset), 129 and 1 taps with the default block, 129 taps
+#               with 64 Ki blocks, 512 MiB cf32
 #
 # It writes summary.txt (one line a measurement, first line "gpu-bench
 # COMMIT DATE DEVICE") and logs.tgz into the directory given.
@@ -218,15 +219,16 @@ with open(sys.argv[1], "wb") as f:
         blk.tofile(f)
 EOF2
     cat "$W/in.cf32" > /dev/null
-    for run in "129 65536" "1 65536" "129 262144"; do
+    # block 0: the default, which follows the cores (assemble.sourceBlock).
+    for run in "129 0" "1 0" "129 65536"; do
       set -- $run
       cat > "$W/cpu.yaml" <<EOF2
 source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}
 filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: $1}}
-block_size: $2
 backend: cpu
 sink: {type: null}
 EOF2
+      [ "$2" = 0 ] || echo "block_size: $2" >> "$W/cpu.yaml"
       for n in 1 2 4 8 16; do
         [ "$(left)" -gt 20 ] || break
         timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu.yaml" > "$P/cpu$1-$2-$n.txt" 2> "$P/cpu$1-$2-$n.err"
