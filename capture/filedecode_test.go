@@ -96,8 +96,8 @@ func TestIntFileMatchesStream(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := src.(*capture.Raw).Region(); err == nil {
-						t.Fatalf("%s: Region maps integer samples", what)
+					if _, err := src.(*capture.Raw).Region(); err != nil || src.(*capture.Raw).Encoding() == "" {
+						t.Fatalf("%s: Region %v, encoding %q: integers are mapped, to be taken as stored", what, err, src.(*capture.Raw).Encoding())
 					}
 					frames := int64(len(data) / frame)
 					if n, ok := src.(interface{ Len() (int64, bool) }).Len(); !ok || n != frames {

@@ -243,15 +243,16 @@ func (r *fileReader) restBytes() int64 {
 // pageSize is what mmap offsets and pinned regions are aligned to.
 var pageSize = uintptr(os.Getpagesize())
 
-// Region maps the samples of a float32 file into memory, read-only, and
+// Region maps the samples of a regular file into memory, read-only, and
 // returns the mapping, for a pipeline that hands blocks to a backend in
 // place (pipeline.Viewer): a GPU copy engine then reads the page cache
-// with no copy by the CPU. Other files and formats return an error, and
-// are read instead.
+// with no copy by the CPU. Float32 samples are viewed as values (View),
+// integers as their stored bytes (ViewEncoded, Encoding). Other inputs
+// return an error, and are read instead.
 func (r *Raw) Region() ([]byte, error) {
 	d := r.direct
-	if d == nil || !d.inPlace() || r.closed {
-		return nil, errors.New("capture: only float32 regular files can be mapped")
+	if d == nil || r.closed {
+		return nil, errors.New("capture: only regular files can be mapped")
 	}
 	if d.mapped != nil {
 		return d.mapped, nil
@@ -267,7 +268,8 @@ func (r *Raw) Region() ([]byte, error) {
 		d.end, d.size = now, now
 	}
 	start := d.off &^ int64(pageSize-1)
-	if (d.off-start)%4 != 0 || d.end <= d.off {
+	// Float32 views must be aligned; stored integers are copied as bytes.
+	if d.dt.float && (d.off-start)%4 != 0 || d.end <= d.off {
 		return nil, errors.New("capture: samples not aligned for mapping")
 	}
 	n := (d.end - start + int64(pageSize) - 1) &^ int64(pageSize-1)
@@ -285,8 +287,54 @@ func (r *Raw) Region() ([]byte, error) {
 // ±Inf as Read's are, in parts on the reader's goroutines. A file
 // truncated under the mapping is an error wrapping [ErrTruncated]: found
 // by an fstat before the view is touched, or, truncated between the two,
-// by the scan's fault on the pages gone, which is recovered.
+// by the scan's fault on the pages gone, which is recovered. A file of
+// integers has no float32 view: ViewEncoded gives its bytes.
 func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
+	if d := r.direct; d != nil && !d.dt.float {
+		return nil, fmt.Errorf("capture: %s stores %s values: take its bytes (ViewEncoded)", r.name, r.dt.name)
+	}
+	b, err := r.view(ctx, n, func(b []byte) error {
+		d := r.direct
+		d.view = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+		defer func() { d.view = nil }()
+		return d.pool.Do(len(d.view), stripeMin/4, 4096/4, d.scanPart)
+	})
+	var v []float32
+	if len(b) > 0 {
+		v = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	return v, err
+}
+
+// Encoding names how the file stores its values, for a backend that takes
+// them in place and converts them itself (pipeline.EncodedViewer): "" for
+// float32, else one of pipeline's Enc* names.
+func (r *Raw) Encoding() string {
+	if r.direct == nil {
+		return ""
+	}
+	return encodingNames[r.dt.enc]
+}
+
+// encodingNames are pipeline's Enc* names of the integer encodings
+// (checked against them by a test: capture does not import pipeline).
+var encodingNames = map[encoding]string{
+	encI8: "int8", encU8SDR: "uint8-sdr", encU8Half: "uint8-half",
+	encI16: "int16", encI24: "int24", encI32: "int32",
+}
+
+// ViewEncoded returns the stored bytes of the next up to n values in place
+// from the mapping that Region made (pipeline.EncodedViewer), as View
+// returns float32 values: whole samples, the end as Read's, a truncated
+// file an error wrapping [ErrTruncated]. Integers hold no NaN: nothing is
+// scanned, and the CPU does not touch the bytes.
+func (r *Raw) ViewEncoded(ctx context.Context, n int) ([]byte, error) {
+	return r.view(ctx, n, nil)
+}
+
+// view returns the bytes of the next up to n values from the mapping,
+// after scan (when not nil) has passed them, and advances past them.
+func (r *Raw) view(ctx context.Context, n int, scan func([]byte) error) ([]byte, error) {
 	if r.closed {
 		return nil, ErrClosed
 	}
@@ -304,7 +352,7 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	ch := r.info.Channels()
 	want := int64(n/ch) * int64(frame)
 	k := min(want, (d.end-d.off)/int64(frame)*int64(frame))
-	var v []float32
+	var b []byte
 	if k > 0 { // at the end of a file of whole pages d.off indexes past the mapping
 		if !d.skipSizeCheck {
 			now, err := fileSize(d.f)
@@ -317,13 +365,12 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 				return nil, r.err
 			}
 		}
-		v = unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[d.off-d.mapStart])), k/4)
-		d.view = v
-		err := d.pool.Do(len(v), stripeMin/4, 4096/4, d.scanPart)
-		d.view = nil
-		if err != nil {
-			r.err = r.faultErr(err)
-			return nil, r.err
+		b = d.mapped[d.off-d.mapStart : d.off-d.mapStart+k : d.off-d.mapStart+k]
+		if scan != nil {
+			if err := scan(b); err != nil {
+				r.err = r.faultErr(err)
+				return nil, r.err
+			}
 		}
 	}
 	d.off += k
@@ -331,9 +378,9 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	if k < want {
 		r.eof = true
 		r.err = r.endErrLeft(int(d.end - d.off))
-		return v, r.err
+		return b, r.err
 	}
-	return v, nil
+	return b, nil
 }
 
 // errFault is a scan's fault on a page of the mapping that the file no

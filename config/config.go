@@ -382,10 +382,11 @@ type CUDA struct {
 	// WriteCombined maps the zero-copy input ring write-combined: the host
 	// only writes it, and the GPU's reads then skip the CPU cache snoop.
 	WriteCombined bool `yaml:"write_combined"`
-	// PinSource takes a float32 recording's blocks in place from the
-	// page cache, pinned window by window ahead of the copies (explicit
-	// transport), instead of reading them into the ring. Default true;
-	// nil means the default (use PinSourceOn).
+	// PinSource takes a recording's blocks in place from the page cache,
+	// pinned window by window ahead of the copies (explicit transport),
+	// instead of reading them into the ring; integer samples (cs8, cu8,
+	// ci16, ri16, PCM WAV) cross as stored and are converted on the GPU.
+	// Default true; nil means the default (use PinSourceOn).
 	PinSource *bool `yaml:"pin_source"`
 	// PinWindowMB is the size of those windows in MiB and PinThreads the
 	// threads that pin them. Default 0: cuda.DefaultPinWindow and

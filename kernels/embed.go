@@ -34,3 +34,9 @@ var ChainPTX string
 //
 //go:embed ols.ptx
 var OLSPTX string
+
+// ConvertPTX is the embedded PTX of convert.cu: stored integer samples to
+// float32 (the explicit transport, a recording taken in place).
+//
+//go:embed convert.ptx
+var ConvertPTX string

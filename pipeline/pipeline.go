@@ -35,6 +35,34 @@ type Viewer interface {
 	View(ctx context.Context, n int) ([]float32, error)
 }
 
+// EncodedViewer is a Viewer that may store its samples in an integer
+// encoding (a cs8 or ci16 recording): a backend that converts it itself
+// takes the stored bytes in place (ViewEncoded), so that fewer bytes
+// cross to it; a backend that cannot, refuses the region, and the source
+// is read.
+type EncodedViewer interface {
+	Viewer
+	// Encoding names how the region stores each value: "" for float32
+	// (View gives the values), else one of the Enc* names (ViewEncoded
+	// gives the bytes).
+	Encoding() string
+	// ViewEncoded returns the stored bytes of the next up to n values in
+	// place, as View would return the values (whole samples; io.EOF with
+	// the last ones at the end).
+	ViewEncoded(ctx context.Context, n int) ([]byte, error)
+}
+
+// Value encodings an EncodedViewer names (little-endian integers, each
+// scaled to [-1, 1) as capture decodes them).
+const (
+	EncInt8      = "int8"       // v / 2^7 (cs8)
+	EncUint8SDR  = "uint8-sdr"  // (v − 127.5) / 127.5 (cu8, rtl_sdr)
+	EncUint8Half = "uint8-half" // (v − 128) / 2^7 (8-bit WAV)
+	EncInt16     = "int16"      // v / 2^15
+	EncInt24     = "int24"      // v / 2^23, 3 bytes
+	EncInt32     = "int32"      // v / 2^31
+)
+
 // WordSource is a Source that can write its next block straight into a
 // zero-copy backend's tagged input words (the words its kernel polls, see
 // Ring.SetWordSlots), so that no staging copy sits between capture and
@@ -54,10 +82,11 @@ type WordSource interface {
 // RegionBackend is a Backend that can take blocks in place from a
 // source's memory: UseRegion, called after Start and before the first
 // block, prepares it (pins it for DMA) and reports whether the backend
-// takes views.
+// takes views. encoding is the region's (EncodedViewer.Encoding, "" for
+// float32): a backend that cannot convert it returns false.
 type RegionBackend interface {
 	Backend
-	UseRegion(region []byte) (bool, error)
+	UseRegion(region []byte, encoding string) (bool, error)
 }
 
 // Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
@@ -380,7 +409,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	prefault(ring.Mem())
 	var c counters
 	c.startup.Store(int64(time.Since(start)))
-	viewer, err := useViews(src, be, opts.Log)
+	viewer, enc, err := useViews(src, be, opts.Log)
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
@@ -452,7 +481,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 			perr = err
 			return
 		}
-		produced, perr = produce(pctx, src, viewer, ring, cfg, l, &c, clock)
+		produced, perr = produce(pctx, src, viewer, enc, ring, cfg, l, &c, clock)
 	}()
 
 	outCh := FrameValues(cfg.Channels, cfg.Complex || cfg.OutComplex)
@@ -517,27 +546,36 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 }
 
 // useViews returns src as a Viewer when the backend takes its region in
-// place, else nil (the source is read into the ring).
-func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, error) {
+// place, else nil (the source is read into the ring), and the region's
+// encoding ("" for float32 values).
+func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, string, error) {
 	v, ok := src.(Viewer)
 	rb, ok2 := be.(RegionBackend)
 	if !ok || !ok2 {
-		return nil, nil
+		return nil, "", nil
+	}
+	var enc string
+	if ev, ok := v.(EncodedViewer); ok {
+		enc = ev.Encoding()
 	}
 	region, err := v.Region()
 	if err != nil {
 		log.Debug().Err(err).Msg("source read into the ring")
-		return nil, nil
+		return nil, "", nil
 	}
-	use, err := rb.UseRegion(region)
+	use, err := rb.UseRegion(region, enc)
 	if err != nil {
-		return nil, fmt.Errorf("%s backend: %w", be.Name(), err)
+		return nil, "", fmt.Errorf("%s backend: %w", be.Name(), err)
 	}
 	if !use {
-		return nil, nil
+		return nil, "", nil
 	}
-	log.Info().Int("region_mib", len(region)>>20).Msg("blocks taken in place from the source's memory")
-	return v, nil
+	ev := log.Info().Int("region_mib", len(region)>>20)
+	if enc != "" {
+		ev = ev.Str("encoding", enc)
+	}
+	ev.Msg("blocks taken in place from the source's memory")
+	return v, enc, nil
 }
 
 // produce reads the source into ring slots, or, with a viewer, publishes
@@ -545,7 +583,11 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, error) {
 // word slots, has the source write the backend's tagged words directly. Under PolicyDrop a full ring makes it read into
 // scratch (or skip the view) and count the block as dropped; the block
 // still takes a sequence number, so the consumer sees the gap too.
-func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+func produce(ctx context.Context, src Source, viewer Viewer, enc string, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+	encoded, _ := viewer.(EncodedViewer)
+	if enc == "" {
+		encoded = nil // float32 values: View
+	}
 	scratch := make([]float32, l.BlockValues())
 	wsrc, _ := src.(WordSource)
 	if ring.words.Slot == nil {
@@ -572,8 +614,12 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 		var n int
 		var rerr error
 		var view []float32
+		var raw []byte
 		direct := false
-		if viewer != nil {
+		if encoded != nil {
+			raw, rerr = encoded.ViewEncoded(ctx, len(buf))
+			n = len(raw) / EncodingSize(enc) // whole values: whole samples
+		} else if viewer != nil {
 			view, rerr = viewer.View(ctx, len(buf))
 			n = len(view)
 		} else if wsrc != nil && !dropped {
@@ -603,7 +649,7 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 			if dropped {
 				c.dropB.Add(1)
 				c.dropS.Add(uint64(count))
-			} else if err := publish(ring, view, direct, count, seq, ts); err != nil {
+			} else if err := publish(ring, view, raw, direct, count, seq, ts); err != nil {
 				return seq, err
 			} else {
 				c.pubB.Add(1)
@@ -625,7 +671,10 @@ func produce(ctx context.Context, src Source, viewer Viewer, ring *Ring, cfg Con
 	}
 }
 
-func publish(ring *Ring, view []float32, direct bool, count int, seq uint64, ts int64) error {
+func publish(ring *Ring, view []float32, raw []byte, direct bool, count int, seq uint64, ts int64) error {
+	if raw != nil {
+		return ring.PublishEncoded(raw, count, seq, ts)
+	}
 	if view != nil {
 		return ring.PublishView(view, seq, ts)
 	}
@@ -685,4 +734,18 @@ func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, outCh i
 		c.blocks.Add(1)
 		c.out.Add(uint64(len(out.Samples) / outCh))
 	}
+}
+
+// EncodingSize is the bytes of one value stored in encoding enc (an Enc*
+// name), 4 for float32.
+func EncodingSize(enc string) int {
+	switch enc {
+	case EncInt8, EncUint8SDR, EncUint8Half:
+		return 1
+	case EncInt16:
+		return 2
+	case EncInt24:
+		return 3
+	}
+	return 4
 }

@@ -127,6 +127,10 @@ type Block struct {
 	Seq       uint64
 	Timestamp int64     // ns on the run's clock
 	Samples   []float32 // Count×Channels values
+	// Raw is the block's values as the source stores them, in place, when
+	// it was published encoded (PublishEncoded: an integer recording the
+	// backend converts itself); Samples is then nil.
+	Raw []byte
 }
 
 // Ring is a single-producer, single-consumer ring of fixed-size blocks laid
@@ -147,8 +151,10 @@ type Ring struct {
 	hook     PublishHook
 	spin     time.Duration // consumer: busy-wait this long before sleeping
 	// views[i%Slots] is block i's samples when they were published in
-	// place (PublishView); nil without EnableViews.
+	// place (PublishView), raws[i%Slots] its stored bytes when published
+	// encoded (PublishEncoded); nil without EnableViews.
 	views [][]float32
+	raws  [][]byte
 	words WordSlots // a zero-copy backend's tagged input slots, if any
 }
 
@@ -198,7 +204,7 @@ func (r *Ring) PublishWords(count int, seq uint64, ts int64) error {
 	if r.words.Published == nil {
 		return errors.New("pipeline: PublishWords without word slots")
 	}
-	return r.publish(count, seq, ts, nil, true)
+	return r.publish(count, seq, ts, nil, nil, true)
 }
 
 // SetSpin makes Next busy-wait, without yielding, for up to d before
@@ -294,12 +300,26 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 // aligned 8-byte store, which orders after them (x86 TSO; a release store on
 // arm64), so a consumer that sees write_seq also sees the header and data.
 func (r *Ring) Publish(count int, seq uint64, ts int64) error {
-	return r.publish(count, seq, ts, nil, false)
+	return r.publish(count, seq, ts, nil, nil, false)
 }
 
 // EnableViews lets the producer publish views (PublishView); call it
 // before the producer and the consumer start.
-func (r *Ring) EnableViews() { r.views = make([][]float32, r.l.Slots) }
+func (r *Ring) EnableViews() {
+	r.views, r.raws = make([][]float32, r.l.Slots), make([][]byte, r.l.Slots)
+}
+
+// PublishEncoded is PublishView for a block of count samples the source
+// stores encoded (EncodedViewer): the slot carries raw, the stored bytes.
+func (r *Ring) PublishEncoded(raw []byte, count int, seq uint64, ts int64) error {
+	if r.views == nil {
+		return errors.New("pipeline: PublishEncoded without EnableViews")
+	}
+	if len(raw) == 0 && count > 0 {
+		return errors.New("pipeline: encoded block without bytes")
+	}
+	return r.publish(count, seq, ts, nil, raw, false)
+}
 
 // PublishView is Publish for a block whose samples stay where the source
 // holds them (see Viewer): the slot carries view instead of a copy. view
@@ -311,10 +331,10 @@ func (r *Ring) PublishView(view []float32, seq uint64, ts int64) error {
 	if len(view)%r.l.Channels != 0 || len(view) > r.l.BlockValues() {
 		return fmt.Errorf("pipeline: view of %d values is not up to %d whole %d-value samples", len(view), r.l.BlockSize, r.l.Channels)
 	}
-	return r.publish(len(view)/r.l.Channels, seq, ts, view, false)
+	return r.publish(len(view)/r.l.Channels, seq, ts, view, nil, false)
 }
 
-func (r *Ring) publish(count int, seq uint64, ts int64, view []float32, words bool) error {
+func (r *Ring) publish(count int, seq uint64, ts int64, view []float32, raw []byte, words bool) error {
 	if !r.acquired {
 		return errors.New("pipeline: Publish without Acquire")
 	}
@@ -329,7 +349,7 @@ func (r *Ring) publish(count int, seq uint64, ts int64, view []float32, words bo
 	if r.views != nil {
 		// Written before write_seq's store, so the consumer that sees the
 		// block sees its view (or nil: the samples are in the slot).
-		r.views[w&r.mask] = view
+		r.views[w&r.mask], r.raws[w&r.mask] = view, raw
 	}
 	r.acquired = false
 	switch {
@@ -384,9 +404,12 @@ func (r *Ring) blockAt(i uint64) Block {
 		Seq:       *(*uint64)(unsafe.Pointer(&s[offSlotSeq])),
 		Timestamp: *(*int64)(unsafe.Pointer(&s[offSlotTime])),
 	}
-	if r.views != nil && r.views[i&r.mask] != nil {
+	switch {
+	case r.raws != nil && r.raws[i&r.mask] != nil:
+		b.Raw = r.raws[i&r.mask]
+	case r.views != nil && r.views[i&r.mask] != nil:
 		b.Samples = r.views[i&r.mask][:n*r.l.Channels]
-	} else {
+	default:
 		b.Samples = r.data(s, n*r.l.Channels)
 	}
 	return b

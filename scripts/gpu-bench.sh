@@ -33,7 +33,8 @@
 #   feed        (not by default) issue 29's file feed: a 16 GiB cf32 file
 #               through `run --backend cuda` with the defaults, the read path,
 #               4 Mi blocks, the file pinned whole, `bench stream`
-#               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep; a 2 GiB cs8 file
+#               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
+#               (GPU_BENCH_FEED_QUICK=1: the defaults and cs8 only); a 2 GiB cs8 file
 #               through shift + FIR ÷8; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
@@ -180,6 +181,7 @@ EOF2
       say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps_per_thread=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
     for r in 1 2 3; do feed "default-$r"; done
+    if [ "${GPU_BENCH_FEED_QUICK:-0}" = 1 ]; then :; else
     feed read "cuda: {pin_source: false}"
     feed block4mi "block_size: 4194304"
     feed limit4g "cuda: {max_pinned_mb: 4096}"
@@ -189,6 +191,7 @@ EOF2
     say "bench stream, 4 GiB cf32 from memory, 1 Mi blocks (rc $?): $(grep -E '^stream' "$P/stream.txt")"
     timeout "$(cap 60)" $B bench bandwidth --only bidir,overlap > "$P/bidir.txt" 2>&1
     say "bidir, overlap: $(grep -iE 'bidir|stream' "$P/bidir.txt" | tr -s ' ' | tr '\n' ' ')"
+    fi
     if [ "${GPU_BENCH_FEED_SWEEP:-0}" = 1 ]; then
       for th in 1 2 4; do for win in 64 256 1024; do
         feed "pin-t$th-w$win" "cuda: {pin_threads: $th, pin_window_mb: $win}"
@@ -206,7 +209,10 @@ backend: cuda
 sink: {type: null}
 EOF2
     timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8.txt" 2> "$P/cs8.err"
-    say "cs8 shift+fir/8 default (rc $?): $(sed 's/  filtered.*//' "$P/cs8.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/cs8.err" | tr '\n' ' ')"
+    say "cs8 shift+fir/8 default (rc $?): $(sed 's/  filtered.*//' "$P/cs8.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+' "$P/cs8.err" | tr '\n' ' ')"
+    sed -i 's/cuda$/cuda\ncuda: {pin_source: false}/' "$W/cs8.yaml"
+    timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8-read.txt" 2> "$P/cs8-read.err"
+    say "cs8 shift+fir/8 read, CPU decode (rc $?): $(sed 's/  filtered.*//' "$P/cs8-read.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/cs8-read.err" | tr '\n' ' ')"
     rm -f "$W/in.cs8"
     ;;
   cpucores)

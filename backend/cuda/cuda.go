@@ -264,9 +264,9 @@ func (b *backend) DeviceBusy() (pipeline.DeviceBusy, bool) {
 // the source's memory (pipeline.RegionBackend), where it can: the
 // explicit transport's pinned variant, with Options.PinSource (see
 // explicit.useRegion).
-func (b *backend) UseRegion(region []byte) (bool, error) {
+func (b *backend) UseRegion(region []byte, encoding string) (bool, error) {
 	if t, ok := b.tr.(regionTransport); ok {
-		return t.useRegion(region)
+		return t.useRegion(region, encoding)
 	}
 	return false, nil
 }

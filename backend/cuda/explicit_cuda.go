@@ -73,6 +73,7 @@ type explicitSet struct {
 	// hist) the filter: with hist and done they time the block's steps
 	// for the busy shares (DeviceBusy).
 	copyIn, copied, launch cudrv.Event
+	dRaw                   cudrv.DevicePtr // stored values before conversion (conv), else 0
 	stream                 int
 	seq                    uint64 // the block's sequence number and capture time,
 	ts                     int64  // handed to the consumer with its output
@@ -92,6 +93,7 @@ type explicit struct {
 	l        pipeline.Layout
 	ring     *pipeline.Ring
 	region   *pinnedRegion // the source's memory, when blocks come in place
+	conv     *converter    // the region's stored integers to float32, or nil
 	filt     blockFilter
 	tune     explicitTune // retunes waiting for the next block (x_retune_cuda.go)
 	streams  []cudrv.Stream
@@ -241,15 +243,27 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
 	st := x.streams[s.stream]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
+	if blk.Raw != nil {
+		if x.conv == nil || x.region == nil {
+			return fmt.Errorf("gpu: block %d is stored encoded, and no conversion was set up", blk.Seq)
+		}
+		s.n = len(blk.Raw) / x.conv.size
+	}
 	taps := x.tune.take(s.n) // new taps from this block on, if a retune came
 	if err := s.copyIn.Record(st); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	if s.n > 0 {
 		var err error
-		if x.region != nil {
-			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), blk.Samples, st)
-		} else {
+		switch {
+		case blk.Raw != nil:
+			// As stored, then converted into the set's input.
+			if err = x.region.copyIn(k, s.dRaw, blk.Raw[:s.n*x.conv.size], st); err == nil {
+				err = x.conv.launch(st, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n)
+			}
+		case x.region != nil:
+			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Slice((*byte)(unsafe.Pointer(&blk.Samples[0])), 4*s.n), st)
+		default:
 			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
 		}
 		if err != nil {
@@ -345,5 +359,8 @@ func (x *explicit) close() (keep bool, err error) {
 		}
 	}
 	errs = append(errs, x.filt.Close())
+	if x.conv != nil {
+		errs = append(errs, x.conv.close())
+	}
 	return false, errors.Join(errs...)
 }

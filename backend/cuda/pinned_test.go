@@ -180,3 +180,18 @@ func TestRegionBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertCode(t *testing.T) {
+	for _, tc := range []struct {
+		enc        string
+		code, size int
+	}{
+		{pipeline.EncInt8, 1, 1}, {pipeline.EncUint8SDR, 2, 1}, {pipeline.EncUint8Half, 3, 1},
+		{pipeline.EncInt16, 4, 2}, {pipeline.EncInt24, 5, 3}, {pipeline.EncInt32, 6, 4},
+		{"float64", 0, 4}, {"", 0, 4},
+	} {
+		if code, size := convertCode(tc.enc); code != int64(tc.code) || size != tc.size {
+			t.Errorf("%q: code %d size %d, want %d %d", tc.enc, code, size, tc.code, tc.size)
+		}
+	}
+}

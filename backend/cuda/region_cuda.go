@@ -29,9 +29,19 @@ import (
 // The first window is pinned here: a device or host that refuses to pin
 // the source (a kernel without the support, a memlock limit) falls back
 // to reading it into the ring, with one log line.
-func (x *explicit) useRegion(region []byte) (bool, error) {
+//
+// A region of stored integers (encoding, a pipeline Enc* name) is copied
+// as stored and converted on the device (converter); an encoding the
+// kernel does not know is read into the ring instead.
+func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 	if x.pageable || !x.b.opts.PinSource {
 		return false, nil
+	}
+	if encoding != "" {
+		if code, _ := convertCode(encoding); code == 0 {
+			x.b.opts.Log.Info().Str("encoding", encoding).Msg("no GPU conversion for the source's encoding: blocks are read into the ring")
+			return false, nil
+		}
 	}
 	room := x.b.regionLimit
 	plan, ok := planRegion(int64(len(region)), room, x.b.opts.PinWindow, x.b.opts.PinThreads)
@@ -49,6 +59,11 @@ func (x *explicit) useRegion(region []byte) (bool, error) {
 	if err := p.first(); err != nil {
 		x.b.opts.Log.Warn().Err(err).Msg("pinning the source in place was refused: blocks are read into the ring (cuda.pin_source: false skips the attempt)")
 		return false, p.close()
+	}
+	if encoding != "" {
+		if err := x.convertOnDevice(encoding); err != nil {
+			return false, errors.Join(err, p.close())
+		}
 	}
 	x.region = p
 	x.b.opts.Log.Info().Int64("window_mib", plan.window>>20).Int("ahead", plan.ahead).Int("threads", plan.threads).
@@ -179,12 +194,12 @@ func (p *pinnedRegion) queue(w int) {
 	p.jobs <- w
 }
 
-// copyIn enqueues the copy of block k's view to dst, window by window,
-// once the windows it reads are pinned.
-func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []float32, st cudrv.Stream) error {
+// copyIn enqueues the copy of block k's view (its bytes in the region) to
+// dst, window by window, once the windows it reads are pinned.
+func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cudrv.Stream) error {
 	base := uintptr(unsafe.Pointer(&p.mem[0]))
 	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
-	end := off + 4*len(view)
+	end := off + len(view)
 	if off < 0 || end > len(p.mem) {
 		return fmt.Errorf("block at offset %d outside the source's region of %d bytes", off, len(p.mem))
 	}
@@ -266,3 +281,22 @@ func (p *pinnedRegion) close() error {
 		Msg("source pinned in place: the time spent pinning, and how long the copies waited for it")
 	return p.freeErr
 }
+
+// convertOnDevice makes the transport take blocks stored in encoding: a
+// staging buffer a set for the stored bytes, and the kernel that converts
+// them into the set's input.
+func (x *explicit) convertOnDevice(encoding string) error {
+	c, err := newConverter(encoding, cudrv.PTXFile(x.b.opts.PTXDir, "convert.ptx"))
+	if err != nil {
+		return err
+	}
+	x.conv = c
+	for i := range x.sets {
+		if x.sets[i].dRaw, err = x.b.alloc(int64(x.l.BlockValues() * c.size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ regionTransport = (*explicit)(nil)

@@ -121,9 +121,9 @@ func (b *chainBackend) RetuneRefusal() error {
 }
 
 // UseRegion forwards pipeline.RegionBackend.
-func (b *chainBackend) UseRegion(region []byte) (bool, error) {
+func (b *chainBackend) UseRegion(region []byte, encoding string) (bool, error) {
 	if rb, ok := b.Backend.(pipeline.RegionBackend); ok {
-		return rb.UseRegion(region)
+		return rb.UseRegion(region, encoding)
 	}
 	return false, nil
 }

@@ -42,7 +42,7 @@ type timedTransport interface {
 // straight from the source's memory (pipeline.RegionBackend): the
 // explicit one.
 type regionTransport interface {
-	useRegion(region []byte) (bool, error)
+	useRegion(region []byte, encoding string) (bool, error)
 }
 
 // newTransport makes the transport t for b's run; t is resolved (not
