@@ -390,15 +390,17 @@ var errFault = errors.New("fault on the file's mapping")
 // scanView scans part [lo, hi) of the view for non-finite values. A page
 // past the end of a file truncated since the fstat raises SIGBUS: the
 // goroutine panics instead of the process dying, and the panic is
-// recovered into errFault. Only faults inside the mapping are recovered.
+// recovered into errFault. Only faults inside the mapping are recovered,
+// or, where the fault's address is not known (qemu-user does not pass it
+// on, and the runtime then panics without one), faults while the file is
+// shorter than the run began with.
 func (r *fileReader) scanView(lo, hi int) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
-			if f, ok := e.(interface {
-				runtime.Error
-				Addr() uintptr
-			}); ok && r.inMapping(f.Addr()) {
+			_, memory := e.(runtime.Error)
+			f, known := e.(interface{ Addr() uintptr })
+			if memory && (known && r.inMapping(f.Addr()) || (!known || f.Addr() == 0) && r.shrunk()) {
 				err = errFault
 				return
 			}
@@ -407,6 +409,12 @@ func (r *fileReader) scanView(lo, hi int) (err error) {
 	}()
 	r.scan(r.view[lo:hi])
 	return nil
+}
+
+// shrunk reports whether the file is now shorter than the reads must reach.
+func (r *fileReader) shrunk() bool {
+	now, err := fileSize(r.f)
+	return err == nil && now < r.wantEnd()
 }
 
 // inMapping reports whether addr lies in the mapping.
