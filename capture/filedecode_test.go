@@ -169,25 +169,11 @@ func TestIntFileTruncatedDuringRun(t *testing.T) {
 				frame *= 2
 			}
 			buf := make([]float32, tc.block*ch)
-			var got []float32
-			for len(got) < tc.before*ch {
-				k, err := src.Read(context.Background(), buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, buf[:k]...)
-			}
+			got := readAtLeast(t, src, buf, tc.before*ch)
 			want := data
+			growOrCut(t, path, data, tc.grow, tc.size)
 			if tc.grow {
-				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f.Write(data)
-				f.Close()
 				want = append(append([]byte{}, data...), data...)
-			} else if err := os.Truncate(path, tc.size); err != nil {
-				t.Fatal(err)
 			}
 			rest, err := readAll(src, tc.block)
 			got = append(got, rest...)

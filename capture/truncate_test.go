@@ -51,25 +51,11 @@ func TestReadTruncatedDuringRun(t *testing.T) {
 			src, path := openTestFile(t, data, tc.sigmf, header)
 			defer src.Close()
 			buf := make([]float32, tc.block)
-			var got []float32
-			for len(got) < tc.before {
-				k, err := src.Read(context.Background(), buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, buf[:k]...)
-			}
+			got := readAtLeast(t, src, buf, tc.before)
 			want := vals
+			growOrCut(t, path, data, tc.grow, tc.size)
 			if tc.grow {
-				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f.Write(data)
-				f.Close()
 				want = append(append([]float32{}, vals...), vals...)
-			} else if err := os.Truncate(path, tc.size); err != nil {
-				t.Fatal(err)
 			}
 			rest, err := readAll(src, tc.block)
 			if tc.grow {
@@ -138,4 +124,38 @@ func openTestFile(t *testing.T, data []byte, sigmf bool, header int) (capture.So
 		t.Fatal(err)
 	}
 	return src, base + ".sigmf-data"
+}
+
+// readAtLeast reads src in buf-sized reads until at least n values came.
+func readAtLeast(t *testing.T, src capture.Source, buf []float32, n int) []float32 {
+	t.Helper()
+	var got []float32
+	for len(got) < n {
+		k, err := src.Read(context.Background(), buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:k]...)
+	}
+	return got
+}
+
+// growOrCut appends data to the file at path when grow, else truncates it
+// to size bytes.
+func growOrCut(t *testing.T, path string, data []byte, grow bool, size int64) {
+	t.Helper()
+	if !grow {
+		if err := os.Truncate(path, size); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
 }
