@@ -288,37 +288,43 @@ const gpuMinSlots = 16
 // at PCIe speed.
 const ThroughputBlockBytes = 8 << 20
 
-// CPUThroughputBlock is the least block, in frames, the CPU backend gets
-// from an unpaced source when block_size is not given: the size every
-// one-core figure of docs/BENCHMARKS.md was measured at. With more cores
-// the block grows to CPUSegment frames a core (the CPU backend cuts each
-// block across its cores): on the H200 host, 16 cores ran a 129-tap FIR
-// at 1.14 GS/s on 256 Ki-sample blocks against 0.55 on 64 Ki.
+// CPUThroughputBlock is the block, in frames, the CPU backend gets from an
+// unpaced source on one core when block_size is not given: the size every
+// one-core figure of docs/BENCHMARKS.md was measured at. On more cores it
+// gets CPUMultiBlock frames, or CPUSegment a core where that is more: the
+// backend cuts each block across its cores, and a cut must be long enough
+// to pay for the hand-off. On the H200 host 256 Ki-sample blocks ran a
+// 129-tap FIR at 1.10 / 1.06 / 1.54 / 2.08 times the speed of 64 Ki ones on
+// 2 / 4 / 8 / 16 cores, in one call (one core: 0.72).
 const (
 	CPUThroughputBlock = 1 << 16
+	CPUMultiBlock      = 1 << 18
 	CPUSegment         = 1 << 14
 )
 
 // sourceBlock returns the run's block size and why it differs from
 // block_size: block_size when given; for a file or unpaced synthetic
-// source, on the CPU CPUThroughputBlock frames or CPUSegment frames for
-// each of procs cores, whichever is more, and on a GPU ThroughputBlockBytes
-// of frames (powers of two). A live source, stdin (a pipe may be
-// live) and zmq keep small blocks, for latency.
+// source, on the CPU the sizes above for procs cores, and on a GPU
+// ThroughputBlockBytes of frames (powers of two, at least
+// CPUThroughputBlock). A live source, stdin (a pipe may be live) and zmq
+// keep small blocks, for latency.
 func sourceBlock(cfg *config.Config, backend string, info capture.Info, procs int) (int, string) {
 	throughput := cfg.Source.Type == config.SourceFile || (cfg.Source.Type == config.SourceSynthetic && !cfg.Source.Paced)
 	if !cfg.BlockSizeDefault() || !throughput {
 		return cfg.BlockSize, ""
 	}
 	frameBytes := 4 * info.Channels()
-	block := max(cfg.BlockSize, CPUThroughputBlock)
-	for block < procs*CPUSegment && block < config.MaxBlockSize {
-		block *= 2
-	}
-	if backend != "cpu" {
+	block := CPUThroughputBlock
+	switch {
+	case backend != "cpu":
 		for block < config.MaxBlockSize && 2*block*frameBytes <= ThroughputBlockBytes {
 			block *= 2
 		}
+	case procs > 1:
+		block = CPUMultiBlock
+		for block < procs*CPUSegment && block < config.MaxBlockSize {
+			block *= 2
+		}
 	}
-	return block, fmt.Sprintf("an unpaced %s source on the %s backend: blocks of %d KiB, for throughput", cfg.Source.Type, backend, block*frameBytes>>10)
+	return block, fmt.Sprintf("an unpaced %s source on the %s backend (%d cores): blocks of %d KiB, for throughput", cfg.Source.Type, backend, procs, block*frameBytes>>10)
 }

@@ -6,7 +6,8 @@
 # affinity set), the two runs side by side in each of REPS rounds. Prints
 # each round's MS/s in and the 2-core/1-core ratio, then the ranges.
 # BEFORE=path/to/old/sigproc adds that binary's runs to each round.
-# Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc)
+# Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc;
+# BLOCK=n sets block_size, default 65536; BLOCK=0 leaves it to the run, which sizes it by cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${1:-3}
@@ -23,17 +24,18 @@ import numpy as np
 h = np.sinc(0.2*(np.arange(129)-64))*np.hamming(129); h /= h.sum()
 print('\n'.join(repr(float(v)) for v in h.astype(np.float32)))" > "$DIR/t129.txt"
 cat "$DIR/x.cf32" > /dev/null # page cache
+BLOCK=${BLOCK:-65536}
 cat > "$DIR/c.yaml" <<YAML
 source: {type: file, path: $DIR/x.cf32, format: cf32_le, sample_rate: 1e6}
-block_size: 65536
 filter: {taps_file: $DIR/t129.txt}
 sink: {type: null}
 YAML
+[ "$BLOCK" = 0 ] || echo "block_size: $BLOCK" >> "$DIR/c.yaml"
 rate() { # rate CPUS BIN: MS/s in of one run
   timeout 120 taskset -c "$1" "$2" run "$DIR/c.yaml" --log-level info 2>&1 | grep -o '[0-9.]* MS/s in' | cut -d' ' -f1
 }
 range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
-echo "cores_cpu: $N cf32 samples, 129 taps, 64 Ki blocks, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cores_cpu: $N cf32 samples, 129 taps, block ${BLOCK/#0/default}, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
 r1s="" r2s="" xs="" b1s="" b2s="" bxs=""
 for k in $(seq "$REPS"); do
   r1=$(rate "$ONE" "$BIN"); r2=$(rate "$ALL" "$BIN")
