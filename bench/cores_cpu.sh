@@ -9,21 +9,13 @@
 # Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc;
 # BLOCK=n sets block_size, default 65536; BLOCK=0 leaves it to the run, which sizes it by cores)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 REPS=${1:-3}
 ONE=${2:-1}
 ALL=${3:-0-$(($(nproc) - 1))}
-BIN=${SIGPROC:-build/sigproc}
-[ -x "$BIN" ] || go build -o "$BIN" ./cmd/sigproc
-DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
 N=$((16 << 20))
-/usr/bin/python3 -c "import numpy as np,sys; np.random.default_rng(29).uniform(-1,1,2*$N).astype('<f4').tofile(sys.argv[1])" "$DIR/x.cf32"
-/usr/bin/python3 -c "
-import numpy as np
-h = np.sinc(0.2*(np.arange(129)-64))*np.hamming(129); h /= h.sum()
-print('\n'.join(repr(float(v)) for v in h.astype(np.float32)))" > "$DIR/t129.txt"
-cat "$DIR/x.cf32" > /dev/null # page cache
+noise "$DIR/x.cf32" $((2*N))
+taps129 "$DIR/t129.txt"
 BLOCK=${BLOCK:-65536}
 cat > "$DIR/c.yaml" <<YAML
 source: {type: file, path: $DIR/x.cf32, format: cf32_le, sample_rate: 1e6}

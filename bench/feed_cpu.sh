@@ -9,21 +9,13 @@
 # TAPS, BLOCKS and SLOTS (lists) narrow the grid, e.g. TAPS=1 BLOCKS=65536 SLOTS=0.
 # Usage: bench/feed_cpu.sh [reps] [cpu]   (SIGPROC=bin, default build/sigproc)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 REPS=${1:-3}
 CPU=${2:-1}
-BIN=${SIGPROC:-build/sigproc}
-[ -x "$BIN" ] || go build -o "$BIN" ./cmd/sigproc
-DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
 N=$((16 << 20))
-/usr/bin/python3 -c "import numpy as np,sys; np.random.default_rng(29).uniform(-1,1,$N).astype('<f4').tofile(sys.argv[1])" "$DIR/x.f32"
+noise "$DIR/x.f32" $((N))
 printf '%s\n' 1.0 > "$DIR/t1.txt"
-/usr/bin/python3 -c "
-import numpy as np
-h = np.sinc(0.2*(np.arange(129)-64))*np.hamming(129); h /= h.sum()
-print('\n'.join(repr(float(v)) for v in h.astype(np.float32)))" > "$DIR/t129.txt"
-cat "$DIR/x.f32" > /dev/null # page cache
+taps129 "$DIR/t129.txt"
 pin() { timeout 60 taskset -c "$CPU" "$@"; }
 conf() { # conf TAPS BLOCK SLOTS(0 = default)
   echo "source: {type: file, path: $DIR/x.f32, format: rf32_le, sample_rate: 1e6}"

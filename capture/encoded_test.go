@@ -33,19 +33,7 @@ func TestViewEncoded(t *testing.T) {
 			for i := range data {
 				data[i] = byte(r.Uint32())
 			}
-			path := filepath.Join(t.TempDir(), "rec."+c.format)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: c.format, SampleRate: 1, Channels: c.ch})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			raw := src.(*capture.Raw)
-			if _, err := raw.Region(); err != nil {
-				t.Fatal(err)
-			}
+			raw, _ := mappedFile(t, data, c.format, c.ch)
 			if raw.Encoding() != c.enc || pipeline.EncodingSize(c.enc)*raw.Info().Channels() != c.frame {
 				t.Fatalf("encoding %q, want %q of %d-byte frames", raw.Encoding(), c.enc, c.frame)
 			}
@@ -72,19 +60,7 @@ func TestViewEncoded(t *testing.T) {
 		})
 	}
 	t.Run("truncated", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "rec.cs8")
-		if err := os.WriteFile(path, make([]byte, 1<<20), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: "cs8", SampleRate: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		raw := src.(*capture.Raw)
-		if _, err := raw.Region(); err != nil {
-			t.Fatal(err)
-		}
+		raw, path := mappedFile(t, make([]byte, 1<<20), "cs8", 1)
 		if _, err := raw.ViewEncoded(context.Background(), 1<<16); err != nil {
 			t.Fatal(err)
 		}
@@ -98,4 +74,24 @@ func TestViewEncoded(t *testing.T) {
 			t.Fatal("the error is not sticky")
 		}
 	})
+}
+
+// mappedFile writes data as a format file of ch channels, opens it and
+// maps it (Region); the source is closed at the end of the test.
+func mappedFile(t *testing.T, data []byte, format string, ch int) (*capture.Raw, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rec."+format)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: format, SampleRate: 1, Channels: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	raw := src.(*capture.Raw)
+	if _, err := raw.Region(); err != nil {
+		t.Fatal(err)
+	}
+	return raw, path
 }

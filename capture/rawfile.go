@@ -293,12 +293,7 @@ func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	if d := r.direct; d != nil && !d.dt.float {
 		return nil, fmt.Errorf("capture: %s stores %s values: take its bytes (ViewEncoded)", r.name, r.dt.name)
 	}
-	b, err := r.view(ctx, n, func(b []byte) error {
-		d := r.direct
-		d.view = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
-		defer func() { d.view = nil }()
-		return d.pool.Do(len(d.view), stripeMin/4, 4096/4, d.scanPart)
-	})
+	b, err := r.view(ctx, n, true)
 	var v []float32
 	if len(b) > 0 {
 		v = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
@@ -329,12 +324,12 @@ var encodingNames = map[encoding]string{
 // file an error wrapping [ErrTruncated]. Integers hold no NaN: nothing is
 // scanned, and the CPU does not touch the bytes.
 func (r *Raw) ViewEncoded(ctx context.Context, n int) ([]byte, error) {
-	return r.view(ctx, n, nil)
+	return r.view(ctx, n, false)
 }
 
 // view returns the bytes of the next up to n values from the mapping,
-// after scan (when not nil) has passed them, and advances past them.
-func (r *Raw) view(ctx context.Context, n int, scan func([]byte) error) ([]byte, error) {
+// scanned as float32 values when scan, and advances past them.
+func (r *Raw) view(ctx context.Context, n int, scan bool) ([]byte, error) {
 	if r.closed {
 		return nil, ErrClosed
 	}
@@ -366,8 +361,8 @@ func (r *Raw) view(ctx context.Context, n int, scan func([]byte) error) ([]byte,
 			}
 		}
 		b = d.mapped[d.off-d.mapStart : d.off-d.mapStart+k : d.off-d.mapStart+k]
-		if scan != nil {
-			if err := scan(b); err != nil {
+		if scan {
+			if err := d.scanMapped(b); err != nil {
 				r.err = r.faultErr(err)
 				return nil, r.err
 			}
@@ -381,6 +376,14 @@ func (r *Raw) view(ctx context.Context, n int, scan func([]byte) error) ([]byte,
 		return b, r.err
 	}
 	return b, nil
+}
+
+// scanMapped scans b, float32 values of the mapping, for non-finite
+// values in parts on the reader's goroutines (scanView).
+func (r *fileReader) scanMapped(b []byte) error {
+	r.view = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	defer func() { r.view = nil }()
+	return r.pool.Do(len(r.view), stripeMin/4, 4096/4, r.scanPart)
 }
 
 // errFault is a scan's fault on a page of the mapping that the file no

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,13 +42,7 @@ func TestControlPageInBrowser(t *testing.T) {
 	browser := chromium(t)
 	bin := buildBinary(t)
 	r := startControlRun(t, bin, "  - fir: {design: {type: lowpass, cutoff_hz: 6000, num_taps: 65}, decimate: 2}", "")
-	defer func() {
-		select {
-		case <-r.done:
-		default:
-			r.signal(syscall.SIGTERM)
-		}
-	}()
+	defer r.stopIfRunning()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browser),

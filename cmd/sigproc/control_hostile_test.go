@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,13 +62,7 @@ func TestControlHostilePageInBrowser(t *testing.T) {
 	browser := chromium(t)
 	bin := buildBinary(t)
 	r := startControlRun(t, bin, "  - fir: {taps: [1]}", "")
-	defer func() {
-		select {
-		case <-r.done:
-		default:
-			r.signal(syscall.SIGTERM)
-		}
-	}()
+	defer r.stopIfRunning()
 	_, controlPort, _ := net.SplitHostPort(r.addr)
 
 	var mu sync.Mutex

@@ -73,6 +73,16 @@ func startControlRun(t *testing.T, bin, stages, extra string) *controlRun {
 }
 
 // rewrite replaces the run's config with other stages (and extra).
+// stopIfRunning sends the run SIGTERM unless it has ended: a test that
+// fails midway leaves no process behind.
+func (r *controlRun) stopIfRunning() {
+	select {
+	case <-r.done:
+	default:
+		r.signal(syscall.SIGTERM)
+	}
+}
+
 func (r *controlRun) rewrite(t *testing.T, stages, extra string) {
 	t.Helper()
 	body := controlYAML(stages, r.out, fmt.Sprintf("control:\n  listen: %q\n%s", r.addr, extra))
