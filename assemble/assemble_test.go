@@ -185,6 +185,29 @@ func TestProbeTaps(t *testing.T) {
 	}
 }
 
+// TestStoredFrameBytes: a GPU's block is sized by what crosses PCIe, the
+// stored bytes of an integer recording, not its float32 frames.
+func TestStoredFrameBytes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		format string
+		want   int
+	}{{"cf32_le", 8}, {"rf32_le", 4}, {"cs8", 2}, {"cu8", 2}, {"ci16_le", 4}, {"ri16_le", 2}} {
+		path := filepath.Join(dir, c.format)
+		if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.OpenFile(path, c.format, 1e6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := storedFrameBytes(src, src.Info()); got != c.want {
+			t.Errorf("%s: %d bytes a frame, want %d", c.format, got, c.want)
+		}
+		src.Close()
+	}
+}
+
 // TestSourceBlock checks that the block follows the source when
 // block_size is not given: large blocks for a GPU on an unpaced source,
 // the default everywhere else, and block_size (from the file or the flag)
@@ -199,20 +222,23 @@ func TestSourceBlock(t *testing.T) {
 		flag                int // --block-size, 0 = none
 		procs               int // GOMAXPROCS, 0 = 2
 		want                int
+		bytes               int // a value as stored, 0 = 4 (float32)
 	}{
-		{"file on cuda: 8 MiB of cf32", file, "cuda", cplx, 0, 0, 1 << 20},
-		{"real file on cuda: 8 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 0, 2 << 20},
-		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 0, 256 << 10},
-		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 0, CPUThroughputBlock},
-		{"file on one cpu: 64 Ki frames", file, "cpu", cplx, 0, 1, CPUThroughputBlock},
-		{"file on 2 cpus: 256 Ki frames", file, "cpu", cplx, 0, 0, CPUMultiBlock},
-		{"file on 16 cpus", file, "cpu", cplx, 0, 16, CPUMultiBlock},
-		{"file on 24 cpus: 16 Ki frames a core, a power of two", file, "cpu", cplx, 0, 24, 512 << 10},
-		{"64 complex channels on 16 cpus", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 16, CPUThroughputBlock},
-		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 0, 4096},
-		{"--block-size wins", file, "cuda", cplx, 1024, 0, 1024},
-		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 0, 1 << 20},
-		{"paced synthetic keeps small blocks", fmt.Sprintf(synth, ", paced: true"), "cuda", cplx, 0, 0, config.DefaultBlockSize},
+		{"file on cuda: 16 MiB of cf32", file, "cuda", cplx, 0, 0, 2 << 20, 0},
+		{"real file on cuda: 16 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 0, 4 << 20, 0},
+		{"cs8 on cuda: 8 MiB as stored, 32 MiB of float32", file, "cuda", cplx, 0, 0, 4 << 20, 1},
+		{"ci16 on cuda: 16 MiB as stored", file, "cuda", cplx, 0, 0, 4 << 20, 2},
+		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 0, 512 << 10, 0},
+		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 0, CPUThroughputBlock, 0},
+		{"file on one cpu: 64 Ki frames", file, "cpu", cplx, 0, 1, CPUThroughputBlock, 0},
+		{"file on 2 cpus: 256 Ki frames", file, "cpu", cplx, 0, 0, CPUMultiBlock, 0},
+		{"file on 16 cpus", file, "cpu", cplx, 0, 16, CPUMultiBlock, 0},
+		{"file on 24 cpus: 16 Ki frames a core, a power of two", file, "cpu", cplx, 0, 24, 512 << 10, 0},
+		{"64 complex channels on 16 cpus", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 16, CPUThroughputBlock, 0},
+		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 0, 4096, 0},
+		{"--block-size wins", file, "cuda", cplx, 1024, 0, 1024, 0},
+		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 0, 2 << 20, 0},
+		{"paced synthetic keeps small blocks", fmt.Sprintf(synth, ", paced: true"), "cuda", cplx, 0, 0, config.DefaultBlockSize, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -228,7 +254,11 @@ func TestSourceBlock(t *testing.T) {
 			if procs == 0 {
 				procs = 2
 			}
-			got, why := sourceBlock(cfg, c.backend, c.info, procs)
+			stored := 4 * c.info.Channels()
+			if c.bytes > 0 {
+				stored = c.bytes * c.info.Channels()
+			}
+			got, why := sourceBlock(cfg, c.backend, c.info, stored, procs)
 			if got != c.want {
 				t.Fatalf("block %d (%q), want %d", got, why, c.want)
 			}

@@ -3,14 +3,21 @@
 // measured against (docs/THROUGHPUT.md, "Files to the GPU").
 //
 //   nvcc -O2 -arch=sm_90 -std=c++17 -o feedprobe bench/feedprobe.cu
-//   cat FILE > /dev/null && ./feedprobe FILE [chunkMiB]
+//   cat FILE > /dev/null && ./feedprobe FILE [chunkMiB] [routes|overlap]
 //
-// It registers the whole mapping (cuMemHostRegister, read-only, mapped),
+// routes (the default) registers the whole mapping (cuMemHostRegister, read-only, mapped),
 // copies it to the GPU in chunks with the copy engine and with a kernel
 // reading the mapped memory (also converting cs8 to float), then registers
 // it window by window on threads while the copies follow (with and without
 // 8 threads reading every page, as the NaN scan does, and unregistering
 // behind), and last copies from a cuMemHostAlloc buffer for reference.
+//
+// overlap asks what registering blocks: a thread registers 4 GiB of the
+// mapping while copies from a cuMemHostAlloc buffer, all queued before, run
+// on the copy engine, while the main thread keeps queuing copies, and while
+// a kernel reads host memory mapped; then the file registered window by
+// window with one copy a window, registration alone on 1-4 threads, and CPU
+// threads copying the mapping into pinned buffers (the read route's ceiling).
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -23,6 +30,8 @@
 #include <thread>
 #include <atomic>
 #include <vector>
+#include <string>
+#include <cstring>
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
@@ -52,8 +61,10 @@ __global__ void cs8(const uint4* __restrict__ src, float4* __restrict__ dst, lon
     }
 }
 
+static int overlap(int fd, char* m, size_t n);
+
 int main(int argc, char** argv) {
-    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB]\n"); return 2; }
+    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB] [routes|overlap]\n"); return 2; }
     size_t chunk = (size_t)(argc > 2 ? atoi(argv[2]) : 8) << 20;
     int fd = open(argv[1], O_RDONLY);
     struct stat st; fstat(fd, &st);
@@ -61,6 +72,7 @@ int main(int argc, char** argv) {
     char* m = (char*)mmap(nullptr, n, PROT_READ, MAP_SHARED, fd, 0);
     CK(cudaSetDevice(0));
     CK(cudaFree(0));
+    if (argc > 3 && std::string(argv[3]) == "overlap") return overlap(fd, m, n);
     int nbuf = 8;
     char* dbuf; CK(cudaMalloc(&dbuf, chunk * nbuf * 8));
     cudaStream_t s[4]; for (int i = 0; i < 4; i++) CK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
@@ -155,5 +167,134 @@ int main(int argc, char** argv) {
         CK(cudaMemcpyAsync(dbuf + (k % nbuf) * chunk, h + (k % nbuf) * chunk, chunk, cudaMemcpyHostToDevice, s[k % 4]));
     CK(cudaDeviceSynchronize());
     printf("reference: pinned buffer, same chunks, 4 streams: %.1f GiB/s\n", gib / (now() - t));
+    return 0;
+}
+
+// overlap: see the head of the file. m is the mapping of fd, n its size.
+static int overlap(int fd, char* m, size_t n) {
+    const size_t G = 1ull << 30, R = 4 * G, C = 64 << 20;
+    if (n < 8 * G) { printf("overlap needs a file of at least 8 GiB\n"); return 2; }
+    int pma = 0, pmaHost = 0;
+    cudaDeviceGetAttribute(&pma, cudaDevAttrPageableMemoryAccess, 0);
+    cudaDeviceGetAttribute(&pmaHost, cudaDevAttrPageableMemoryAccessUsesHostPageTables, 0);
+    printf("pageable memory access %d, through the host's page tables %d\n", pma, pmaHost);
+    char *h, *dh, *d;
+    CK(cudaHostAlloc((void**)&h, C, cudaHostAllocMapped));
+    CK(cudaHostGetDevicePointer((void**)&dh, h, 0));
+    memset(h, 1, C);
+    CK(cudaMalloc(&d, 2 * G));
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    auto ms = [&] { float x; CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&x, e0, e1)); return x / 1e3; };
+    auto reg = [&](char* p, size_t len) { double t = now(); CK(cudaHostRegister(p, len, cudaHostRegisterReadOnly)); return now() - t; };
+    auto queueCopies = [&](size_t bytes, size_t chunk) {  // from the pinned buffer, over and over
+        for (size_t off = 0; off < bytes; off += chunk) CK(cudaMemcpyAsync(d + off % G, h, chunk, cudaMemcpyHostToDevice, s));
+    };
+    // Alone.
+    double tr = reg(m, R);
+    double t0 = now(); CK(cudaHostUnregister(m)); double tu = now() - t0;
+    CK(cudaEventRecord(e0, s)); queueCopies(R, C); CK(cudaEventRecord(e1, s));
+    double tc = ms();
+    printf("alone: register 4 GiB %.3f s (%.1f GiB/s), unregister %.3f s, copy 4 GiB pinned %.3f s (%.1f GiB/s)\n", tr, 4 / tr, tu, tc, 4 / tc);
+    // (a) copies queued before, registration during them.
+    t0 = now();
+    CK(cudaEventRecord(e0, s)); queueCopies(R, C); CK(cudaEventRecord(e1, s));
+    double tq = now() - t0;
+    tr = reg(m + R, R);
+    tc = ms();
+    double tw = now() - t0;
+    printf("(a) copies queued first (%.3f s to queue), then register: register %.3f s, copies %.3f s, wall %.3f s (overlap would be %.3f)\n", tq, tr, tc, tw, std::max(tr + tq, tc));
+    CK(cudaHostUnregister(m + R));
+    // (b) registration on a thread while the main thread queues 8 MiB copies.
+    {
+        std::atomic<double> trr{0};
+        t0 = now();
+        std::thread th([&] { CK(cudaSetDevice(0)); trr = reg(m, R); });
+        CK(cudaEventRecord(e0, s)); queueCopies(R, 8 << 20); CK(cudaEventRecord(e1, s));
+        tq = now() - t0;
+        tc = ms(); th.join();
+        printf("(b) register on a thread while 8 MiB copies are queued: register %.3f s, queuing %.3f s, copies %.3f s, wall %.3f s\n", trr.load(), tq, tc, now() - t0);
+        CK(cudaHostUnregister(m));
+    }
+    // (c) a kernel reading pinned host memory mapped, launched first, registration during it.
+    {
+        CK(cudaEventRecord(e0, s));
+        for (size_t off = 0; off < R; off += C) gather<<<264, 512, 0, s>>>((const ulonglong2*)dh, (ulonglong2*)(d + off % G), C / 16);
+        CK(cudaEventRecord(e1, s));
+        double tk = ms();
+        t0 = now();
+        CK(cudaEventRecord(e0, s));
+        for (size_t off = 0; off < R; off += C) gather<<<264, 512, 0, s>>>((const ulonglong2*)dh, (ulonglong2*)(d + off % G), C / 16);
+        CK(cudaEventRecord(e1, s));
+        tr = reg(m + R, R);
+        tc = ms();
+        printf("(c) mapped kernel reads 4 GiB: alone %.3f s; register during it %.3f s, kernels %.3f s, wall %.3f s\n", tk, tr, tc, now() - t0);
+        CK(cudaHostUnregister(m + R));
+    }
+    // (d) the file's first 8 GiB window by window, one copy a window queued once it is registered.
+    for (int threads : {1, 2})
+        for (size_t win : {64ull << 20, 256ull << 20, 1ull << 30}) {
+            size_t N = 8 * G, nw = N / win;
+            std::vector<std::atomic<int>> ready(nw);
+            for (auto& r : ready) r = 0;
+            std::atomic<size_t> next{0};
+            t0 = now();
+            std::vector<std::thread> ts;
+            for (int k = 0; k < threads; k++) ts.emplace_back([&] {
+                CK(cudaSetDevice(0));
+                for (size_t w; (w = next++) < nw;) { reg(m + w * win, win); ready[w] = 1; }
+            });
+            for (size_t w = 0; w < nw; w++) {
+                while (!ready[w]) {}
+                CK(cudaMemcpyAsync(d + (w * win) % G, m + w * win, win, cudaMemcpyHostToDevice, s));
+            }
+            CK(cudaStreamSynchronize(s));
+            double dt = now() - t0;
+            for (auto& x : ts) x.join();
+            printf("(d) %d register threads, %4zu MiB windows, one copy a window: %.3f s, %.1f GiB/s\n", threads, win >> 20, dt, 8 / dt);
+            for (size_t w = 0; w < nw; w++) CK(cudaHostUnregister(m + w * win));
+        }
+    // (e) registration alone on 1, 2, 4 threads, 8 GiB in 256 MiB windows.
+    for (int threads : {1, 2, 4}) {
+        size_t win = 256 << 20, nw = 8 * G / win;
+        std::atomic<size_t> next{0};
+        t0 = now();
+        std::vector<std::thread> ts;
+        for (int k = 0; k < threads; k++) ts.emplace_back([&] {
+            CK(cudaSetDevice(0));
+            for (size_t w; (w = next++) < nw;) reg(m + w * win, win);
+        });
+        for (auto& x : ts) x.join();
+        double dt = now() - t0;
+        for (size_t w = 0; w < nw; w++) CK(cudaHostUnregister(m + w * win));
+        printf("(e) register 8 GiB on %d threads: %.3f s, %.1f GiB/s\n", threads, dt, 8 / dt);
+    }
+    // (f) CPU threads copying a fresh mapping of the file into pinned buffers (page faults included).
+    for (int threads : {1, 2, 4, 8, 14}) {
+        size_t N = 4 * G, part = N / threads & ~(size_t)4095;
+        char* f = (char*)mmap(nullptr, N, PROT_READ, MAP_SHARED, fd, 0);
+        if (f == MAP_FAILED) { printf("(f) mmap failed\n"); break; }
+        std::vector<char*> bufs(threads);
+        for (auto& b : bufs) CK(cudaHostAlloc((void**)&b, 8 << 20, 0));
+        t0 = now();
+        std::vector<std::thread> ts;
+        for (int k = 0; k < threads; k++) ts.emplace_back([&, k] {
+            for (size_t off = k * part; off < (k + 1) * part; off += 8 << 20) memcpy(bufs[k], f + off, std::min((size_t)8 << 20, (k + 1) * part - off));
+        });
+        for (auto& x : ts) x.join();
+        double dt = now() - t0;
+        printf("(f) %2d threads memcpy 4 GiB of a fresh mapping into pinned buffers: %.3f s, %.1f GiB/s\n", threads, dt, part * threads / double(G) / dt);
+        munmap(f, N);
+        for (auto& b : bufs) CK(cudaFreeHost(b));
+    }
+    // (g) with pageable access, a kernel reading 2 GiB of an unregistered fresh mapping.
+    if (pma) {
+        char* f = (char*)mmap(nullptr, 2 * G, PROT_READ, MAP_SHARED, fd, 4 * G);
+        CK(cudaEventRecord(e0, s));
+        gather<<<264, 512, 0, s>>>((const ulonglong2*)f, (ulonglong2*)d, 2 * G / 16);
+        CK(cudaEventRecord(e1, s));
+        tc = ms();
+        printf("(g) kernel reads 2 GiB of an unregistered mapping (pageable access): %.3f s, %.1f GiB/s\n", tc, 2 / tc);
+    }
     return 0;
 }

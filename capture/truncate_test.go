@@ -47,50 +47,64 @@ func TestReadTruncatedDuringRun(t *testing.T) {
 		{"grows", false, 1 << 16, 1 << 18, 8 << 20, true},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			src, path := openTestFile(t, data, tc.sigmf, header)
-			defer src.Close()
-			buf := make([]float32, tc.block)
-			got := readAtLeast(t, src, buf, tc.before)
-			want := vals
-			growOrCut(t, path, data, tc.grow, tc.size)
-			if tc.grow {
-				want = append(append([]float32{}, vals...), vals...)
+		for _, mapped := range []bool{false, true} {
+			if mapped && tc.grow {
+				continue // a mapping ends where the file did
 			}
-			rest, err := readAll(src, tc.block)
-			if tc.grow {
-				got = append(got, rest...)
-				if err != io.EOF || !equal(got, want) {
-					t.Fatalf("%d values (%v), want %d and io.EOF", len(got), err, len(want))
+			name := tc.name
+			if mapped {
+				name += "/mapped"
+			}
+			t.Run(name, func(t *testing.T) {
+				src, path := openTestFile(t, data, tc.sigmf, header)
+				defer src.Close()
+				if mapped { // a backend that declined the mapping: reads copy from it
+					if _, err := src.(interface{ Region() ([]byte, error) }).Region(); err != nil {
+						t.Fatal(err)
+					}
 				}
-				return
-			}
-			if !errors.Is(err, capture.ErrTruncated) {
-				t.Fatalf("%d values, then %v; want ErrTruncated", len(got)+len(rest), err)
-			}
-			// The reads end at the new size, or where they stood when the
-			// file was cut behind them.
-			start := int64(0)
-			if tc.sigmf {
-				start = header
-			}
-			now := max(tc.size, start+4*int64(len(got)))
-			msg := fmt.Sprintf("capture: %s: the file was truncated during the run: %d bytes now, %d when the run began", path, now, start+int64(len(data)))
-			if err.Error() != msg {
-				t.Errorf("error %q\nwant  %q", err, msg)
-			}
-			// What was read is the whole samples still there.
-			keep := (now - start) / 4
-			if tc.sigmf {
-				keep &^= 1 // cf32: whole I/Q pairs
-			}
-			if got = append(got, rest...); !equal(got, vals[:keep]) {
-				t.Fatalf("%d values read, want the first %d", len(got), keep)
-			}
-			if _, err2 := src.Read(context.Background(), buf); err2 != err {
-				t.Errorf("the error is not sticky: then %v", err2)
-			}
-		})
+				buf := make([]float32, tc.block)
+				got := readAtLeast(t, src, buf, tc.before)
+				want := vals
+				growOrCut(t, path, data, tc.grow, tc.size)
+				if tc.grow {
+					want = append(append([]float32{}, vals...), vals...)
+				}
+				rest, err := readAll(src, tc.block)
+				if tc.grow {
+					got = append(got, rest...)
+					if err != io.EOF || !equal(got, want) {
+						t.Fatalf("%d values (%v), want %d and io.EOF", len(got), err, len(want))
+					}
+					return
+				}
+				if !errors.Is(err, capture.ErrTruncated) {
+					t.Fatalf("%d values, then %v; want ErrTruncated", len(got)+len(rest), err)
+				}
+				// The reads end at the new size, or where they stood when the
+				// file was cut behind them.
+				start := int64(0)
+				if tc.sigmf {
+					start = header
+				}
+				now := max(tc.size, start+4*int64(len(got)))
+				msg := fmt.Sprintf("capture: %s: the file was truncated during the run: %d bytes now, %d when the run began", path, now, start+int64(len(data)))
+				if err.Error() != msg {
+					t.Errorf("error %q\nwant  %q", err, msg)
+				}
+				// What was read is the whole samples still there.
+				keep := (now - start) / 4
+				if tc.sigmf {
+					keep &^= 1 // cf32: whole I/Q pairs
+				}
+				if got = append(got, rest...); !equal(got, vals[:keep]) {
+					t.Fatalf("%d values read, want the first %d", len(got), keep)
+				}
+				if _, err2 := src.Read(context.Background(), buf); err2 != err {
+					t.Errorf("the error is not sticky: then %v", err2)
+				}
+			})
+		}
 	}
 }
 

@@ -178,7 +178,7 @@ EOF2
         case "$*" in *stages:*) ;; *) echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}" ;; esac
         echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
-      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps_per_thread=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
+      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
     for r in 1 2 3; do feed "default-$r"; done
     if [ "${GPU_BENCH_FEED_QUICK:-0}" = 1 ]; then :; else
@@ -193,7 +193,7 @@ EOF2
     say "bidir, overlap: $(grep -iE 'bidir|stream' "$P/bidir.txt" | tr -s ' ' | tr '\n' ' ')"
     fi
     if [ "${GPU_BENCH_FEED_SWEEP:-0}" = 1 ]; then
-      for th in 1 2 4; do for win in 64 256 1024; do
+      for th in 1 2; do for win in 16 32 64 128; do
         feed "pin-t$th-w$win" "cuda: {pin_threads: $th, pin_window_mb: $win}"
       done; done
     fi
@@ -210,6 +210,10 @@ sink: {type: null}
 EOF2
     timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8.txt" 2> "$P/cs8.err"
     say "cs8 shift+fir/8 default (rc $?): $(sed 's/  filtered.*//' "$P/cs8.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+' "$P/cs8.err" | tr '\n' ' ')"
+    echo "block_size: 4194304" >> "$W/cs8.yaml"
+    timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8-4mi.txt" 2> "$P/cs8-4mi.err"
+    say "cs8 shift+fir/8 4 Mi blocks (rc $?): $(sed 's/  filtered.*//' "$P/cs8-4mi.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/cs8-4mi.err" | tr '\n' ' ')"
+    sed -i '/^block_size/d' "$W/cs8.yaml"
     sed -i 's/cuda$/cuda\ncuda: {pin_source: false}/' "$W/cs8.yaml"
     timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8-read.txt" 2> "$P/cs8-read.err"
     say "cs8 shift+fir/8 read, CPU decode (rc $?): $(sed 's/  filtered.*//' "$P/cs8-read.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/cs8-read.err" | tr '\n' ' ')"

@@ -218,6 +218,11 @@ func (x *explicit) next(ctx context.Context) (pipeline.Output, error) {
 		}
 		x.submit++
 	}
+	if x.region != nil { // with the blocks in flight queued: see pinnedRegion
+		if err := x.region.ahead(); err != nil {
+			return pipeline.Output{}, fmt.Errorf("gpu: %w", err)
+		}
+	}
 	s := &x.sets[x.ret%uint64(len(x.sets))]
 	if err := s.done.Synchronize(); err != nil {
 		return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", s.seq, err)
@@ -232,7 +237,9 @@ func (x *explicit) next(ctx context.Context) (pipeline.Output, error) {
 	x.ring.Release()
 	x.ret++
 	if x.region != nil {
-		x.region.release(x.ret)
+		if err := x.region.release(x.ret); err != nil {
+			return pipeline.Output{}, fmt.Errorf("gpu: %w", err)
+		}
 	}
 	return blockOutput(s.seq, s.ts, s.n, x.l.Channels, s.hOut[:s.nOut]), nil
 }

@@ -204,15 +204,18 @@ func explicitPinned(l pipeline.Layout, outVals int) int64 {
 		2*cudrv.PageAlign(BatchMaxTaps*4)
 }
 
-// A source pinned in place (Options.PinSource) is pinned in windows:
-// large ones pin faster per byte (a whole 4 GiB mapping at 37 GiB/s on the
-// H200 host, 64–1024 MiB windows at about 28), and a few pinned ahead of
-// the copies keep the copy engine fed while the next are pinned.
+// A source pinned in place (Options.PinSource) is pinned in windows, on
+// the backend's goroutine between its submissions (pinnedRegion): a window
+// must pin within the time the blocks in flight take to copy (8 blocks of
+// 16 MiB: 2.5 ms at 50 GiB/s). Pinning costs about 0.2 ms a call plus
+// 1 ms per 38 MiB on the H200 host, so larger windows pin faster: 64 MiB
+// ones ran a 16 GiB file at 3.85 GS/s with 16 MiB blocks, 32 MiB ones at
+// 3.1 with 8 MiB blocks. A second thread pinning at once gained nothing.
 const (
 	// DefaultPinWindow is the window size when Options.PinWindow is 0.
-	DefaultPinWindow = 256 << 20
+	DefaultPinWindow = 64 << 20
 	// DefaultPinThreads is the pinning threads when Options.PinThreads is 0.
-	DefaultPinThreads = 2
+	DefaultPinThreads = 1
 	// minWindow is the smallest window worth pinning: below it the
 	// per-call cost of pinning dominates.
 	minWindow = 16 << 20

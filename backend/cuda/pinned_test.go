@@ -133,8 +133,8 @@ func TestPlanRegion(t *testing.T) {
 		wantKeep           bool
 	}{
 		{"16 GiB file, default budget room: streamed", 16 * gib, 16*gib - 200*mib, 0, 0, true, DefaultPinWindow, int((16*gib - 200*mib) / DefaultPinWindow), DefaultPinThreads, false},
-		{"2 GiB file fits: pinned whole, kept", 2 * gib, 16 * gib, 0, 0, true, DefaultPinWindow, 8, DefaultPinThreads, true},
-		{"small file: one window of its size", 40 * mib, 1 * gib, 0, 0, true, 40 * mib, 1, DefaultPinThreads, true},
+		{"2 GiB file fits: pinned whole, kept", 2 * gib, 16 * gib, 0, 0, true, DefaultPinWindow, int(2 * gib / DefaultPinWindow), DefaultPinThreads, true},
+		{"small file: one window of its size", 24 * mib, 1 * gib, 0, 0, true, 24 * mib, 1, DefaultPinThreads, true},
 		{"tiny file: the least window", 4096, 1 * gib, 0, 0, true, minWindow, 1, DefaultPinThreads, true},
 		{"window and threads set", 8 * gib, 4 * gib, 1 * gib, 1, true, 1 * gib, 4, 1, false},
 		{"room shrinks the window to leave two per thread", 8 * gib, 512 * mib, 1 * gib, 2, true, 128 * mib, 4, 2, false},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -71,42 +70,46 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 	return true, nil
 }
 
-// pinnedRegion is a source's memory pinned window by window, ahead of the
-// blocks that read it, by pinner goroutines, and unpinned by an unpinner
-// goroutine, each on a thread of its own with the context current. Its
-// methods run on the backend's goroutine.
+// pinnedRegion is a source's memory pinned window by window just ahead
+// of the blocks that read it, and unpinned behind them.
+//
+// Everything happens on the backend's goroutine, between its submissions.
+// The driver holds a lock while it pins, and a copy or launch queued from
+// another thread meanwhile waits for it: pinners running free on threads
+// of their own starve the copies, and the two cost their sum (22–25 GiB/s
+// on the H200 host, bench/feedprobe.cu's overlap phase). Copies already
+// queued run on through a pin, though, so pinning here, right after the
+// blocks in flight are queued, overlaps it with their copies. A window is
+// small enough to pin within the time the blocks in flight take to copy,
+// and plan.threads windows are pinned at once on threads of their own (two
+// pin faster than one), the backend's goroutine waiting for them.
 type pinnedRegion struct {
-	mem     []byte
-	plan    regionPlan
-	wins    []regionWindow
-	next    int          // the next window to hand to the pinners
-	low     int          // the window of the latest block's first byte: none below it is read again
-	live    atomic.Int64 // windows handed out and not yet unpinned
-	jobs    chan int
-	frees   chan *cudrv.HostBuf
-	freeErr error       // the unpinner's first error, read after it stopped
-	stop    atomic.Bool // close: the pinners skip what is left
-	wg      sync.WaitGroup
-	// What the end-of-run log line reports: the time the pinners spent
-	// pinning (summed over threads), and the time the copies waited for
-	// a window to be pinned.
-	pinning atomic.Int64
-	waited  time.Duration
-	log     zerolog.Logger
+	mem  []byte
+	plan regionPlan
+	wins []regionWindow
+	next int // the next window to pin
+	low  int // the window of the latest block's first byte: none below it is read again
+	end  int // the offset just past the latest block
+	live int // windows pinned and not yet unpinned
+	jobs chan int
+	wg   sync.WaitGroup
+	// What the end-of-run log line reports: the time spent pinning, and
+	// the part of it a block's copy waited for its own window.
+	pinning, waited time.Duration
+	log             zerolog.Logger
 }
 
 type regionWindow struct {
-	done   chan struct{} // closed once pinned (or failed)
-	buf    *cudrv.HostBuf
-	err    error
-	last   uint64 // ring index of the last block that reads it
-	queued bool
-	freed  bool // handed to the unpinner
+	done  chan struct{} // closed once pinned (or failed)
+	buf   *cudrv.HostBuf
+	err   error
+	last  uint64 // ring index of the last block that reads it
+	freed bool
 }
 
 func newPinnedRegion(ctx *cudrv.Context, mem []byte, plan regionPlan, ro bool) *pinnedRegion {
 	n := (len(mem) + int(plan.window) - 1) / int(plan.window)
-	p := &pinnedRegion{mem: mem, plan: plan, wins: make([]regionWindow, n), jobs: make(chan int, n), frees: make(chan *cudrv.HostBuf, n)}
+	p := &pinnedRegion{mem: mem, plan: plan, wins: make([]regionWindow, n), jobs: make(chan int, n)}
 	for i := range p.wins {
 		p.wins[i].done = make(chan struct{})
 	}
@@ -116,42 +119,20 @@ func newPinnedRegion(ctx *cudrv.Context, mem []byte, plan regionPlan, ro bool) *
 			onThread(ctx, func(cerr error) {
 				for w := range p.jobs {
 					win := &p.wins[w]
+					lo, hi := w*window, min(len(mem), (w+1)*window)
 					switch {
-					case p.stop.Load():
-						win.err = errors.New("closed")
 					case cerr != nil:
 						win.err = cerr
+					case ro:
+						win.buf, win.err = cudrv.RegisterHostReadOnly(mem[lo:hi])
 					default:
-						lo, hi := w*window, min(len(mem), (w+1)*window)
-						t0 := time.Now()
-						if ro {
-							win.buf, win.err = cudrv.RegisterHostReadOnly(mem[lo:hi])
-						} else {
-							win.buf, win.err = cudrv.RegisterHost(mem[lo:hi], false)
-						}
-						p.pinning.Add(int64(time.Since(t0)))
+						win.buf, win.err = cudrv.RegisterHost(mem[lo:hi], false)
 					}
 					close(win.done)
 				}
 			})
 		})
 	}
-	// Unpinning a window takes milliseconds; on the backend's goroutine it
-	// would stall the copies queued behind it.
-	p.wg.Go(func() {
-		onThread(ctx, func(cerr error) {
-			for b := range p.frees {
-				err := cerr
-				if err == nil {
-					err = b.Free()
-				}
-				if err != nil && p.freeErr == nil {
-					p.freeErr = fmt.Errorf("unpin the source: %w", err)
-				}
-				p.live.Add(-1)
-			}
-		})
-	})
 	return p
 }
 
@@ -168,34 +149,49 @@ func onThread(ctx *cudrv.Context, f func(cerr error)) {
 	f(cerr)
 }
 
-// first pins the first window and waits for it, then hands the pinners
-// the windows after it.
+// first pins the first windows before the run.
 func (p *pinnedRegion) first() error {
-	p.queue(0)
-	<-p.wins[0].done
-	if err := p.wins[0].err; err != nil {
-		return fmt.Errorf("pin the source's first %d bytes: %w", min(len(p.mem), int(p.plan.window)), err)
-	}
-	p.fill()
-	return nil
+	return p.pin(min(p.plan.threads, len(p.wins)))
 }
 
-// fill hands windows to the pinners up to the bound.
-func (p *pinnedRegion) fill() {
-	for p.next < len(p.wins) && p.live.Load() < int64(p.plan.ahead) {
-		p.queue(p.next)
+// pin pins the next n windows, on the pinners at once, and waits for them.
+func (p *pinnedRegion) pin(n int) error {
+	from := p.next
+	t0 := time.Now()
+	for ; p.next < from+n; p.next++ {
+		p.live++
+		p.jobs <- p.next
 	}
+	var errs []error
+	for w := from; w < p.next; w++ {
+		win := &p.wins[w]
+		<-win.done
+		if win.err != nil {
+			p.live--
+			errs = append(errs, fmt.Errorf("pin the source's bytes %d to %d: %w", w*int(p.plan.window), min(len(p.mem), (w+1)*int(p.plan.window)), win.err))
+		}
+	}
+	p.pinning += time.Since(t0)
+	return errors.Join(errs...)
 }
 
-func (p *pinnedRegion) queue(w int) {
-	p.wins[w].queued = true
-	p.live.Add(1)
-	p.next = w + 1
-	p.jobs <- w
+// ahead pins the next windows, as many as there are pinners, when fewer
+// bytes than that are pinned beyond the latest block, within the bound:
+// called once the blocks in flight are queued, so that their copies run
+// while it pins. Pinning further ahead would only stall the blocks behind
+// it: each pin holds the backend's goroutine, which queues one block for
+// each that completes.
+func (p *pinnedRegion) ahead() error {
+	n := min(p.plan.threads, len(p.wins)-p.next, p.plan.ahead-p.live)
+	if n <= 0 || p.next*int(p.plan.window)-p.end >= p.plan.threads*int(p.plan.window) {
+		return nil
+	}
+	return p.pin(n)
 }
 
 // copyIn enqueues the copy of block k's view (its bytes in the region) to
-// dst, window by window, once the windows it reads are pinned.
+// dst, window by window, pinning a window the pinning ahead has not
+// reached (even beyond the bound, for a block straddling into it).
 func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cudrv.Stream) error {
 	base := uintptr(unsafe.Pointer(&p.mem[0]))
 	off := int(uintptr(unsafe.Pointer(&view[0])) - base)
@@ -204,21 +200,19 @@ func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cud
 		return fmt.Errorf("block at offset %d outside the source's region of %d bytes", off, len(p.mem))
 	}
 	window := int(p.plan.window)
-	p.low = off / window
+	p.low, p.end = off/window, end
 	for lo := off; lo < end; {
 		w := lo / window
 		hi := min(end, (w+1)*window)
-		for p.next <= w { // beyond the bound: a block straddling into a window not yet queued
-			p.queue(p.next)
+		if p.next <= w {
+			t0 := time.Now()
+			err := p.pin(w + 1 - p.next)
+			p.waited += time.Since(t0)
+			if err != nil {
+				return err
+			}
 		}
 		win := &p.wins[w]
-		select {
-		case <-win.done:
-		default: // the copies wait for the pinners: time it
-			t0 := time.Now()
-			<-win.done
-			p.waited += time.Since(t0)
-		}
 		if win.err != nil {
 			return fmt.Errorf("pin the source's bytes %d to %d: %w", w*window, min(len(p.mem), (w+1)*window), win.err)
 		}
@@ -231,55 +225,55 @@ func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cud
 	return nil
 }
 
-// release hands the unpinner the windows below the latest block's that no
-// block in flight reads (every block before ring index done has been
-// copied), unless the whole region stays pinned, and hands the pinners
-// more.
-func (p *pinnedRegion) release(done uint64) {
-	if !p.plan.keep {
-		for w := range p.wins[:min(p.low, len(p.wins))] {
-			win := &p.wins[w]
-			if win.queued && !win.freed && win.buf != nil && win.last < done {
-				win.freed = true
-				p.frees <- win.buf
+// release unpins the windows below the latest block's that no block in
+// flight reads (every block before ring index done has been copied),
+// unless the whole region stays pinned.
+func (p *pinnedRegion) release(done uint64) error {
+	if p.plan.keep {
+		return nil
+	}
+	for w := range p.wins[:min(p.low, p.next)] {
+		if win := &p.wins[w]; !win.freed && win.buf != nil && win.last < done {
+			if err := p.unpin(win); err != nil {
+				return err
 			}
 		}
 	}
-	p.fill()
+	return nil
 }
 
-// close stops the pinners and the unpinner and unpins every window.
-// Nothing may read the region any more.
-func (p *pinnedRegion) close() error {
-	p.stop.Store(true)
-	close(p.jobs)
-	for w := range p.wins {
-		win := &p.wins[w]
-		if win.queued {
-			<-win.done
-		}
-		if win.buf != nil && !win.freed {
-			win.freed = true
-			p.frees <- win.buf
-		}
+func (p *pinnedRegion) unpin(win *regionWindow) error {
+	win.freed = true
+	p.live--
+	if err := win.buf.Free(); err != nil {
+		return fmt.Errorf("unpin the source: %w", err)
 	}
-	close(p.frees)
+	return nil
+}
+
+// close stops the pinners and unpins every window. Nothing may read the
+// region any more.
+func (p *pinnedRegion) close() error {
+	close(p.jobs)
 	p.wg.Wait()
+	var errs []error
 	pinned := 0
-	for w := range p.wins {
-		if p.wins[w].err == nil && p.wins[w].queued {
+	for w := range p.wins[:p.next] {
+		win := &p.wins[w]
+		if win.err == nil {
 			pinned++
 		}
+		if win.buf != nil && !win.freed {
+			errs = append(errs, p.unpin(win))
+		}
 	}
-	if pinned == 0 {
-		return p.freeErr
+	if pinned > 0 {
+		gib := float64(pinned) * float64(p.plan.window) / (1 << 30)
+		p.log.Info().Int("windows", pinned).Float64("pinning_s", p.pinning.Seconds()).
+			Float64("pin_gibps", gib/max(p.pinning.Seconds(), 1e-9)).Float64("copies_waited_s", p.waited.Seconds()).
+			Msg("source pinned in place: the time spent pinning, and the part of it a copy waited for its window")
 	}
-	pin := time.Duration(p.pinning.Load())
-	gib := float64(pinned) * float64(p.plan.window) / (1 << 30)
-	p.log.Info().Int("windows", pinned).Float64("pinning_s", pin.Seconds()).
-		Float64("pin_gibps_per_thread", gib/max(pin.Seconds(), 1e-9)).Float64("copies_waited_s", p.waited.Seconds()).
-		Msg("source pinned in place: the time spent pinning, and how long the copies waited for it")
-	return p.freeErr
+	return errors.Join(errs...)
 }
 
 // convertOnDevice makes the transport take blocks stored in encoding: a
