@@ -6,13 +6,19 @@ import "github.com/sigproc/sigproc/pipeline"
 // (kernels/convert.cu), 0 for one it cannot convert, and the bytes of one
 // stored value.
 func convertCode(encoding string) (code int64, size int) {
-	codes := map[string]int64{
-		pipeline.EncInt8:      1,
-		pipeline.EncUint8SDR:  2,
-		pipeline.EncUint8Half: 3,
-		pipeline.EncInt16:     4,
-		pipeline.EncInt24:     5,
-		pipeline.EncInt32:     6,
+	switch encoding {
+	case pipeline.EncInt8:
+		code = 1
+	case pipeline.EncUint8SDR:
+		code = 2
+	case pipeline.EncUint8Half:
+		code = 3
+	case pipeline.EncInt16:
+		code = 4
+	case pipeline.EncInt24:
+		code = 5
+	case pipeline.EncInt32:
+		code = 6
 	}
-	return codes[encoding], pipeline.EncodingSize(encoding)
+	return code, pipeline.EncodingSize(encoding)
 }

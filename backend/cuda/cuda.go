@@ -14,7 +14,6 @@ import (
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/internal/cudrv"
 
-	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
@@ -56,7 +55,7 @@ func NewBackend(taps []float32, complex bool, opts Options) (pipeline.Backend, e
 }
 
 // backend is the CUDA backend of one run: its configuration, and what
-// every transport shares once Start has run (the context, the FIR module,
+// every transport shares once Start has run (the context,
 // a stream, the device taps, the allocations freed at Close). The moving
 // and filtering of blocks is the transport's, which Start chooses, and
 // every method that depends on it delegates to it.
@@ -73,7 +72,6 @@ type backend struct {
 	// ring and buffers, set by Start (RegionBudget).
 	regionLimit int64
 	ctx         *cudrv.Context // nil before Start and after Close
-	mod         cudrv.Module   // kernels/fir.ptx
 	stream      cudrv.Stream
 	dtaps       cudrv.DevicePtr
 	dev         []cudrv.DevicePtr // device allocations to free
@@ -124,9 +122,6 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	b.transport, why = b.resolveTransport(info, l)
 	b.opts.Log.Info().Str("device", info.String()).Str("transport", string(b.transport)).Str("reason", why).Msg("cuda backend")
 	if b.pinLimit, err = b.plan(b.transport, info, l); err != nil {
-		return nil, err
-	}
-	if b.mod, err = cudrv.LoadModule(cudrv.PTXFile(b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR"); err != nil {
 		return nil, err
 	}
 	if b.stream, err = cudrv.NewStream(); err != nil {

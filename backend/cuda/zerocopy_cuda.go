@@ -13,6 +13,7 @@ import (
 
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/internal/tagged"
+	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
 )
 
@@ -22,7 +23,7 @@ import (
 // the package doc's protocol). It runs a plain fir of one or N channels
 // and retunes it (zc_retune_cuda.go).
 type zeroCopy struct {
-	b *backend // the run's configuration, context, FIR module, stream, device taps and allocations
+	b *backend // the run's configuration, context, stream, device taps and allocations
 
 	l        pipeline.Layout
 	ring     *pipeline.Ring
@@ -66,7 +67,12 @@ func (z *zeroCopy) setup(l pipeline.Layout) error {
 			smem>>10, ntaps, l.BlockSize, l.Channels, z.b.info.Name, z.b.info.SharedOptin>>10)
 	}
 	kernel := persistentKernel(l.Channels)
-	fn, err := z.b.mod.Function(kernel)
+	// Freed with the context: a kernel that will not stop keeps it.
+	mod, err := cudrv.LoadModule(cudrv.PTXFile(z.b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR")
+	if err != nil {
+		return err
+	}
+	fn, err := mod.Function(kernel)
 	if err != nil {
 		return fmt.Errorf("gpu: kernel %s: %w", kernel, err)
 	}
