@@ -17,7 +17,9 @@
 // on the copy engine, while the main thread keeps queuing copies, and while
 // a kernel reads host memory mapped; then the file registered window by
 // window with one copy a window, registration alone on 1-4 threads, and CPU
-// threads copying the mapping into pinned buffers (the read route's ceiling).
+// threads copying the mapping into pinned buffers (the read route's ceiling),
+// and registration gated between copies as sigproc does it, with and
+// without threads scanning the mapping meanwhile.
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -287,6 +289,42 @@ static int overlap(int fd, char* m, size_t n) {
         munmap(f, N);
         for (auto& b : bufs) CK(cudaFreeHost(b));
     }
+    // (h) gated, as sigproc pins: one thread registers window k+1 right
+    // after queuing window k's copies (16 MiB chunks), on a fresh mapping of
+    // the file's first 8 GiB; with scan, 14 threads read every float of the
+    // mapping meanwhile (the NaN scan), 8 MiB at a time from the start.
+    for (int scan : {0, 1, 0, 1})
+        for (size_t win : {64ull << 20, 256ull << 20}) {
+            size_t N = 8 * G, nw = N / win;
+            char* f = (char*)mmap(nullptr, N, PROT_READ, MAP_SHARED, fd, 0);
+            std::atomic<size_t> next{0};
+            std::atomic<unsigned> sink{0};
+            std::vector<std::thread> sc;
+            t0 = now();
+            if (scan) for (int k = 0; k < 14; k++) sc.emplace_back([&] {
+                unsigned acc = 0;  // every word read, as the scan does (xor: it vectorises)
+                for (size_t off; (off = next.fetch_add(8 << 20)) < N;) {
+                    const unsigned* v = (const unsigned*)(f + off);
+                    for (size_t i = 0; i < (8 << 20) / 4; i++) acc ^= v[i];
+                }
+                sink ^= acc;
+            });
+            double treg = 0;
+            double t1 = now(); CK(cudaHostRegister(f, win, cudaHostRegisterReadOnly)); treg += now() - t1;
+            for (size_t w = 0; w < nw; w++) {
+                for (size_t off = w * win; off < (w + 1) * win; off += 16 << 20)
+                    CK(cudaMemcpyAsync(d + off % G, f + off, 16 << 20, cudaMemcpyHostToDevice, s));
+                if (w + 1 < nw) { t1 = now(); CK(cudaHostRegister(f + (w + 1) * win, win, cudaHostRegisterReadOnly)); treg += now() - t1; }
+            }
+            CK(cudaStreamSynchronize(s));
+            double dt = now() - t0;
+            for (auto& x : sc) x.join();
+            double tscan = now() - t0;
+            printf("(h) gated, %4zu MiB windows, scan %d: %.3f s, %.1f GiB/s; registering %.3f s (%.1f GiB/s)%s\n", win >> 20, scan, dt, 8 / dt, treg, 8 / treg,
+                   scan ? (" scan done at " + std::to_string(tscan).substr(0, 5) + " s").c_str() : "");
+            for (size_t w = 0; w < nw; w++) CK(cudaHostUnregister(f + w * win));
+            munmap(f, N);
+        }
     // (g) with pageable access, a kernel reading 2 GiB of an unregistered fresh mapping.
     if (pma) {
         char* f = (char*)mmap(nullptr, 2 * G, PROT_READ, MAP_SHARED, fd, 4 * G);

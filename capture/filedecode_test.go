@@ -55,9 +55,9 @@ func sameEnd(t *testing.T, what string, gerr, rerr error, path, name string) {
 // parts each decoded by the goroutine that read it: the values must be the
 // stream decoder's bit for bit, for reads that split into parts and end
 // inside one, and its end (a partial frame left over) the same error.
-// Len counts the frames left as the reads go. Once Region has mapped the
-// file (for a backend that takes the bytes as stored, or declined them),
-// reads decode straight from the mapping, with the same values.
+// Len counts the frames left as the reads go. Region maps the file, for a
+// backend that takes the bytes as stored; reads after it (a backend that
+// declined them) give the same values.
 func TestIntFileMatchesStream(t *testing.T) {
 	capture.SetParallelReads(4)
 	defer capture.SetParallelReads(0)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/par"
@@ -35,6 +36,12 @@ const decodeChunk = 64 << 10
 // fileWorkers is the goroutines a file reader reads with; 0 lets par
 // choose from the CPUs (tests set it).
 var fileWorkers = 0
+
+// fileSpin is how long a file reader's goroutines look for the next
+// block's part before they park (par.Pool.Spin): waking 14 parked
+// goroutines one after another cost about 200 µs a 4 MiB view on the
+// H200 host's virtual machine, against some 30 µs of scanning each.
+const fileSpin = 100 * time.Microsecond
 
 // fileReader reads [off, end) of a regular file by position.
 type fileReader struct {
@@ -87,6 +94,7 @@ func newFileReader(f *os.File, dt datatype, frame int, off, end int64, scan func
 		return nil
 	}
 	r := &fileReader{f: f, dt: dt, frame: frame, off: off, end: end, size: fi.Size(), pool: par.NewPool(fileWorkers)}
+	r.pool.Spin(fileSpin)
 	if dt.float {
 		// Parts need only be whole float32s, for the scan; pages suit pread.
 		r.minPart, r.align, r.scan = stripeMin, 4096, scan
@@ -132,12 +140,9 @@ func (r *fileReader) read(dst []float32, nb int) (int, error) {
 	if limited {
 		nb = int(r.end - r.off)
 	}
-	switch {
-	case r.inPlace():
+	if r.inPlace() {
 		r.buf = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), nb)
-	case r.mapped != nil: // decoded from the mapping
-		r.out = dst
-	default:
+	} else {
 		if len(r.raw) < nb {
 			r.raw = make([]byte, nb)
 		}
@@ -146,13 +151,6 @@ func (r *fileReader) read(dst []float32, nb int) (int, error) {
 	r.whole = nb
 	err := r.pool.Do(nb, r.minPart, r.align, r.readPart)
 	n := r.whole
-	if r.mapped != nil && nb > 0 {
-		// Copied from the mapping: the file must still hold what was
-		// copied, or its end now is where the reads stop.
-		if now, serr := fileSize(r.f); serr == nil && now < r.off+int64(nb) {
-			n, err = int(max(0, now-r.off)), io.EOF
-		}
-	}
 	r.buf, r.out = nil, nil
 	r.off += int64(n)
 	if err == nil && (limited || n < nb) {
@@ -167,9 +165,6 @@ func (r *fileReader) read(dst []float32, nb int) (int, error) {
 // ones are decoded chunk by chunk as they are read (lo is a multiple of
 // the frame, so the part's bytes are whole frames).
 func (r *fileReader) readAt(lo, hi int) error {
-	if r.mapped != nil {
-		return r.copyMapped(lo, hi)
-	}
 	var err error
 	n := 0
 	if r.out == nil {
@@ -202,29 +197,6 @@ func (r *fileReader) readAt(lo, hi int) error {
 	return err
 }
 
-// copyMapped is readAt once Region has mapped the file (a backend that
-// declined the blocks in place): a copy from the page cache, or a decode
-// straight from it, with no system call a part. 14 cores copy a
-// page-cached file into pinned memory at 51 GiB/s on the H200 host, where
-// pread gives 19 (bench/feedprobe.cu, overlap). A fault on a page the file
-// no longer has is recovered into errFault; read checks the size after the
-// copy, as a new end within a page reads as zeros, not a fault.
-func (r *fileReader) copyMapped(lo, hi int) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer r.recoverFault(&err)
-	at := int(r.off - r.mapStart)
-	src := r.mapped[at+lo : at+hi]
-	if r.out != nil {
-		decodeLE(r.dt, r.out[lo/r.dt.size:hi/r.dt.size], src)
-		return nil
-	}
-	copy(r.buf[lo:hi], src)
-	if r.scan != nil && hi-lo >= 4 {
-		r.scan(unsafe.Slice((*float32)(unsafe.Pointer(&r.buf[lo])), (hi-lo)/4))
-	}
-	return nil
-}
-
 // close stops the pool's goroutines and unmaps the file.
 func (r *fileReader) close() error {
 	r.pool.Close()
@@ -255,9 +227,6 @@ func (r *Raw) readDirect(dst []float32) (int, error) {
 		// A partial sample at the end is reported, as the decoder does.
 		r.eof = true
 		r.err = r.endErrLeft(m - whole*frame + int(r.direct.restBytes()))
-		return n, r.err
-	case errors.Is(err, errFault):
-		r.err = r.faultErr(err)
 		return n, r.err
 	case err != nil:
 		r.err = fmt.Errorf("capture: read %s: %w", r.name, err)
@@ -438,23 +407,19 @@ var errFault = errors.New("fault on the file's mapping")
 // shorter than the run began with.
 func (r *fileReader) scanView(lo, hi int) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer r.recoverFault(&err)
+	defer func() {
+		if e := recover(); e != nil {
+			_, memory := e.(runtime.Error)
+			f, known := e.(interface{ Addr() uintptr })
+			if memory && (known && r.inMapping(f.Addr()) || (!known || f.Addr() == 0) && r.shrunk()) {
+				err = errFault
+				return
+			}
+			panic(e)
+		}
+	}()
 	r.scan(r.view[lo:hi])
 	return nil
-}
-
-// recoverFault, deferred with SetPanicOnFault on, recovers a fault on the
-// mapping into errFault (see scanView) and lets any other panic go on.
-func (r *fileReader) recoverFault(err *error) {
-	if e := recover(); e != nil {
-		_, memory := e.(runtime.Error)
-		f, known := e.(interface{ Addr() uintptr })
-		if memory && (known && r.inMapping(f.Addr()) || (!known || f.Addr() == 0) && r.shrunk()) {
-			*err = errFault
-			return
-		}
-		panic(e)
-	}
 }
 
 // shrunk reports whether the file is now shorter than the reads must reach.

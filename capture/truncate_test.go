@@ -58,7 +58,7 @@ func TestReadTruncatedDuringRun(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				src, path := openTestFile(t, data, tc.sigmf, header)
 				defer src.Close()
-				if mapped { // a backend that declined the mapping: reads copy from it
+				if mapped { // mapped for a backend that then declined it: the reads go on
 					if _, err := src.(interface{ Region() ([]byte, error) }).Region(); err != nil {
 						t.Fatal(err)
 					}
