@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
@@ -97,17 +96,15 @@ func (h *hostMem) free() error {
 	return errors.Join(errs...)
 }
 
-// makeEvents creates n timing events.
 // copyRig times copies between one device buffer and host memory on one
 // stream. It needs a current context.
 type copyRig struct {
 	stream cudrv.Stream
-	evs    []cudrv.Event // reps+1
 	dev    cudrv.DevicePtr
 	size   int64
 }
 
-func newCopyRig(size int64, reps int) (r *copyRig, err error) {
+func newCopyRig(size int64) (r *copyRig, err error) {
 	r = &copyRig{size: size}
 	defer func() {
 		if err != nil {
@@ -116,9 +113,6 @@ func newCopyRig(size int64, reps int) (r *copyRig, err error) {
 	}()
 	if r.stream, err = cudrv.NewStream(); err != nil {
 		return nil, fmt.Errorf("gpu: create stream: %w", err)
-	}
-	if r.evs, err = cudrv.MakeEvents(reps + 1); err != nil {
-		return nil, err
 	}
 	if r.dev, err = cudrv.MemAlloc(size); err != nil {
 		return nil, fmt.Errorf("gpu: allocate %d MiB of device memory: %w", size>>20, err)
@@ -134,8 +128,6 @@ func (r *copyRig) close() error {
 		}
 		r.dev = 0
 	}
-	errs = append(errs, cudrv.DestroyEvents(r.evs))
-	r.evs = nil
 	if r.stream != (cudrv.Stream{}) {
 		if err := r.stream.Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
@@ -161,53 +153,27 @@ func (r *copyRig) copyOnce(dir string, host unsafe.Pointer) error {
 // time runs warmup untimed copies, then reps copies back to back with an
 // event between each two.
 func (r *copyRig) time(mem, dir string, host unsafe.Pointer, reps, warmup int) (CopyResult, error) {
-	if reps+1 > len(r.evs) {
-		return CopyResult{}, fmt.Errorf("gpu: copy rig has events for %d reps, not %d", len(r.evs)-1, reps)
-	}
-	for range warmup {
-		if err := r.copyOnce(dir, host); err != nil {
-			return CopyResult{}, err
-		}
-	}
-	if err := r.stream.Synchronize(); err != nil {
-		return CopyResult{}, fmt.Errorf("gpu: %s %s warmup: %w", mem, dir, err)
-	}
-	t0 := time.Now()
-	if err := r.evs[0].Record(r.stream); err != nil {
-		return CopyResult{}, fmt.Errorf("gpu: record event: %w", err)
-	}
-	for i := range reps {
-		if err := r.copyOnce(dir, host); err != nil {
-			return CopyResult{}, err
-		}
-		if err := r.evs[i+1].Record(r.stream); err != nil {
-			return CopyResult{}, fmt.Errorf("gpu: record event: %w", err)
-		}
-	}
-	if err := r.evs[reps].Synchronize(); err != nil {
-		return CopyResult{}, fmt.Errorf("gpu: %s %s copies: %w", mem, dir, err)
-	}
-	host0 := time.Since(t0).Seconds()
-	total, err := cudrv.Elapsed(r.evs[0], r.evs[reps])
+	t, err := timePasses(r.stream, mem+" "+dir, warmup, reps, backToBack, func() error { return r.copyOnce(dir, host) })
 	if err != nil {
 		return CopyResult{}, err
 	}
-	per := make([]float64, reps)
-	best := 0.0
-	for i := range reps {
-		s, err := cudrv.Elapsed(r.evs[i], r.evs[i+1])
-		if err != nil {
-			return CopyResult{}, err
-		}
-		per[i] = gibps(float64(r.size), s)
-		best = max(best, per[i])
-	}
+	per, best := rates(r.size, t.per)
 	bytes := float64(r.size) * float64(reps)
 	return CopyResult{
-		Memory: mem, Direction: dir, Bytes: r.size, Reps: reps, Seconds: total,
-		GiBps: gibps(bytes, total), BestGiBps: best, MedianGiBps: median(per),
-		HostGiBps: gibps(bytes, host0),
+		Memory: mem, Direction: dir, Bytes: r.size, Reps: reps, Seconds: t.span,
+		GiBps: gibps(bytes, t.span), BestGiBps: best, MedianGiBps: median(per),
+		HostGiBps: gibps(bytes, t.host),
 	}, nil
+}
+
+// rates returns the GiB/s of size bytes in each of sec, and the best.
+func rates(size int64, sec []float64) (per []float64, best float64) {
+	per = make([]float64, len(sec))
+	for i, s := range sec {
+		per[i] = gibps(float64(size), s)
+		best = max(best, per[i])
+	}
+	return per, best
 }
 
 // measureCopy allocates host memory of kind mem and a device buffer of
@@ -223,7 +189,7 @@ func measureCopy(mem, dir string, size int64, reps, warmup int) (res CopyResult,
 			err = e
 		}
 	}()
-	rig, err := newCopyRig(size, reps)
+	rig, err := newCopyRig(size)
 	if err != nil {
 		return CopyResult{}, err
 	}
@@ -345,11 +311,17 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 			return BidirResult{}, err
 		}
 		frees = append(frees, hosts[i].free)
-		if rigs[i], err = newCopyRig(size, 1); err != nil {
+		if rigs[i], err = newCopyRig(size); err != nil {
 			return BidirResult{}, err
 		}
 		frees = append(frees, rigs[i].close)
 	}
+	// evs[0] starts both streams; evs[1+i] ends rigs[i]'s.
+	evs, err := cudrv.MakeEvents(3)
+	if err != nil {
+		return BidirResult{}, err
+	}
+	frees = append(frees, func() error { return cudrv.DestroyEvents(evs) })
 	dirs := [2]string{DirH2D, DirD2H}
 	for range warmup {
 		for i := range rigs {
@@ -363,8 +335,7 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 			return BidirResult{}, fmt.Errorf("gpu: bidirectional warmup: %w", err)
 		}
 	}
-	// rigs[0].evs[0] starts both streams; each rig's evs[1] ends it.
-	start := rigs[0].evs[0]
+	start := evs[0]
 	if err := start.Record(rigs[0].stream); err != nil {
 		return BidirResult{}, fmt.Errorf("gpu: record event: %w", err)
 	}
@@ -380,15 +351,15 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 	}
 	var sec [2]float64
 	for i := range rigs {
-		if err := rigs[i].evs[1].Record(rigs[i].stream); err != nil {
+		if err := evs[1+i].Record(rigs[i].stream); err != nil {
 			return BidirResult{}, fmt.Errorf("gpu: record event: %w", err)
 		}
 	}
 	for i := range rigs {
-		if err := rigs[i].evs[1].Synchronize(); err != nil {
+		if err := evs[1+i].Synchronize(); err != nil {
 			return BidirResult{}, fmt.Errorf("gpu: bidirectional copies: %w", err)
 		}
-		if sec[i], err = cudrv.Elapsed(start, rigs[i].evs[1]); err != nil {
+		if sec[i], err = cudrv.Elapsed(start, evs[1+i]); err != nil {
 			return BidirResult{}, err
 		}
 	}
@@ -398,46 +369,6 @@ func measureBidir(size int64, reps, warmup int) (res BidirResult, err error) {
 		Bytes: size, Reps: reps, Seconds: long,
 		H2DGiBps: gibps(bytes, sec[0]), D2HGiBps: gibps(bytes, sec[1]), TotalGiBps: gibps(2*bytes, long),
 	}, nil
-}
-
-// launchTimed launches fn reps times (after warmup untimed launches) on
-// stream, each between two events, and returns the seconds of each.
-func launchTimed(fn cudrv.Function, grid int, params []unsafe.Pointer, stream cudrv.Stream, reps, warmup int) (sec []float64, err error) {
-	evs, err := cudrv.MakeEvents(reps + 1)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if e := cudrv.DestroyEvents(evs); e != nil && err == nil {
-			err = e
-		}
-	}()
-	for range warmup {
-		if err := fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
-			return nil, fmt.Errorf("gpu: launch: %w", err)
-		}
-	}
-	if err := evs[0].Record(stream); err != nil {
-		return nil, fmt.Errorf("gpu: record event: %w", err)
-	}
-	for i := range reps {
-		if err := fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
-			return nil, fmt.Errorf("gpu: launch: %w", err)
-		}
-		if err := evs[i+1].Record(stream); err != nil {
-			return nil, fmt.Errorf("gpu: record event: %w", err)
-		}
-	}
-	if err := evs[reps].Synchronize(); err != nil {
-		return nil, fmt.Errorf("gpu: kernel: %w", err)
-	}
-	sec = make([]float64, reps)
-	for i := range reps {
-		if sec[i], err = cudrv.Elapsed(evs[i], evs[i+1]); err != nil {
-			return nil, err
-		}
-	}
-	return sec, nil
 }
 
 // measureMapped times bw_read or bw_write over size bytes of mapped pinned
@@ -479,18 +410,19 @@ func measureMapped(mod cudrv.Module, op string, size int64, reps, warmup, grid i
 	} else {
 		params = []unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&n16), unsafe.Pointer(&sink)}
 	}
-	sec, err := launchTimed(fn, grid, params, stream, reps, warmup)
+	launch := func() error {
+		if err := fn.Launch(grid, bwThreads, 0, stream, params); err != nil {
+			return fmt.Errorf("gpu: launch %s: %w", name, err)
+		}
+		return nil
+	}
+	t, err := timePasses(stream, "mapped "+op, warmup, reps, backToBack, launch)
 	runtime.KeepAlive(params)
 	if err != nil {
-		return MappedResult{}, fmt.Errorf("gpu: mapped %s: %w", op, err)
+		return MappedResult{}, err
 	}
-	rates := make([]float64, len(sec))
-	best := 0.0
-	for i, s := range sec {
-		rates[i] = gibps(float64(size), s)
-		best = max(best, rates[i])
-	}
-	return MappedResult{Op: op, Bytes: size, Reps: reps, GiBps: median(rates), Best: best, Blocks: grid, Threads: bwThreads}, nil
+	per, best := rates(size, t.per)
+	return MappedResult{Op: op, Bytes: size, Reps: reps, GiBps: median(per), Best: best, Blocks: grid, Threads: bwThreads}, nil
 }
 
 // overlapRig holds the buffers of the overlap test.

@@ -93,42 +93,19 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 	if err := stream.CopyHtoD(din, unsafe.Pointer(&x[0]), int64(len(x))*4); err != nil {
 		return BenchChainResult{}, fmt.Errorf("gpu: copy input to device: %w", err)
 	}
-	evs, err := cudrv.MakeEvents(2)
+	var nout int
+	launch := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := f.Launch(stream, din, dout, nvals)
+		nout = n
+		return err
+	}
+	t, err := timePasses(stream, "chain", cfg.Warmup, cfg.Reps, apart, launch)
 	if err != nil {
 		return BenchChainResult{}, err
 	}
-	defer cudrv.DestroyEvents(evs)
-	for range cfg.Warmup {
-		if _, err := f.Launch(stream, din, dout, nvals); err != nil {
-			return BenchChainResult{}, err
-		}
-	}
-	if err := stream.Synchronize(); err != nil {
-		return BenchChainResult{}, fmt.Errorf("gpu: chain warmup: %w", err)
-	}
-	for i := range cfg.Reps {
-		if err := ctx.Err(); err != nil {
-			return BenchChainResult{}, err
-		}
-		if err := evs[0].Record(stream); err != nil {
-			return BenchChainResult{}, fmt.Errorf("gpu: record event: %w", err)
-		}
-		nout, err := f.Launch(stream, din, dout, nvals)
-		if err != nil {
-			return BenchChainResult{}, err
-		}
-		if err := evs[1].Record(stream); err != nil {
-			return BenchChainResult{}, fmt.Errorf("gpu: record event: %w", err)
-		}
-		if err := evs[1].Synchronize(); err != nil {
-			return BenchChainResult{}, fmt.Errorf("gpu: chain pass %d: %w", i, err)
-		}
-		s, err := cudrv.Elapsed(evs[0], evs[1])
-		if err != nil {
-			return BenchChainResult{}, err
-		}
-		res.Seconds = append(res.Seconds, s)
-		res.OutSamples = nout / outCh
-	}
+	res.Seconds, res.OutSamples = t.per, nout/outCh
 	return res, nil
 }

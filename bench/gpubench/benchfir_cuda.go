@@ -77,23 +77,12 @@ func BenchFIR(ctx context.Context, cfg BenchFIRConfig) (res BenchFIRResult, err 
 		return BenchFIRResult{}, fmt.Errorf("gpu: create stream: %w", err)
 	}
 	defer stream.Destroy()
-	start, err := cudrv.NewEvent(cudrv.EventBlockingSync)
-	if err != nil {
-		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
-	}
-	defer start.Destroy()
-	stop, err := cudrv.NewEvent(cudrv.EventBlockingSync)
-	if err != nil {
-		return BenchFIRResult{}, fmt.Errorf("gpu: create event: %w", err)
-	}
-	defer stop.Destroy()
-
 	var host []float32
 	if cfg.Output != nil {
 		host = make([]float32, nvals)
 	}
 	for _, taps := range cfg.Taps {
-		run, err := benchOne(ctx, cfg, taps, ch, nout, din, dout, stream, start, stop, host)
+		run, err := benchOne(ctx, cfg, taps, ch, nout, din, dout, stream, host)
 		if err != nil {
 			return BenchFIRResult{}, err
 		}
@@ -146,7 +135,7 @@ func newBenchFilter(cfg BenchFIRConfig, taps []float32, ch, nout int) (benchFilt
 
 // benchOne times one tap set; the output, if wanted, goes to cfg.Output.
 func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout int, din, dout cudrv.DevicePtr,
-	stream cudrv.Stream, start, stop cudrv.Event, host []float32) (BenchFIRRun, error) {
+	stream cudrv.Stream, host []float32) (BenchFIRRun, error) {
 	f, run, err := newBenchFilter(cfg, taps, ch, nout)
 	if err != nil {
 		return BenchFIRRun{}, err
@@ -171,36 +160,17 @@ func benchOne(ctx context.Context, cfg BenchFIRConfig, taps []float32, ch, nout 
 	if err := stream.MemsetD32(dout, 0xffffffff, nvals); err != nil {
 		return BenchFIRRun{}, fmt.Errorf("gpu: poison output: %w", err)
 	}
-	for range cfg.Warmup {
-		if err := f.Launch(stream, din, dout, nout); err != nil {
-			return BenchFIRRun{}, err
-		}
-	}
-	if err := stream.Synchronize(); err != nil {
-		return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR warmup (%d taps): %w", len(taps), err)
-	}
-	for i := range cfg.Reps {
+	launch := func() error {
 		if err := ctx.Err(); err != nil {
-			return BenchFIRRun{}, err
+			return err
 		}
-		if err := start.Record(stream); err != nil {
-			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
-		}
-		if err := f.Launch(stream, din, dout, nout); err != nil {
-			return BenchFIRRun{}, err
-		}
-		if err := stop.Record(stream); err != nil {
-			return BenchFIRRun{}, fmt.Errorf("gpu: record event: %w", err)
-		}
-		if err := stop.Synchronize(); err != nil {
-			return BenchFIRRun{}, fmt.Errorf("gpu: batch FIR pass %d (%d taps): %w", i, len(taps), err)
-		}
-		s, err := cudrv.Elapsed(start, stop)
-		if err != nil {
-			return BenchFIRRun{}, err
-		}
-		run.Seconds = append(run.Seconds, s)
+		return f.Launch(stream, din, dout, nout)
 	}
+	t, err := timePasses(stream, fmt.Sprintf("batch FIR (%d taps)", len(taps)), cfg.Warmup, cfg.Reps, apart, launch)
+	if err != nil {
+		return BenchFIRRun{}, err
+	}
+	run.Seconds = t.per
 	if cfg.Output != nil {
 		if err := stream.CopyDtoH(unsafe.Pointer(&host[0]), dout, nvals*4); err != nil {
 			return BenchFIRRun{}, fmt.Errorf("gpu: copy output to host: %w", err)
