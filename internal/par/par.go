@@ -57,7 +57,7 @@ func (p *Pool) Do(n, minPart, align int, f func(lo, hi int) error) error {
 	}
 	var err error
 	for range sent {
-		if e, _ := poll(p.done, p.spin); e != nil {
+		if e := <-p.done; e != nil {
 			err = errors.Join(err, e)
 		}
 	}
@@ -115,8 +115,8 @@ func work(jobs <-chan part, done chan<- error, spin time.Duration) {
 	}
 }
 
-// Spin makes the pool's goroutines, once they finish a part, and the
-// caller of Do or Share, waiting for them, look for the next for d, yielding the
+// Spin makes the pool's goroutines, once they finish a part, and Share's
+// caller, waiting for the others, look for the next for d, yielding the
 // core between looks, before they park: a stream of blocks hands over the
 // next within it, where waking a parked goroutine costs tens of
 // microseconds on a virtual machine. It must be called before first use.
