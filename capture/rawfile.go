@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/par"
@@ -46,21 +45,18 @@ type fileReader struct {
 	// size is the file's size when the run began (when the reader was
 	// made, or Region mapped it): reads or views ending short of it, or of
 	// end, mean the file was truncated under the run.
-	size      int64
-	pool      *par.Pool
-	minPart   int                    // the smallest part of a read, in bytes of the file
-	align     int                    // what parts start at multiples of
-	chunk     int                    // decodeChunk, in whole frames
-	readPart  func(lo, hi int) error // r.readAt, made once: Do allocates nothing
-	scanPart  func(lo, hi int) error // r.scanView, made once likewise
-	touchPart func(lo, hi int) error // r.touchView, made once likewise
-	scan      func([]float32)        // counts the non-finite values of a part read (float32)
+	size     int64
+	pool     *par.Pool
+	minPart  int                    // the smallest part of a read, in bytes of the file
+	align    int                    // what parts start at multiples of
+	chunk    int                    // decodeChunk, in whole frames
+	readPart func(lo, hi int) error // r.readAt, made once: Do allocates nothing
+	scanPart func(lo, hi int) error // r.scanView, made once likewise
+	scan     func([]float32)        // counts the non-finite values of a part read (float32)
 
 	mapped   []byte // Region's mapping of the file from mapStart, or nil
 	mapStart int64
 	view     []float32 // the view being scanned
-	touch    []byte    // the view whose pages are being touched
-	touched  atomic.Uint32
 	// skipSizeCheck makes View skip its fstat (tests: the fault recovery
 	// then catches a truncation).
 	skipSizeCheck bool
@@ -103,7 +99,6 @@ func newFileReader(f *os.File, dt datatype, frame int, off, end int64, scan func
 	}
 	r.readPart = r.readAt
 	r.scanPart = r.scanView
-	r.touchPart = r.touchView
 	return r
 }
 
@@ -327,15 +322,13 @@ var encodingNames = map[encoding]string{
 // from the mapping that Region made (pipeline.EncodedViewer), as View
 // returns float32 values: whole samples, the end as Read's, a truncated
 // file an error wrapping [ErrTruncated]. Integers hold no NaN: nothing is
-// scanned, but a byte of each page is read on every core (touchMapped),
-// so that the pages are mapped before a GPU pins them.
+// scanned, and the CPU does not touch the bytes.
 func (r *Raw) ViewEncoded(ctx context.Context, n int) ([]byte, error) {
 	return r.view(ctx, n, false)
 }
 
 // view returns the bytes of the next up to n values from the mapping,
-// scanned as float32 values when scan, else with a byte of each page read,
-// and advances past them.
+// scanned as float32 values when scan, and advances past them.
 func (r *Raw) view(ctx context.Context, n int, scan bool) ([]byte, error) {
 	if r.closed {
 		return nil, ErrClosed
@@ -368,13 +361,11 @@ func (r *Raw) view(ctx context.Context, n int, scan bool) ([]byte, error) {
 			}
 		}
 		b = d.mapped[d.off-d.mapStart : d.off-d.mapStart+k : d.off-d.mapStart+k]
-		visit := d.touchMapped // stored integers: a byte a page
 		if scan {
-			visit = d.scanMapped
-		}
-		if err := visit(b); err != nil {
-			r.err = r.faultErr(err)
-			return nil, r.err
+			if err := d.scanMapped(b); err != nil {
+				r.err = r.faultErr(err)
+				return nil, r.err
+			}
 		}
 	}
 	d.off += k
@@ -395,31 +386,6 @@ func (r *fileReader) scanMapped(b []byte) error {
 	return r.pool.Do(len(r.view), stripeMin/4, 4096/4, r.scanPart)
 }
 
-// touchMapped reads a byte of each page of b, bytes of the mapping that
-// are not scanned (stored integers), in parts on the reader's goroutines
-// (touchView). The pages are then mapped on every core, with the kernel's
-// fault-around, as the scan maps a float32 view's: a GPU that pins the
-// view next would otherwise fault them in one by one on one thread, which
-// pinned a cs8 file at 13 GiB/s on the H200 host against 27-35 for float32.
-func (r *fileReader) touchMapped(b []byte) error {
-	r.touch = b
-	defer func() { r.touch = nil }()
-	return r.pool.Do(len(b), stripeMin, 4096, r.touchPart)
-}
-
-// touchView reads a byte of each page of part [lo, hi) of the bytes being
-// touched; a fault is recovered as scanView's.
-func (r *fileReader) touchView(lo, hi int) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer r.recoverFault(&err)
-	var x byte
-	for i := lo; i < hi; i += 4096 {
-		x ^= r.touch[i]
-	}
-	r.touched.Add(uint32(x)) // so that the reads are kept
-	return nil
-}
-
 // errFault is a scan's fault on a page of the mapping that the file no
 // longer has.
 var errFault = errors.New("fault on the file's mapping")
@@ -433,23 +399,19 @@ var errFault = errors.New("fault on the file's mapping")
 // shorter than the run began with.
 func (r *fileReader) scanView(lo, hi int) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer r.recoverFault(&err)
+	defer func() {
+		if e := recover(); e != nil {
+			_, memory := e.(runtime.Error)
+			f, known := e.(interface{ Addr() uintptr })
+			if memory && (known && r.inMapping(f.Addr()) || (!known || f.Addr() == 0) && r.shrunk()) {
+				err = errFault
+				return
+			}
+			panic(e)
+		}
+	}()
 	r.scan(r.view[lo:hi])
 	return nil
-}
-
-// recoverFault, deferred with SetPanicOnFault on, recovers a fault on the
-// mapping into errFault (see scanView) and lets any other panic go on.
-func (r *fileReader) recoverFault(err *error) {
-	if e := recover(); e != nil {
-		_, memory := e.(runtime.Error)
-		f, known := e.(interface{ Addr() uintptr })
-		if memory && (known && r.inMapping(f.Addr()) || (!known || f.Addr() == 0) && r.shrunk()) {
-			*err = errFault
-			return
-		}
-		panic(e)
-	}
 }
 
 // shrunk reports whether the file is now shorter than the reads must reach.
