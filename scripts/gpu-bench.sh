@@ -168,8 +168,7 @@ with open(sys.argv[1], "wb") as f:
     for i in range(16 * int(sys.argv[2])):  # 64 MiB each
         (blk * np.float32(1 + i % 7)).tofile(f)
 EOF2
-    # Written back first: pinning pages still dirty ran at a third of the
-    # rate, and a recording to be processed is usually on disk already.
+    # Written back first, as a recording to be processed usually is.
     sync
     cat "$W/in.cf32" > /dev/null
     timeout "$(cap 60)" $B bench bandwidth --only copy --size 256MiB --reps 20 > "$P/bandwidth.txt" 2>&1
