@@ -333,8 +333,10 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 	block := CPUThroughputBlock
 	switch {
 	case backend != "cpu":
-		for block < config.MaxBlockSize && 2*block*stored <= ThroughputBlockBytes && 2*block*4*info.Channels() <= 2*ThroughputBlockBytes {
-			block *= 2
+		// Doubled while the next block fits: ThroughputBlockBytes as
+		// stored, twice that as float32 on the device.
+		for next := 2 * block; block < config.MaxBlockSize && next*stored <= ThroughputBlockBytes && next*4*info.Channels() <= 2*ThroughputBlockBytes; next *= 2 {
+			block = next
 		}
 	case procs > 1:
 		block = CPUMultiBlock

@@ -24,8 +24,9 @@ func defaultWorkers() int { return min(runtime.GOMAXPROCS(0), par.MaxWorkers) }
 // took 20–45 µs on a 2-core VM, and between two blocks the caller also
 // hands the output on and takes the next block, which the source may
 // still be reading. On a 2-core VM, 2 cores against 1 (bench/cores_cpu.sh,
-// side by side) gave a median 1.54–1.65× with 200 µs against 1.39–1.58×
-// with 50 µs, in four pairs of 16 rounds; 100 and 500 µs fell between.
+// side by side) gave a median 1.49–1.65× with 200 µs against 1.30–1.58×
+// with 50 µs, better in each of six pairs of 16 rounds; 100 and 500 µs
+// fell between.
 const handOver = 200 * time.Microsecond
 
 // segmentsPerWorker is how many segments a block is cut into for each

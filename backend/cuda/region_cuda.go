@@ -20,7 +20,7 @@ import (
 // from the page cache, samples in memory. The region is pinned window by
 // window ahead of the blocks (planRegion), read-only where the device
 // allows, as a mapped file needs. Windows no block reads again are
-// unpinned off the copy path, so pinned memory stays within the budget
+// unpinned, so pinned memory stays within the budget
 // (cuda.max_pinned_mb, or the default sized from the host) whatever the
 // recording's size; a region that fits the budget whole stays pinned to
 // the end. The zero-copy transport writes tagged words and takes no views.
@@ -81,8 +81,9 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 // queued run on through a pin, though, so pinning here, right after the
 // blocks in flight are queued, overlaps it with their copies. A window is
 // small enough to pin within the time the blocks in flight take to copy,
-// and plan.threads windows are pinned at once on threads of their own (two
-// pin faster than one), the backend's goroutine waiting for them.
+// and plan.threads windows are pinned at once on threads of their own
+// (cuda.pin_threads; one by default, as a second gained nothing), the
+// backend's goroutine waiting for them.
 type pinnedRegion struct {
 	mem  []byte
 	plan regionPlan
