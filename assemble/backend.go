@@ -31,6 +31,7 @@ func GPUOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 		PinSource:     cfg.CUDA.PinSourceOn(),
 		PinWindow:     int64(cfg.CUDA.PinWindowMB) << 20,
 		PinThreads:    cfg.CUDA.PinThreads,
+		ReadShare:     cfg.CUDA.ReadShare,
 		Log:           log,
 	}
 }

@@ -64,9 +64,10 @@ __global__ void cs8(const uint4* __restrict__ src, float4* __restrict__ dst, lon
 }
 
 static int overlap(int fd, char* m, size_t n);
+static int hybrid(int fd);
 
 int main(int argc, char** argv) {
-    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB] [routes|overlap]\n"); return 2; }
+    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB] [routes|overlap|hybrid]\n"); return 2; }
     size_t chunk = (size_t)(argc > 2 ? atoi(argv[2]) : 8) << 20;
     int fd = open(argv[1], O_RDONLY);
     struct stat st; fstat(fd, &st);
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
     CK(cudaSetDevice(0));
     CK(cudaFree(0));
     if (argc > 3 && std::string(argv[3]) == "overlap") return overlap(fd, m, n);
+    if (argc > 3 && std::string(argv[3]) == "hybrid") return hybrid(fd);
     int nbuf = 8;
     char* dbuf; CK(cudaMalloc(&dbuf, chunk * nbuf * 8));
     cudaStream_t s[4]; for (int i = 0; i < 4; i++) CK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
@@ -333,6 +335,84 @@ static int overlap(int fd, char* m, size_t n) {
         CK(cudaEventRecord(e1, s));
         tc = ms();
         printf("(g) kernel reads 2 GiB of an unregistered mapping (pageable access): %.3f s, %.1f GiB/s\n", tc, 2 / tc);
+    }
+    return 0;
+}
+
+// hybrid: 8 GiB of a fresh mapping to the GPU in 16 MiB blocks, in order on
+// one stream, 64 MiB windows; every k-th window is staged (CPU threads copy
+// its blocks into a ring of 16 pinned slots, running ahead), the others are
+// registered gated on the main thread (the next one right after a window's
+// copies are queued). k = 1 stages everything: the read route, by memcpy
+// from the mapping or by pread, with the copy engine running beside it.
+static int hybrid(int fd) {
+    const size_t G = 1ull << 30, N = 8 * G, B = 16 << 20, W = 64 << 20, NS = 16;
+    char* d; CK(cudaMalloc(&d, G));
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<char*> slot(NS);
+    for (auto& b : slot) { CK(cudaHostAlloc((void**)&b, B, 0)); memset(b, 0, B); }
+    std::vector<cudaEvent_t> ev(NS);
+    for (auto& x : ev) CK(cudaEventCreateWithFlags(&x, cudaEventDisableTiming));
+    struct cfg { int k, threads, pread; };
+    for (cfg c : {cfg{0, 0, 0}, cfg{1, 14, 0}, cfg{1, 10, 0}, cfg{1, 14, 1}, cfg{1, 10, 1}, cfg{2, 12, 0}, cfg{3, 12, 0}, cfg{2, 12, 1},
+                  cfg{1, 14, 0}, cfg{1, 10, 0}, cfg{1, 14, 1}, cfg{1, 10, 1}, cfg{0, 0, 0}}) {
+        size_t nb = N / B, bpw = W / B, nw = N / W;
+        char* f = (char*)mmap(nullptr, N, PROT_READ, MAP_SHARED, fd, 0);
+        auto staged = [&](size_t w) { return c.k > 0 && w % c.k == (size_t)c.k - 1; };
+        std::vector<size_t> sb;  // staged blocks in order
+        for (size_t b = 0; b < nb; b++) if (staged(b / bpw)) sb.push_back(b);
+        std::vector<std::atomic<long>> avail(NS);
+        for (size_t i = 0; i < NS; i++) avail[i] = (long)i;
+        std::vector<std::atomic<int>> ready(sb.size());
+        for (auto& r : ready) r = 0;
+        std::atomic<size_t> next{0};
+        double t0 = now(), treg = 0, tcpu = 0;
+        std::vector<std::thread> ts;
+        for (int t = 0; t < c.threads; t++) ts.emplace_back([&] {
+            for (size_t j; (j = next++) < sb.size();) {
+                while (avail[j % NS].load() != (long)j) std::this_thread::yield();
+                if (c.pread) {
+                    for (size_t o = 0; o < B;) { ssize_t k = pread(fd, slot[j % NS] + o, B - o, sb[j] * B + o); if (k <= 0) exit(3); o += k; }
+                } else memcpy(slot[j % NS], f + sb[j] * B, B);
+                ready[j] = 1;
+            }
+        });
+        std::vector<long> out;  // staged copies queued, not yet seen done
+        size_t head = 0;
+        auto frees = [&] {
+            while (head < out.size() && cudaEventQuery(ev[out[head] % NS]) == cudaSuccess) { avail[out[head] % NS] = out[head] + NS; head++; }
+        };
+        auto reg = [&](size_t w) { double t = now(); CK(cudaHostRegister(f + w * W, W, cudaHostRegisterReadOnly)); treg += now() - t; };
+        size_t regd = 0;  // windows before regd are registered or staged
+        auto regNext = [&](size_t after) {
+            for (size_t w = std::max(regd, after); w < nw; w++) { regd = w + 1; if (!staged(w)) { reg(w); return; } }
+        };
+        regNext(0);
+        size_t j = 0;
+        for (size_t w = 0; w < nw; w++) {
+            for (size_t b = w * bpw; b < (w + 1) * bpw; b++) {
+                if (staged(w)) {
+                    double t = now();
+                    while (!ready[j]) frees();
+                    tcpu += now() - t;
+                    CK(cudaMemcpyAsync(d + (b * B) % G, slot[j % NS], B, cudaMemcpyHostToDevice, s));
+                    CK(cudaEventRecord(ev[j % NS], s));
+                    out.push_back((long)j++);
+                } else {
+                    CK(cudaMemcpyAsync(d + (b * B) % G, f + b * B, B, cudaMemcpyHostToDevice, s));
+                }
+            }
+            frees();
+            if (regd <= w + 1) regNext(w + 1);
+        }
+        CK(cudaStreamSynchronize(s));
+        double dt = now() - t0;
+        frees();
+        for (auto& x : ts) x.join();
+        for (size_t w = 0; w < nw; w++) if (!staged(w)) CK(cudaHostUnregister(f + w * W));
+        munmap(f, N);
+        printf("hybrid: every %d%s window staged by %2d threads (%s): %.3f s, %.1f GiB/s; registering %.3f s, waiting for staged blocks %.3f s\n",
+               c.k, c.k == 1 ? "st" : c.k == 2 ? "nd" : c.k == 3 ? "rd" : "th", c.threads, c.pread ? "pread" : "memcpy", dt, 8 / dt, treg, tcpu);
     }
     return 0;
 }

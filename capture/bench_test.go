@@ -211,3 +211,86 @@ func BenchmarkReadCS8File(b *testing.B) {
 	src.Close()
 	b.ReportMetric(float64(b.N)*(4<<20)/b.Elapsed().Seconds()/1e9, "GS/s")
 }
+
+// BenchmarkRawFileBlocks reads a 1 GiB cf32 file in the page cache in
+// 16 MiB blocks into a ring of 32 buffers, as a pipeline fills its slots:
+// "split" reads each block in parts on all the reader's goroutines (Read),
+// "whole" reads GOMAXPROCS-2 blocks at once, each on a goroutine of its own
+// (Reserve, ReadReserved). Bytes are the file's.
+func BenchmarkRawFileBlocks(b *testing.B) {
+	const size, block, slots = 1 << 30, 16 << 20, 32
+	path := filepath.Join(b.TempDir(), "x.cf32")
+	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ring := make([][]float32, slots)
+	for i := range ring {
+		ring[i] = make([]float32, block/4)
+	}
+	readers := max(1, runtime.GOMAXPROCS(0)-2)
+	for _, mode := range []string{"split", "whole"} {
+		b.Run(mode, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				src, err := capture.OpenFile(path, "cf32_le", 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := src.(*capture.Raw)
+				if mode == "split" {
+					for i := 0; ; i++ {
+						if _, err := r.Read(context.Background(), ring[i%slots]); err == io.EOF {
+							break
+						} else if err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else {
+					readWhole(b, r, ring, readers)
+				}
+				r.Close()
+			}
+		})
+	}
+}
+
+// readWhole reads r to its end, readers blocks at once into ring's
+// buffers in turn.
+func readWhole(b *testing.B, r *capture.Raw, ring [][]float32, readers int) {
+	type job struct {
+		at  int64
+		dst []float32
+	}
+	jobs := make(chan job, readers)
+	errs := make(chan error, len(ring))
+	for range readers {
+		go func() {
+			for j := range jobs {
+				_, err := r.ReadReserved(j.dst, j.at)
+				errs <- err
+			}
+		}()
+	}
+	issued, done := 0, 0
+	for end := false; !end; issued++ {
+		for issued-done >= readers {
+			if err := <-errs; err != nil && err != io.EOF {
+				b.Fatal(err)
+			}
+			done++
+		}
+		dst := ring[issued%len(ring)]
+		at, n, ok := r.Reserve(len(dst))
+		if !ok {
+			b.Fatal("not reservable")
+		}
+		end = n < len(dst)
+		jobs <- job{at, dst[:n]}
+	}
+	close(jobs)
+	for ; done < issued; done++ {
+		if err := <-errs; err != nil && err != io.EOF {
+			b.Fatal(err)
+		}
+	}
+}

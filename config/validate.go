@@ -302,6 +302,9 @@ func (c *Config) Validate() error {
 	if c.CUDA.PinThreads < 0 || c.CUDA.PinThreads > 64 {
 		add("cuda.pin_threads", "must be in 0..64 (0: the default), got %d", c.CUDA.PinThreads)
 	}
+	if s := c.CUDA.ReadShare; s != nil && !(*s >= 0 && *s <= 1) {
+		add("cuda.read_share", "must be in 0..1, got %v", *s)
+	}
 	if c.CUDA.WatchdogMS <= 0 {
 		add("cuda.watchdog_ms", "must be > 0, got %d", c.CUDA.WatchdogMS)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,37 @@ type Viewer interface {
 	// View returns the next up to n values in place, as Read would
 	// return them (whole samples; io.EOF with the last ones at the end).
 	View(ctx context.Context, n int) ([]float32, error)
+}
+
+// ParallelSource is a Source whose next blocks can be read at once, each
+// whole on a goroutine of its own: a file read by position (capture.Raw on
+// a float32 file). The producer reserves blocks in order, reads several
+// into ring slots at once (Config.Readers) and publishes them in order:
+// one block split among all the goroutines instead waits for its slowest
+// part, every block.
+type ParallelSource interface {
+	Source
+	// Reserve takes the next up to n values (whole samples) and returns
+	// where they start, for ReadReserved, and how many they are: fewer
+	// than n only at the end, which ReadReserved then reports. ok is
+	// false, with nothing taken, when the source cannot be read so (Read
+	// it instead).
+	Reserve(n int) (at int64, values int, ok bool)
+	// ReadReserved reads the values reserved at at into dst, exactly as
+	// many, on any goroutine, and returns as Read would: whole samples,
+	// io.EOF (or the end's error) after the last reservation.
+	ReadReserved(dst []float32, at int64) (int, error)
+}
+
+// ParallelViewer is a ParallelSource and a Viewer that also hands its
+// reservations out in place: once Region has mapped it, Reserve's at is
+// the values' byte offset in the region.
+type ParallelViewer interface {
+	ParallelSource
+	Viewer
+	// ViewReserved returns the values reserved at at in place, as View
+	// returns them, on any goroutine.
+	ViewReserved(at int64, values int) ([]float32, error)
 }
 
 // EncodedViewer is a Viewer that may store its samples in an integer
@@ -87,6 +119,17 @@ type WordSource interface {
 type RegionBackend interface {
 	Backend
 	UseRegion(region []byte, encoding string) (bool, error)
+}
+
+// RegionSharer is a RegionBackend that takes only part of a region in
+// place, and has the rest read into the ring by a ParallelViewer's
+// readers: the CPU's copies and the backend's own way in (a GPU pinning
+// the page cache) then add up.
+type RegionSharer interface {
+	RegionBackend
+	// InPlace reports whether the n bytes at offset off of the region
+	// are taken in place; the others are read into the ring.
+	InPlace(off, n int64) bool
 }
 
 // Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
@@ -176,6 +219,11 @@ type Config struct {
 	Source     RingSource
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
+	// Readers is how many blocks a ParallelSource is read at once, each
+	// on a goroutine of its own, at most the ring's slots; 0 means the
+	// CPUs but two (capped by MaxReaders and half the ring), and 1 reads
+	// one block at a time with Read. Only PolicyBlock runs without Realtime read in parallel.
+	Readers int
 	// Realtime pins and locks the capture side; the zero value does nothing.
 	Realtime Realtime
 }
@@ -481,7 +529,8 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 			perr = err
 			return
 		}
-		produced, perr = produce(pctx, src, viewer, enc, ring, cfg, l, &c, clock)
+		share, _ := be.(RegionSharer)
+		produced, perr = produce(pctx, src, viewer, enc, share, ring, cfg, l, &c, clock)
 	}()
 
 	outCh := FrameValues(cfg.Channels, cfg.Complex || cfg.OutComplex)
@@ -580,10 +629,13 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, string, error
 
 // produce reads the source into ring slots, or, with a viewer, publishes
 // views of its memory, or, when the source is a WordSource and the ring has
-// word slots, has the source write the backend's tagged words directly. Under PolicyDrop a full ring makes it read into
+// word slots, has the source write the backend's tagged words directly. A
+// ParallelSource is taken several blocks at once (produceParallel), the
+// blocks a RegionSharer backend does not take in place read into the
+// ring. Under PolicyDrop a full ring makes it read into
 // scratch (or skip the view) and count the block as dropped; the block
 // still takes a sequence number, so the consumer sees the gap too.
-func produce(ctx context.Context, src Source, viewer Viewer, enc string, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+func produce(ctx context.Context, src Source, viewer Viewer, enc string, share RegionSharer, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	encoded, _ := viewer.(EncodedViewer)
 	if enc == "" {
 		encoded = nil // float32 values: View
@@ -592,6 +644,15 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, ring *R
 	wsrc, _ := src.(WordSource)
 	if ring.words.Slot == nil {
 		wsrc = nil // no word slots: the source reads into the ring's slots
+	}
+	if par, readers := parallelSource(src, viewer, wsrc, cfg, l); par != nil && encoded == nil {
+		var pv ParallelViewer
+		if viewer != nil {
+			pv = par.(ParallelViewer)
+		}
+		if seq, err := produceParallel(ctx, par, pv, share, readers, ring, cfg, l, c, clock); !errors.Is(err, errNotParallel) {
+			return seq, err
+		}
 	}
 	remaining := cfg.MaxSamples
 	var seq uint64
@@ -667,6 +728,143 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, ring *R
 		}
 		if cfg.MaxSamples > 0 && remaining == 0 {
 			return seq, nil
+		}
+	}
+}
+
+// errNotParallel is produceParallel's answer when the source took no
+// reservation: it is read with Read instead.
+var errNotParallel = errors.New("pipeline: the source is read one block at a time")
+
+// MaxReaders bounds Config.Readers' default.
+const MaxReaders = 14
+
+// parallelSource returns src as a ParallelSource and how many blocks to
+// take at once, or nil when its blocks are taken one at a time: word
+// slots, views of a source that cannot hand reservations out in place, a
+// dropping or real-time run, or one reader.
+func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l Layout) (ParallelSource, int) {
+	p, ok := src.(ParallelSource)
+	if _, pv := src.(ParallelViewer); !ok || viewer != nil && !pv || wsrc != nil || cfg.Policy != PolicyBlock || cfg.Realtime.Enabled() {
+		return nil, 0
+	}
+	n := cfg.Readers
+	if n == 0 {
+		n = min(runtime.GOMAXPROCS(0)-2, MaxReaders, l.Slots/2)
+	}
+	n = min(n, l.Slots)
+	if n <= 1 {
+		return nil, 0
+	}
+	return p, n
+}
+
+// produceParallel is produce for a ParallelSource: up to readers blocks
+// are reserved in order, taken at once on as many goroutines, and
+// published in order. A block is read into the ring's next slot, or, with
+// pv, viewed in place (the view scanned on the goroutine) unless share
+// says the backend has it read. The source's busy time is the time spent
+// waiting for the oldest.
+func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+	type read struct {
+		buf []float32
+		at  int64
+		n   int
+		// inPlace blocks are viewed, into view, rather than read into buf.
+		inPlace bool
+		view    []float32
+		err     error
+	}
+	reads := make([]read, readers)
+	done := make([]chan struct{}, readers)
+	work := make(chan int, readers)
+	var wg sync.WaitGroup
+	for i := range done {
+		done[i] = make(chan struct{}, 1)
+	}
+	for range readers {
+		wg.Go(func() {
+			for i := range work {
+				r := &reads[i]
+				if r.inPlace {
+					r.view, r.err = pv.ViewReserved(r.at, r.n)
+					r.n = len(r.view)
+				} else {
+					r.n, r.err = src.ReadReserved(r.buf, r.at)
+				}
+				done[i] <- struct{}{}
+			}
+		})
+	}
+	issued, next := uint64(0), uint64(0)
+	// Whatever happens, the reads in flight end before their slots can
+	// be handed back.
+	defer func() {
+		close(work)
+		for ; next < issued; next++ {
+			<-done[next%uint64(readers)]
+		}
+		wg.Wait()
+	}()
+	remaining := cfg.MaxSamples
+	var seq uint64
+	ended := false
+	for {
+		for !ended && issued-next < uint64(readers) && (cfg.MaxSamples == 0 || remaining > 0) {
+			if err := ctx.Err(); err != nil {
+				return seq, err
+			}
+			buf, err := ring.AcquireAhead(ctx, int(issued-next))
+			if err != nil {
+				return seq, err
+			}
+			if cfg.MaxSamples > 0 && remaining < int64(l.BlockSize) {
+				buf = buf[:remaining*int64(l.Channels)]
+			}
+			at, n, ok := src.Reserve(len(buf))
+			if !ok && issued == 0 {
+				return 0, errNotParallel // nothing taken: read it block by block
+			}
+			if !ok {
+				return seq, errors.New("pipeline: the source took no more reservations before its end")
+			}
+			if n < len(buf) {
+				ended = true // the last: its read reports the end
+			}
+			remaining -= int64(n / l.Channels)
+			i := issued % uint64(readers)
+			inPlace := pv != nil && (share == nil || share.InPlace(at, 4*int64(n)))
+			reads[i] = read{buf: buf[:n], at: at, n: n, inPlace: inPlace}
+			work <- int(i)
+			issued++
+		}
+		if next == issued {
+			return seq, nil // MaxSamples reached, or nothing left to reserve
+		}
+		t0 := clock()
+		i := next % uint64(readers)
+		<-done[i]
+		next++
+		ts := clock()
+		c.srcBusy.Add(ts - t0)
+		r := reads[i]
+		if count := r.n / l.Channels; count > 0 {
+			if _, err := ring.Acquire(ctx, true); err != nil { // free: acquired ahead
+				return seq, err
+			}
+			if err := publish(ring, r.view, nil, false, count, seq, ts); err != nil {
+				return seq, err
+			}
+			c.pubB.Add(1)
+			c.pubS.Add(uint64(count))
+			c.in.Add(uint64(count))
+			seq++
+		}
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) {
+				return seq, nil
+			}
+			return seq, fmt.Errorf("read source: %w", r.err)
 		}
 	}
 }

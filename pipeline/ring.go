@@ -294,6 +294,28 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 	return r.data(r.slot(w), r.l.BlockValues()), nil
 }
 
+// AcquireAhead returns the data area of the slot k after the next free
+// one, waiting for the consumer until it is free, for a producer that
+// fills several slots at once (a ParallelSource's reads). The slots are
+// still published in order: Acquire, which then returns the slot already
+// free at once, and Publish, one after another.
+func (r *Ring) AcquireAhead(ctx context.Context, k int) ([]float32, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	if k < 0 || k >= r.l.Slots {
+		return nil, fmt.Errorf("pipeline: slot %d ahead of a %d-slot ring", k, r.l.Slots)
+	}
+	w := r.write.Load() + uint64(k)
+	var b backoff
+	for w-r.read.Load() >= uint64(r.l.Slots) {
+		if err := b.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.data(r.slot(w), r.l.BlockValues()), nil
+}
+
 // Publish makes the slot returned by Acquire visible to the consumer, with
 // count samples (not values), sequence number seq and capture timestamp ts.
 // The slot header is written with plain stores and write_seq with one atomic

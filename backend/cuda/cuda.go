@@ -266,6 +266,15 @@ func (b *backend) UseRegion(region []byte, encoding string) (bool, error) {
 	return false, nil
 }
 
+// InPlace reports whether the region's n bytes at off are taken in place
+// (pipeline.RegionSharer); the others are read into the ring.
+func (b *backend) InPlace(off, n int64) bool {
+	if t, ok := b.tr.(regionTransport); ok {
+		return t.inPlace(off, n)
+	}
+	return true
+}
+
 // Close stops the transport (bounded by the watchdog), and frees every
 // device and pinned allocation and the context. It must run on the
 // goroutine that called Start.

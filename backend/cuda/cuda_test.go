@@ -344,11 +344,16 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 		inPlace bool
 		room    int64 // beyond what the ring and buffers need
 		threads int
+		share   float64 // of the windows read into the ring
 	}{
-		{"whole", true, 3 * minWindow, 0},           // 2 windows of 24 MiB, kept
-		{"two pinners", true, 4 * minWindow, 2},     // 3 windows of 16 MiB, two at a time, kept
-		{"streamed", true, 2 * minWindow, 1},        // 2 ahead of 3: unpinned behind
-		{"read into the ring", false, minWindow, 0}, // too little room
+		{"whole", true, 3 * minWindow, 0, 0},                        // 2 windows of 24 MiB, kept
+		{"whole, half read", true, 3 * minWindow, 0, 0.5},           // the second read
+		{"two pinners", true, 4 * minWindow, 2, 0},                  // 3 windows of 16 MiB, two at a time, kept
+		{"streamed", true, 2 * minWindow, 1, 0},                     // 2 ahead of 3: unpinned behind
+		{"streamed, a third read", true, 2 * minWindow, 1, 0.34},    // the third read
+		{"streamed, two thirds read", true, 2 * minWindow, 1, 0.67}, // the first pinned
+		{"all read", true, 2 * minWindow, 1, 1},
+		{"read into the ring", false, minWindow, 0, 0.5}, // too little room
 	}
 	for _, complex := range []bool{false, true} {
 		ch := 1
@@ -368,7 +373,7 @@ func TestExplicitCopiesMappedFileInPlace(t *testing.T) {
 					t.Fatal(err)
 				}
 				o := testOptions(TransportExplicit)
-				o.PinSource, o.PinThreads = true, c.threads
+				o.PinSource, o.PinThreads, o.ReadShare = true, c.threads, &c.share
 				o.MaxPinned = explicitPinned(l, l.BlockValues()) + c.room
 				be, err := NewBackend(taps, complex, o)
 				if err != nil {

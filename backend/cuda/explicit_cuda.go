@@ -268,7 +268,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 			if err = x.region.copyIn(k, s.dRaw, blk.Raw[:s.n*x.conv.size], st); err == nil {
 				err = x.conv.launch(st, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n)
 			}
-		case x.region != nil:
+		case x.region != nil && x.region.holds(unsafe.Pointer(&blk.Samples[0])):
 			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Slice((*byte)(unsafe.Pointer(&blk.Samples[0])), 4*s.n), st)
 		default:
 			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)

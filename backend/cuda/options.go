@@ -71,7 +71,12 @@ type Options struct {
 	// that pin them (0: DefaultPinThreads); see planRegion.
 	PinWindow  int64
 	PinThreads int
-	PTXDir     string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
+	// ReadShare is the share of the windows of a float32 source taken in
+	// place that the CPU reads into the ring instead, spread evenly, so
+	// that the CPU's copies and the pinning add up: 0 to 1, nil for
+	// DefaultReadShare.
+	ReadShare *float64
+	PTXDir    string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
 	// Method is how the explicit transport convolves: direct (the batch
 	// kernel), fft (overlap-save with cuFFT, OLSFIR) or auto (fft from
 	// FFTCrossoverTaps up). The zero-copy kernel is always direct.
@@ -85,6 +90,9 @@ type Options struct {
 func (o Options) validate() error {
 	if o.PinWindow < 0 || o.PinThreads < 0 {
 		return fmt.Errorf("gpu: pin window %d and pin threads %d must not be negative", o.PinWindow, o.PinThreads)
+	}
+	if s := o.ReadShare; s != nil && !(*s >= 0 && *s <= 1) {
+		return fmt.Errorf("gpu: read share %v is not in 0..1", *s)
 	}
 	if o.Split < 0 || o.Split > 32 || o.Split&(o.Split-1) != 0 {
 		return fmt.Errorf("gpu: split %d is not a power of two in 1..32", o.Split)

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -216,6 +217,12 @@ const (
 	DefaultPinWindow = 64 << 20
 	// DefaultPinThreads is the pinning threads when Options.PinThreads is 0.
 	DefaultPinThreads = 1
+	// DefaultReadShare is Options.ReadShare's default. On the H200
+	// hosts, 8 GiB of page cache reached the GPU at 40-50 GiB/s with every
+	// other or every third window read by the CPU, against 25-44 pinning
+	// every window and 26-49 reading every one (bench/feedprobe.cu,
+	// hybrid).
+	DefaultReadShare = 0.5
 	// minWindow is the smallest window worth pinning: below it the
 	// per-call cost of pinning dominates.
 	minWindow = 16 << 20
@@ -230,6 +237,30 @@ type regionPlan struct {
 	ahead   int
 	threads int
 	keep    bool
+	// share of the windows is read into the ring rather than pinned
+	// (read).
+	share float64
+}
+
+// read reports whether window w is read into the ring, not pinned: those
+// where the share's running count steps, spread evenly (0.5: every
+// other, from the second).
+func (p regionPlan) read(w int) bool {
+	return p.share > 0 && math.Floor(float64(w+1)*p.share) > math.Floor(float64(w)*p.share)
+}
+
+// inPlace reports whether the n bytes at offset off touch no window that
+// is read.
+func (p regionPlan) inPlace(off, n int64) bool {
+	if p.share <= 0 {
+		return true
+	}
+	for w := off / p.window; w <= (off+max(n, 1)-1)/p.window; w++ {
+		if p.read(int(w)) {
+			return false
+		}
+	}
+	return true
 }
 
 // planRegion plans the pinning of a region of size bytes within room

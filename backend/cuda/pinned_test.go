@@ -195,3 +195,49 @@ func TestConvertCode(t *testing.T) {
 		}
 	}
 }
+
+// The windows a share reads are spread evenly, the first always pinned
+// (useRegion pins it before the run), and a block touching one is read.
+func TestRegionPlanReadShare(t *testing.T) {
+	const w = 1 << 20
+	for _, tc := range []struct {
+		share float64
+		read  string // windows 0..11, r for read
+	}{
+		{0, "............"},
+		{0.25, "...r...r...r"},
+		{1.0 / 3, "..r..r..r..r"},
+		{0.5, ".r.r.r.r.r.r"},
+		{0.67, ".rr.rr.rr.rr"},
+		{0.75, ".rrr.rrr.rrr"},
+		{1, "rrrrrrrrrrrr"},
+	} {
+		p := regionPlan{window: w, share: tc.share}
+		got := ""
+		for i := range len(tc.read) {
+			got += map[bool]string{false: ".", true: "r"}[p.read(i)]
+		}
+		if got != tc.read {
+			t.Errorf("share %v reads %s, want %s", tc.share, got, tc.read)
+		}
+	}
+	p := regionPlan{window: w, share: 0.5}
+	for _, tc := range []struct {
+		off, n int64
+		in     bool
+	}{
+		{0, w, true},
+		{w - 10, 20, false}, // straddles into window 1
+		{w, 10, false},
+		{2 * w, w, true},
+		{3*w - 1, 1, true},
+		{2 * w, 0, true},
+	} {
+		if got := p.inPlace(tc.off, tc.n); got != tc.in {
+			t.Errorf("inPlace(%d, %d) = %v, want %v", tc.off, tc.n, got, tc.in)
+		}
+	}
+	if !(regionPlan{window: w}).inPlace(w, w) {
+		t.Error("no share, yet a block is not in place")
+	}
+}

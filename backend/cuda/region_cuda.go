@@ -49,6 +49,14 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are read into the ring")
 		return false, nil
 	}
+	// Float32 windows may be read by the CPU (pipeline.RegionSharer):
+	// stored integers would then cross decoded, four times the bytes.
+	if encoding == "" {
+		plan.share = DefaultReadShare
+		if s := x.b.opts.ReadShare; s != nil {
+			plan.share = *s
+		}
+	}
 	ro, err := cudrv.ReadOnlyRegister(x.b.ctx.Dev)
 	if err != nil {
 		return false, err
@@ -66,7 +74,7 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 	}
 	x.region = p
 	x.b.opts.Log.Info().Int64("window_mib", plan.window>>20).Int("ahead", plan.ahead).Int("threads", plan.threads).
-		Bool("whole", plan.keep).Msg("source pinned in place, window by window ahead of the copies")
+		Bool("whole", plan.keep).Float64("read_share", plan.share).Msg("source pinned in place, window by window ahead of the copies, but for the share of windows the CPU reads into the ring")
 	return true, nil
 }
 
@@ -155,16 +163,24 @@ func (p *pinnedRegion) first() error {
 	return p.pin(min(p.plan.threads, len(p.wins)))
 }
 
-// pin pins the next n windows, on the pinners at once, and waits for them.
+// pin pins the next n windows, on the pinners at once, and waits for them;
+// windows read into the ring are passed over.
 func (p *pinnedRegion) pin(n int) error {
 	from := p.next
 	t0 := time.Now()
-	for ; p.next < from+n; p.next++ {
+	for ; n > 0 && p.next < len(p.wins); p.next++ {
+		if p.plan.read(p.next) {
+			continue
+		}
 		p.live++
 		p.jobs <- p.next
+		n--
 	}
 	var errs []error
 	for w := from; w < p.next; w++ {
+		if p.plan.read(w) {
+			continue
+		}
 		win := &p.wins[w]
 		<-win.done
 		if win.err != nil {
@@ -190,6 +206,13 @@ func (p *pinnedRegion) ahead() error {
 	return p.pin(n)
 }
 
+// holds reports whether p lies in the region: a block taken in place,
+// not one read into the ring (plan.share).
+func (p *pinnedRegion) holds(ptr unsafe.Pointer) bool {
+	off := uintptr(ptr) - uintptr(unsafe.Pointer(&p.mem[0]))
+	return off < uintptr(len(p.mem))
+}
+
 // copyIn enqueues the copy of block k's view (its bytes in the region) to
 // dst, window by window, pinning a window the pinning ahead has not
 // reached (even beyond the bound, for a block straddling into it).
@@ -205,6 +228,9 @@ func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cud
 	for lo := off; lo < end; {
 		w := lo / window
 		hi := min(end, (w+1)*window)
+		if p.plan.read(w) {
+			return fmt.Errorf("block at offset %d is in window %d, which is read into the ring", off, w)
+		}
 		if p.next <= w {
 			t0 := time.Now()
 			err := p.pin(w + 1 - p.next)
@@ -261,7 +287,7 @@ func (p *pinnedRegion) close() error {
 	pinned := 0
 	for w := range p.wins[:p.next] {
 		win := &p.wins[w]
-		if win.err == nil {
+		if win.buf != nil {
 			pinned++
 		}
 		if win.buf != nil && !win.freed {
@@ -292,6 +318,12 @@ func (x *explicit) convertOnDevice(encoding string) error {
 		}
 	}
 	return nil
+}
+
+// inPlace implements regionTransport: blocks that touch a window read
+// into the ring are read.
+func (x *explicit) inPlace(off, n int64) bool {
+	return x.region == nil || x.region.plan.inPlace(off, n)
 }
 
 var _ regionTransport = (*explicit)(nil)

@@ -128,6 +128,14 @@ func (b *chainBackend) UseRegion(region []byte, encoding string) (bool, error) {
 	return false, nil
 }
 
+// InPlace forwards pipeline.RegionSharer.
+func (b *chainBackend) InPlace(off, n int64) bool {
+	if rs, ok := b.Backend.(pipeline.RegionSharer); ok {
+		return rs.InPlace(off, n)
+	}
+	return true
+}
+
 // DeviceBusy forwards pipeline.DeviceTimer.
 func (b *chainBackend) DeviceBusy() (pipeline.DeviceBusy, bool) {
 	if t, ok := b.Backend.(pipeline.DeviceTimer); ok {

@@ -43,6 +43,7 @@ type timedTransport interface {
 // explicit one.
 type regionTransport interface {
 	useRegion(region []byte, encoding string) (bool, error)
+	inPlace(off, n int64) bool
 }
 
 // newTransport makes the transport t for b's run; t is resolved (not

@@ -1,0 +1,169 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/sigproc/sigproc/capture"
+)
+
+// A float32 file read several blocks at once gives what Read gives one
+// block at a time: every sample in order, its NaN counted once, and the
+// end (a partial sample, MaxSamples) reported alike.
+func TestRunReadsAFileSeveralBlocksAtOnce(t *testing.T) {
+	const ch = 2 // cf32
+	x := make([]float32, ch*(1000*37+13))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	x[5], x[40001] = float32(math.NaN()), float32(math.Inf(-1))
+	raw := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	for _, tc := range []struct {
+		name    string
+		tail    int // bytes of a partial sample after the last whole one
+		readers int
+		block   int
+		slots   int
+		max     int64
+		region  string // "refused": the backend maps the file and refuses it; "views": takes it in place; "shared": every other window
+	}{
+		{"one at a time", 0, 1, 1000, 8, 0, ""},
+		{"two", 0, 2, 1000, 8, 0, ""},
+		{"seven, odd block", 0, 7, 999, 16, 0, ""},
+		{"readers beyond the ring", 0, 14, 1000, 4, 0, ""},
+		{"block larger than the file", 0, 4, 1 << 16, 4, 0, ""},
+		{"max samples inside a block", 0, 5, 1000, 8, 12345, ""},
+		{"partial sample at the end", 3, 4, 1000, 8, 0, ""},
+		{"partial sample, one at a time", 3, 1, 1000, 8, 0, ""},
+		{"region refused", 0, 4, 1000, 8, 0, "refused"},
+		{"views", 0, 4, 1000, 8, 0, "views"},
+		{"views, partial sample at the end", 3, 4, 999, 8, 0, "views"},
+		{"views, max samples", 0, 3, 1000, 8, 12345, "views"},
+		{"shared", 0, 4, 1000, 8, 0, "shared"},
+		{"shared, partial sample at the end", 3, 5, 777, 16, 0, "shared"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.cf32")
+			if err := os.WriteFile(path, append(slices.Clone(raw), make([]byte, tc.tail)...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := capture.OpenFile(path, "cf32_le", 1e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			snk := &sliceSink{}
+			var be Backend = &scaleBackend{}
+			rb := &regionBackend{take: tc.region != "refused"}
+			switch tc.region {
+			case "refused", "views":
+				be = rb
+			case "shared":
+				be = &shareBackend{regionBackend: rb, window: 20000}
+			}
+			st, err := Run(context.Background(), src, be, snk,
+				Config{BlockSize: tc.block, Complex: true, Slots: tc.slots, Readers: tc.readers, MaxSamples: tc.max}, Options{})
+			if tc.tail > 0 {
+				if !errors.Is(err, capture.ErrTruncated) {
+					t.Fatalf("err %v, want the partial sample reported", err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			want := len(x) / ch
+			if tc.max > 0 {
+				want = int(tc.max)
+			}
+			if st.SamplesIn != uint64(want) || st.SamplesOut != st.SamplesIn || st.Gaps != 0 {
+				t.Fatalf("stats %+v, want %d samples", st, want)
+			}
+			for i, v := range snk.got {
+				if w := 2 * x[i]; v != w && !(math.IsNaN(float64(v)) && math.IsNaN(float64(w))) {
+					t.Fatalf("value %d = %v, want %v", i, v, w)
+				}
+			}
+			blocks := int(st.Blocks)
+			switch {
+			case tc.region == "views" && rb.inPlace != blocks,
+				tc.region == "shared" && (rb.inPlace == 0 || rb.inPlace == blocks),
+				tc.region == "refused" && rb.inPlace != 0:
+				t.Fatalf("%d of %d blocks in place", rb.inPlace, blocks)
+			}
+			nf := uint64(2)
+			if tc.max > 0 {
+				nf = 1
+			}
+			if got := src.(capture.NonFiniteCounter).NonFinite(); got != nf {
+				t.Fatalf("non-finite values counted %d, want %d", got, nf)
+			}
+		})
+	}
+}
+
+// A file cut short under the reads is an error, after the blocks before
+// the cut: read (by a backend that maps the file or not), viewed in place,
+// or both.
+func TestRunReadsATruncatedFileSeveralBlocksAtOnce(t *testing.T) {
+	for _, region := range []string{"", "refused", "views", "shared"} {
+		t.Run(region, func(t *testing.T) { testTruncatedParallel(t, region) })
+	}
+}
+
+func testTruncatedParallel(t *testing.T, region string) {
+	path := filepath.Join(t.TempDir(), "x.cf32")
+	if err := os.WriteFile(path, make([]byte, 8*100000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(path, "cf32_le", 1e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	snk := &sliceSink{gate: make(chan struct{}), entered: make(chan struct{})}
+	go func() {
+		<-snk.entered
+		if err := os.Truncate(path, 8*30000); err != nil {
+			t.Error(err)
+		}
+		close(snk.gate)
+	}()
+	var be Backend = &scaleBackend{}
+	rb := &regionBackend{take: region != "refused"}
+	switch region {
+	case "refused", "views":
+		be = rb
+	case "shared":
+		be = &shareBackend{regionBackend: rb, window: 20000}
+	}
+	st, err := Run(context.Background(), src, be, snk,
+		Config{BlockSize: 1000, Complex: true, Slots: 8, Readers: 4}, Options{})
+	if !errors.Is(err, capture.ErrTruncated) {
+		t.Fatalf("err %v, want the truncation", err)
+	}
+	if st.SamplesIn > 30000 || st.SamplesOut != st.SamplesIn {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// shareBackend takes its region in place but for every other window of
+// window bytes, which it has read into the ring.
+type shareBackend struct {
+	*regionBackend
+	window int64
+}
+
+func (b *shareBackend) InPlace(off, n int64) bool {
+	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
+}
