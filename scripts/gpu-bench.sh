@@ -31,10 +31,11 @@
 #   chain       the chain kernels beside CuPy (bench/chain_cupy.py)
 #   channels    one run of 8 channels against 1 channel
 #   feed        (not by default) issue 29's file feed: a 16 GiB cf32 file
-#               through `run --backend cuda` with the defaults, the read path,
+#               through `run --backend cuda` with the defaults beside every
+#               window pinned (read_share 0), the read path,
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
-#               (GPU_BENCH_FEED_QUICK=1: the defaults and cs8 only); a 2 GiB cs8 file
+#               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a 2 GiB cs8 file
 #               through shift + FIR ÷8; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
@@ -180,14 +181,13 @@ EOF2
         case "$*" in *stages:*) ;; *) echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}" ;; esac
         echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
-      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
+      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    for r in 1 2 3; do feed "default-$r"; done
+    for r in 1 2 3; do feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"; done
     if [ "${GPU_BENCH_FEED_QUICK:-0}" = 1 ]; then :; else
     feed read "cuda: {pin_source: false}"
     feed block4mi "block_size: 4194304"
     feed limit4g "cuda: {max_pinned_mb: 4096}"
-    feed threads8 "cuda: {pin_threads: 8}"
     feed decim8 "stages: [{shift: {frequency_hz: -1.0e5}}, {fir: {design: {type: lowpass, cutoff_hz: 5.0e4, num_taps: 129}, decimate: 8}}]"
     timeout "$(cap 60)" $B bench stream --complex --size 4GiB --verify none > "$P/stream.txt" 2>&1
     say "bench stream, 4 GiB cf32 from memory, 1 Mi blocks (rc $?): $(grep -E '^stream' "$P/stream.txt")"
