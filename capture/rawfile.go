@@ -79,6 +79,9 @@ type fileReader struct {
 	// that reservation. Atomic, as earlier ones are read meanwhile.
 	endAt   atomic.Int64
 	endLeft int
+	// chunks are ReadReserved's buffers for integer samples' bytes, chunk
+	// long: one a goroutine reading at once.
+	chunks sync.Pool
 }
 
 // newFileReader returns a reader of f from off (to end, or to the end of
@@ -107,6 +110,8 @@ func newFileReader(f *os.File, dt datatype, frame int, off, end int64, scan func
 	}
 	r.readPart = r.readAt
 	r.scanPart = r.scanView
+	chunk := max(r.chunk, r.frame)
+	r.chunks.New = func() any { b := make([]byte, chunk); return &b }
 	return r
 }
 
@@ -469,16 +474,16 @@ func (r *Raw) truncatedErr(now int64) error {
 // whole 16 MiB blocks (docs/THROUGHPUT.md).
 
 // Reserve takes the next up to n values (whole samples) of a regular file
-// for ReadReserved or ViewReserved, which may take them on any goroutine,
-// at once with other reservations. It returns where they start, their
-// byte offset in the mapping once Region has made it, and how many values
-// they are: fewer than n at the end of the samples, where
-// ReadReserved reports it. ok is false, with nothing taken, when the
-// source is not a float32 file read by position (Read it instead), or
-// after the last reservation.
+// for ReadReserved, ReadReservedEncoded, ViewReserved or
+// ViewReservedEncoded, which may take them on any goroutine, at once with
+// other reservations. It returns where they start, their byte offset in
+// the mapping once Region has made it, and how many values they are:
+// fewer than n at the end of the samples, where the reservation's taker
+// reports it. ok is false, with nothing taken, when the source is not a
+// file read by position (Read it instead), or after the last reservation.
 func (r *Raw) Reserve(n int) (at int64, values int, ok bool) {
 	d := r.direct
-	if d == nil || !d.inPlace() || r.closed || r.err != nil || r.eof || d.endAt.Load() != 0 {
+	if d == nil || r.closed || r.err != nil || r.eof || d.endAt.Load() != 0 {
 		return 0, 0, false
 	}
 	ch := r.info.Channels()
@@ -491,7 +496,7 @@ func (r *Raw) Reserve(n int) (at int64, values int, ok bool) {
 	}
 	k := max(0, min(want, (end-d.off)/int64(r.fbytes)*int64(r.fbytes)))
 	if k < want {
-		// The last: ReadReserved reports the end after it, and a partial
+		// The last: its taker reports the end after it, and a partial
 		// sample there, as Read does.
 		d.endLeft = int(end - d.off - k)
 		d.endAt.Store(d.off - d.mapStart + 1)
@@ -499,41 +504,58 @@ func (r *Raw) Reserve(n int) (at int64, values int, ok bool) {
 	at = d.off - d.mapStart
 	d.off += k
 	r.consumed += k
-	return at, int(k / 4), true
+	return at, int(k / int64(d.dt.size)), true
 }
 
 // ReadReserved reads the values Reserve took at at into dst, which holds
-// exactly as many; it may be called on any goroutine, at once with other
-// reservations of the same source. Float32 values are scanned for NaN and
-// ±Inf as Read scans them, a part at a time while it is in the core's
+// exactly as many, decoded as Read decodes them; it may be called on any
+// goroutine, at once with other reservations of the same source. Float32
+// values are read in place and scanned for NaN and ±Inf as Read scans
+// them, integers decoded, a part at a time while it is in the core's
 // cache. It returns as Read would: whole samples, and after the last
 // reservation io.EOF (or the error of a partial sample at the end). A file
 // shorter than the reservation is an error wrapping [ErrTruncated].
 func (r *Raw) ReadReserved(dst []float32, at int64) (int, error) {
 	d := r.direct
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst))
-	n := 0
-	for n < len(b) {
-		k, err := d.f.ReadAt(b[n:min(n+reservedChunk, len(b))], d.mapStart+at+int64(n))
-		if k >= 4 {
-			d.scan(unsafe.Slice((*float32)(unsafe.Pointer(&b[n])), k/4))
-		}
-		n += k
-		if err != nil && !errors.Is(err, io.EOF) {
-			return n / r.fbytes * r.info.Channels(), fmt.Errorf("capture: read %s: %w", r.name, err)
-		}
-		if k == 0 {
-			now, serr := fileSize(d.f)
-			if serr != nil {
-				return n / r.fbytes * r.info.Channels(), fmt.Errorf("capture: %s: %w", r.name, serr)
+	off := d.mapStart + at
+	if d.inPlace() {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst))
+		for n := 0; n < len(b); {
+			k, err := d.f.ReadAt(b[n:min(n+reservedChunk, len(b))], off+int64(n))
+			if k >= 4 {
+				d.scan(unsafe.Slice((*float32)(unsafe.Pointer(&b[n])), k/4))
 			}
-			return n / r.fbytes * r.info.Channels(), r.truncatedErr(now)
+			if n += k; err != nil && n < len(b) {
+				return n / r.fbytes * r.info.Channels(), r.shortErr(err)
+			}
+		}
+		return len(dst), r.reservedEnd(at)
+	}
+	buf := d.chunks.Get().(*[]byte)
+	defer d.chunks.Put(buf)
+	size := d.dt.size
+	for n := 0; n < size*len(dst); {
+		k, err := d.f.ReadAt((*buf)[:min(len(*buf), size*len(dst)-n)], off+int64(n))
+		whole := k / r.fbytes * r.fbytes // chunks are whole frames: a short one ends the file
+		decodeLE(d.dt, dst[n/size:(n+whole)/size], (*buf)[:whole])
+		if n += whole; err != nil && n < size*len(dst) {
+			return n / r.fbytes * r.info.Channels(), r.shortErr(err)
 		}
 	}
-	if d.endAt.Load() == at+1 {
-		return len(dst), r.endErrLeft(d.endLeft)
+	return len(dst), r.reservedEnd(at)
+}
+
+// ReadReservedEncoded reads the stored bytes of the values Reserve took at
+// at into dst, which holds exactly as many bytes, for a backend that
+// converts them itself (pipeline.EncodedViewer); otherwise as
+// ReadReserved.
+func (r *Raw) ReadReservedEncoded(dst []byte, at int64) (int, error) {
+	d := r.direct
+	k, err := d.f.ReadAt(dst, d.mapStart+at)
+	if err != nil && k < len(dst) {
+		return k / r.fbytes * r.fbytes, r.shortErr(err)
 	}
-	return len(dst), nil
+	return len(dst), r.reservedEnd(at)
 }
 
 // ViewReserved returns the values Reserve took at at in place, from the
@@ -543,27 +565,70 @@ func (r *Raw) ReadReserved(dst []float32, at int64) (int, error) {
 // partial sample at the end). It may be called on any goroutine, at once
 // with other reservations of the same source.
 func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
+	if !r.direct.inPlace() {
+		return nil, fmt.Errorf("capture: %s stores %s values: take its bytes (ViewReservedEncoded)", r.name, r.dt.name)
+	}
+	b, err := r.viewReserved(at, 4*int64(values))
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
 	d := r.direct
-	k := 4 * int64(values)
-	if d == nil || d.mapped == nil || at < 0 || at+k > int64(len(d.mapped)) {
-		return nil, fmt.Errorf("capture: %s: %d values at %d are not in the mapping", r.name, values, at)
+	v := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), values)
+	if err := d.faulting(func() { d.scan(v) }); err != nil {
+		return nil, r.faultErr(err)
+	}
+	return v, r.reservedEnd(at)
+}
+
+// ViewReservedEncoded returns the stored bytes of the values Reserve took
+// at at in place, as ViewReserved returns values: integers hold no NaN,
+// and nothing is scanned.
+func (r *Raw) ViewReservedEncoded(at int64, values int) ([]byte, error) {
+	b, err := r.viewReserved(at, int64(values*r.direct.dt.size))
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
+	return b, r.reservedEnd(at)
+}
+
+// viewReserved returns the k bytes at at of the mapping, once an fstat
+// has found them still in the file; none at the end, with its error.
+func (r *Raw) viewReserved(at, k int64) ([]byte, error) {
+	d := r.direct
+	if d.mapped == nil || at < 0 || at+k > int64(len(d.mapped)) {
+		return nil, fmt.Errorf("capture: %s: %d bytes at %d are not in the mapping", r.name, k, at)
 	}
 	if k == 0 {
-		return nil, r.endErrLeft(d.endLeft)
+		return nil, r.reservedEnd(at)
 	}
 	if now, err := fileSize(d.f); err != nil {
 		return nil, fmt.Errorf("capture: %s: %w", r.name, err)
 	} else if now < d.mapStart+at+k {
 		return nil, r.truncatedErr(now)
 	}
-	v := unsafe.Slice((*float32)(unsafe.Pointer(&d.mapped[at])), values)
-	if err := d.faulting(func() { d.scan(v) }); err != nil {
-		return nil, r.faultErr(err)
+	return d.mapped[at : at+k : at+k], nil
+}
+
+// reservedEnd is the end's error after the last reservation (at at), else
+// nil.
+func (r *Raw) reservedEnd(at int64) error {
+	if d := r.direct; d.endAt.Load() == at+1 {
+		return r.endErrLeft(d.endLeft)
 	}
-	if d.endAt.Load() == at+1 {
-		return v, r.endErrLeft(d.endLeft)
+	return nil
+}
+
+// shortErr is the error of a reserved read cut short by err: the file was
+// truncated when it ends there.
+func (r *Raw) shortErr(err error) error {
+	if !errors.Is(err, io.EOF) {
+		return fmt.Errorf("capture: read %s: %w", r.name, err)
 	}
-	return v, nil
+	now, serr := fileSize(r.direct.f)
+	if serr != nil {
+		return fmt.Errorf("capture: %s: %w", r.name, serr)
+	}
+	return r.truncatedErr(now)
 }
 
 // reservedChunk is how much of a reserved block is read before it is

@@ -393,10 +393,11 @@ type CUDA struct {
 	// cuda.DefaultPinThreads.
 	PinWindowMB int `yaml:"pin_window_mb"`
 	PinThreads  int `yaml:"pin_threads"`
-	// ReadShare is the share of the windows of a float32 recording taken
-	// in place that the CPU's readers read into the ring instead, several
-	// blocks at once, so that the CPU's copies and the pinning add up: 0
-	// pins every window, 1 reads them all. Omitted: cuda.DefaultReadShare.
+	// ReadShare is the share of the windows of a recording taken in place
+	// that the CPU's readers read into the ring instead, as stored,
+	// several blocks at once, so that the CPU's copies and the pinning add
+	// up: 0 pins every window, 1 reads them all. Omitted:
+	// cuda.DefaultReadShare.
 	ReadShare *float64 `yaml:"read_share"`
 	// PTXDir is a directory holding fir.ptx, batch.ptx and chain.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,

@@ -167,3 +167,76 @@ type shareBackend struct {
 func (b *shareBackend) InPlace(off, n int64) bool {
 	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
 }
+
+// Integer files read several blocks at once give what Read gives one
+// block at a time: decoded on the readers (read), or as stored bytes to a
+// backend that converts them, in place (views) or for every other window
+// read into the ring (shared).
+func TestRunReadsIntegersSeveralBlocksAtOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	raw := make([]byte, 4*(1000*23+11)+2) // ci16: 4 bytes a sample, and a partial one
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	run := func(t *testing.T, format, region string, readers int) ([]float32, Stats, int) {
+		path := filepath.Join(t.TempDir(), "x."+format)
+		b := raw
+		if format == "cs8" || format == "cu8" {
+			b = raw[:len(raw)-1] // 2 bytes a sample: a partial one still
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.OpenFile(path, format, 1e6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		cb := &convertBackend{take: region != ""}
+		var be Backend = &scaleBackend{}
+		switch region {
+		case "views":
+			be = cb
+		case "shared":
+			be = &shareConvertBackend{convertBackend: cb, window: 20000}
+		}
+		snk := &sliceSink{}
+		st, err := Run(context.Background(), src, be, snk, Config{BlockSize: 997, Complex: true, Slots: 8, Readers: readers}, Options{})
+		if !errors.Is(err, capture.ErrTruncated) {
+			t.Fatalf("err %v, want the partial sample reported", err)
+		}
+		return snk.got, st, cb.inPlace
+	}
+	for _, tc := range []struct{ format, region string }{
+		{"ci16_le", ""}, {"cs8", ""}, {"cu8", ""}, {"ci16_le", "views"}, {"ci16_le", "shared"},
+	} {
+		t.Run(tc.format+" "+tc.region, func(t *testing.T) {
+			want, wst, _ := run(t, tc.format, tc.region, 1)
+			got, st, inPlace := run(t, tc.format, tc.region, 4)
+			if st.SamplesIn != wst.SamplesIn || st.SamplesOut != st.SamplesIn || st.Gaps != 0 || len(got) != len(want) {
+				t.Fatalf("stats %+v, one at a time %+v", st, wst)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("value %d = %v, one at a time %v", i, got[i], want[i])
+				}
+			}
+			switch blocks := int(st.Blocks); {
+			case tc.region == "views" && inPlace != blocks,
+				tc.region == "shared" && (inPlace == 0 || inPlace == blocks):
+				t.Fatalf("%d of %d blocks in place", inPlace, blocks)
+			}
+		})
+	}
+}
+
+// shareConvertBackend is convertBackend taking its region in place but
+// for every other window of window bytes.
+type shareConvertBackend struct {
+	*convertBackend
+	window int64
+}
+
+func (b *shareConvertBackend) InPlace(off, n int64) bool {
+	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/rs/zerolog"
 )
@@ -65,6 +66,20 @@ type ParallelViewer interface {
 	// ViewReserved returns the values reserved at at in place, as View
 	// returns them, on any goroutine.
 	ViewReserved(at int64, values int) ([]float32, error)
+}
+
+// EncodedParallelViewer is a ParallelViewer that may store its values
+// encoded (an EncodedViewer): a backend that converts them itself takes
+// its reservations as stored bytes, read into the ring or in place.
+type EncodedParallelViewer interface {
+	ParallelViewer
+	EncodedViewer
+	// ReadReservedEncoded reads the stored bytes of the values reserved
+	// at at into dst, exactly as many bytes, as ReadReserved reads values.
+	ReadReservedEncoded(dst []byte, at int64) (int, error)
+	// ViewReservedEncoded returns the stored bytes of the values reserved
+	// at at in place, as ViewReserved returns values.
+	ViewReservedEncoded(at int64, values int) ([]byte, error)
 }
 
 // EncodedViewer is a Viewer that may store its samples in an integer
@@ -645,13 +660,19 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 	if ring.words.Slot == nil {
 		wsrc = nil // no word slots: the source reads into the ring's slots
 	}
-	if par, readers := parallelSource(src, viewer, wsrc, cfg, l); par != nil && encoded == nil {
-		var pv ParallelViewer
+	if par, readers := parallelSource(src, viewer, wsrc, cfg, l); par != nil {
+		t := taker{src: par, size: 4}
 		if viewer != nil {
-			pv = par.(ParallelViewer)
+			t.pv = par.(ParallelViewer)
 		}
-		if seq, err := produceParallel(ctx, par, pv, share, readers, ring, cfg, l, c, clock); !errors.Is(err, errNotParallel) {
-			return seq, err
+		if encoded != nil {
+			t.epv, _ = par.(EncodedParallelViewer)
+			t.size = EncodingSize(enc)
+		}
+		if encoded == nil || t.epv != nil {
+			if seq, err := produceParallel(ctx, t, share, readers, ring, cfg, l, c, clock); !errors.Is(err, errNotParallel) {
+				return seq, err
+			}
 		}
 	}
 	remaining := cfg.MaxSamples
@@ -732,6 +753,47 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 	}
 }
 
+// taker takes a ParallelSource's reservations, on any goroutine: read
+// into the ring's slot, or, with pv, viewed in place, as values or, with
+// epv, as their stored bytes (size each: 4 for float32 values).
+type taker struct {
+	src  ParallelSource
+	pv   ParallelViewer
+	epv  EncodedParallelViewer
+	size int
+}
+
+// reserved is a block reserved and its taking: into buf (the ring's
+// slot), or in place (view, or the stored bytes raw, which a read of
+// stored bytes also fills, from buf).
+type reserved struct {
+	buf     []float32
+	at      int64
+	n       int // values
+	inPlace bool
+	view    []float32
+	raw     []byte
+	err     error
+}
+
+func (t taker) take(r *reserved) {
+	switch {
+	case r.inPlace && t.epv != nil:
+		r.raw, r.err = t.epv.ViewReservedEncoded(r.at, r.n)
+		r.n = len(r.raw) / t.size
+	case r.inPlace:
+		r.view, r.err = t.pv.ViewReserved(r.at, r.n)
+		r.n = len(r.view)
+	case t.epv != nil:
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r.buf))), r.n*t.size)
+		var k int
+		k, r.err = t.epv.ReadReservedEncoded(b, r.at)
+		r.raw, r.n = b[:k], k/t.size
+	default:
+		r.n, r.err = t.src.ReadReserved(r.buf, r.at)
+	}
+}
+
 // errNotParallel is produceParallel's answer when the source took no
 // reservation: it is read with Read instead.
 var errNotParallel = errors.New("pipeline: the source is read one block at a time")
@@ -765,17 +827,8 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 // pv, viewed in place (the view scanned on the goroutine) unless share
 // says the backend has it read. The source's busy time is the time spent
 // waiting for the oldest.
-func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
-	type read struct {
-		buf []float32
-		at  int64
-		n   int
-		// inPlace blocks are viewed, into view, rather than read into buf.
-		inPlace bool
-		view    []float32
-		err     error
-	}
-	reads := make([]read, readers)
+func produceParallel(ctx context.Context, t taker, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
+	reads := make([]reserved, readers)
 	done := make([]chan struct{}, readers)
 	work := make(chan int, readers)
 	var wg sync.WaitGroup
@@ -785,13 +838,7 @@ func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer,
 	for range readers {
 		wg.Go(func() {
 			for i := range work {
-				r := &reads[i]
-				if r.inPlace {
-					r.view, r.err = pv.ViewReserved(r.at, r.n)
-					r.n = len(r.view)
-				} else {
-					r.n, r.err = src.ReadReserved(r.buf, r.at)
-				}
+				t.take(&reads[i])
 				done[i] <- struct{}{}
 			}
 		})
@@ -821,7 +868,7 @@ func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer,
 			if cfg.MaxSamples > 0 && remaining < int64(l.BlockSize) {
 				buf = buf[:remaining*int64(l.Channels)]
 			}
-			at, n, ok := src.Reserve(len(buf))
+			at, n, ok := t.src.Reserve(len(buf))
 			if !ok && issued == 0 {
 				return 0, errNotParallel // nothing taken: read it block by block
 			}
@@ -833,8 +880,8 @@ func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer,
 			}
 			remaining -= int64(n / l.Channels)
 			i := issued % uint64(readers)
-			inPlace := pv != nil && (share == nil || share.InPlace(at, 4*int64(n)))
-			reads[i] = read{buf: buf[:n], at: at, n: n, inPlace: inPlace}
+			reads[i] = reserved{buf: buf[:n], at: at, n: n}
+			reads[i].inPlace = t.pv != nil && (share == nil || share.InPlace(at, int64(n*t.size)))
 			work <- int(i)
 			issued++
 		}
@@ -852,7 +899,7 @@ func produceParallel(ctx context.Context, src ParallelSource, pv ParallelViewer,
 			if _, err := ring.Acquire(ctx, true); err != nil { // free: acquired ahead
 				return seq, err
 			}
-			if err := publish(ring, r.view, nil, false, count, seq, ts); err != nil {
+			if err := publish(ring, r.view, r.raw, false, count, seq, ts); err != nil {
 				return seq, err
 			}
 			c.pubB.Add(1)

@@ -35,8 +35,9 @@
 #               window pinned (read_share 0), the read path,
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
-#               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a 2 GiB cs8 file
-#               through shift + FIR ÷8; pinned copies beside them
+#               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
+#               through shift + FIR ÷8 with read_share 0.5 (the default), 0 and 0.75, and
+#               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
 #               with 64 Ki blocks, 512 MiB cf32
@@ -200,9 +201,13 @@ EOF2
       done; done
     fi
     rm -f "$W/in.cf32"
-    # cs8 through shift + 129-tap FIR ÷8: 1 Gi samples (2 GiB).
-    head -c $((2 << 30)) /dev/urandom > "$W/in.cs8" 2>/dev/null
+    # cs8 through shift + 129-tap FIR ÷8: a 16 GiB file (8 Gi samples,
+    # GPU_BENCH_FEED_GIB as the cf32 one), 256 MiB of noise over and over.
+    head -c $((256 << 20)) /dev/urandom > "$W/noise" 2>/dev/null
+    for _ in $(seq $((GIB * 4))); do cat "$W/noise"; done > "$W/in.cs8"
+    rm -f "$W/noise"
     sync
+    cat "$W/in.cs8" > /dev/null
     cat > "$W/cs8.yaml" <<EOF2
 source: {type: file, path: $W/in.cs8, format: cs8, sample_rate: 1.0e8}
 stages:
@@ -211,11 +216,14 @@ stages:
 backend: cuda
 sink: {type: null}
 EOF2
-    timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8.txt" 2> "$P/cs8.err"
-    say "cs8 shift+fir/8 default (rc $?): $(sed 's/  filtered.*//' "$P/cs8.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+' "$P/cs8.err" | tr '\n' ' ')"
-    sed -i 's/cuda$/cuda\ncuda: {pin_source: false}/' "$W/cs8.yaml"
-    timeout "$(cap 90)" $B run -c "$W/cs8.yaml" > "$P/cs8-read.txt" 2> "$P/cs8-read.err"
-    say "cs8 shift+fir/8 read, CPU decode (rc $?): $(sed 's/  filtered.*//' "$P/cs8-read.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/cs8-read.err" | tr '\n' ' ')"
+    cs8() { # name, then a cuda: line or none
+      local name=$1; shift
+      { cat "$W/cs8.yaml"; printf '%s\n' "$@"; } > "$W/$name.yaml"
+      timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
+      say "$name shift+fir/8 (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+|read_share=[0-9.]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
+    }
+    for r in 1 2; do cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; cs8 "cs8-read-0.75-$r" "cuda: {read_share: 0.75}"; done
+    cs8 cs8-read-decoded "cuda: {pin_source: false}"
     rm -f "$W/in.cs8"
     ;;
   cpucores)

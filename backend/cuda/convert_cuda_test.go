@@ -42,7 +42,8 @@ func wavFile(r *rand.Rand, frames, ch, bits int) []byte {
 
 // TestExplicitConvertsOnDevice runs integer recordings through the
 // explicit transport in place, converted on the GPU (kernels/convert.cu),
-// and read into the ring (converted by the CPU): the outputs are equal bit
+// read into the ring as stored (read_share 1) and converted there too, and
+// read into the ring converted by the CPU: the outputs are equal bit
 // for bit (the same float32 inputs through the same kernels), equal the
 // float64 convolution of the CPU's decoding, and the stored bytes, not
 // floats, crossed to the device.
@@ -78,9 +79,13 @@ func TestExplicitConvertsOnDevice(t *testing.T) {
 			if err := os.WriteFile(path, c.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var outs [2][]float32
+			// In place, read and decoded by the CPU (the reference), and
+			// every window read into the ring as stored (read_share 1).
+			var outs [3][]float32
 			var x []float32
-			for i, inPlace := range []bool{true, false} {
+			one := 1.0
+			for i, share := range []*float64{nil, nil, &one} {
+				inPlace := i != 1
 				src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: c.format, SampleRate: 48000, Channels: c.ch, Complex: c.complex})
 				if err != nil {
 					t.Fatal(err)
@@ -97,7 +102,7 @@ func TestExplicitConvertsOnDevice(t *testing.T) {
 				}
 				vals := src.Info().Channels()
 				o := testOptions(TransportExplicit)
-				o.PinSource = inPlace
+				o.PinSource, o.ReadShare = inPlace, share
 				be, err := NewBackend(taps, false, o)
 				if err != nil {
 					t.Fatal(err)
@@ -114,12 +119,14 @@ func TestExplicitConvertsOnDevice(t *testing.T) {
 				}
 				outs[i] = snk.got
 			}
-			if len(outs[0]) != len(outs[1]) {
-				t.Fatalf("%d values converted on the device, %d on the CPU", len(outs[0]), len(outs[1]))
-			}
-			for i := range outs[0] {
-				if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
-					t.Fatalf("value %d: %v converted on the device, %v on the CPU", i, outs[0][i], outs[1][i])
+			for k, how := range map[int]string{0: "in place", 2: "read as stored"} {
+				if len(outs[k]) != len(outs[1]) {
+					t.Fatalf("%d values converted on the device (%s), %d on the CPU", len(outs[k]), how, len(outs[1]))
+				}
+				for i := range outs[k] {
+					if math.Float32bits(outs[k][i]) != math.Float32bits(outs[1][i]) {
+						t.Fatalf("value %d: %v converted on the device (%s), %v on the CPU", i, outs[k][i], how, outs[1][i])
+					}
 				}
 			}
 			want := convolveLanes(taps, x, capture.Info{Complex: c.complex, NumChannels: c.ch}.Channels())

@@ -264,8 +264,15 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 		var err error
 		switch {
 		case blk.Raw != nil:
-			// As stored, then converted into the set's input.
-			if err = x.region.copyIn(k, s.dRaw, blk.Raw[:s.n*x.conv.size], st); err == nil {
+			// As stored, in place or read into the ring, then converted
+			// into the set's input.
+			raw := blk.Raw[:s.n*x.conv.size]
+			if x.region.holds(unsafe.Pointer(&raw[0])) {
+				err = x.region.copyIn(k, s.dRaw, raw, st)
+			} else {
+				err = st.CopyHtoD(s.dRaw, unsafe.Pointer(&raw[0]), int64(len(raw)))
+			}
+			if err == nil {
 				err = x.conv.launch(st, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n)
 			}
 		case x.region != nil && x.region.holds(unsafe.Pointer(&blk.Samples[0])):

@@ -71,9 +71,9 @@ type Options struct {
 	// that pin them (0: DefaultPinThreads); see planRegion.
 	PinWindow  int64
 	PinThreads int
-	// ReadShare is the share of the windows of a float32 source taken in
-	// place that the CPU reads into the ring instead, spread evenly, so
-	// that the CPU's copies and the pinning add up: 0 to 1, nil for
+	// ReadShare is the share of the windows of a source taken in place
+	// that the CPU reads into the ring instead, as stored, spread evenly,
+	// so that the CPU's copies and the pinning add up: 0 to 1, nil for
 	// DefaultReadShare.
 	ReadShare *float64
 	PTXDir    string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX

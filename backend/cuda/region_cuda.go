@@ -49,13 +49,11 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are read into the ring")
 		return false, nil
 	}
-	// Float32 windows may be read by the CPU (pipeline.RegionSharer):
-	// stored integers would then cross decoded, four times the bytes.
-	if encoding == "" {
-		plan.share = DefaultReadShare
-		if s := x.b.opts.ReadShare; s != nil {
-			plan.share = *s
-		}
+	// The CPU reads a share of the windows into the ring
+	// (pipeline.RegionSharer), as stored: the copies add up.
+	plan.share = DefaultReadShare
+	if s := x.b.opts.ReadShare; s != nil {
+		plan.share = *s
 	}
 	ro, err := cudrv.ReadOnlyRegister(x.b.ctx.Dev)
 	if err != nil {
