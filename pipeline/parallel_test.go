@@ -240,3 +240,49 @@ type shareConvertBackend struct {
 func (b *shareConvertBackend) InPlace(off, n int64) bool {
 	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
 }
+
+// A source that hands out views one at a time, to a backend that takes
+// only part of its region in place: the other views are copied into the
+// ring, values or stored bytes.
+func TestRunSharesViewsOneAtATime(t *testing.T) {
+	const block, ch = 100, 2
+	x := make([]float32, ch*(block*30+7))
+	for i := range x {
+		x[i] = float32(i)
+	}
+	rb := &regionBackend{take: true}
+	snk := &sliceSink{}
+	st, err := Run(context.Background(), &viewSource{x: x}, &shareBackend{regionBackend: rb, window: 4000}, snk,
+		Config{BlockSize: block, Complex: true, Slots: 4}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SamplesOut != uint64(len(x)/ch) || rb.inPlace == 0 || rb.inPlace == int(st.Blocks) {
+		t.Fatalf("stats %+v, %d blocks in place", st, rb.inPlace)
+	}
+	for i, v := range snk.got {
+		if v != 2*x[i] {
+			t.Fatalf("value %d = %v, want %v", i, v, 2*x[i])
+		}
+	}
+
+	raw := make([]byte, 2*ch*(block*30+7))
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	cb := &convertBackend{take: true}
+	snk = &sliceSink{}
+	st, err = Run(context.Background(), &encodedSource{raw: raw}, &shareConvertBackend{convertBackend: cb, window: 2000}, snk,
+		Config{BlockSize: block, Complex: true, Slots: 4}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SamplesOut != uint64(len(raw)/2/ch) || cb.inPlace == 0 || cb.inPlace == int(st.Blocks) {
+		t.Fatalf("encoded: stats %+v, %d blocks in place", st, cb.inPlace)
+	}
+	for i, v := range snk.got {
+		if want := 2 * decodeInt16(raw[2*i:]); v != want {
+			t.Fatalf("encoded: value %d = %v, want %v", i, v, want)
+		}
+	}
+}

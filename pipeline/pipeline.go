@@ -675,6 +675,18 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 			}
 		}
 	}
+	// A view the backend does not take in place (share) is copied into
+	// the ring's slot.
+	inPlace := func(unsafe.Pointer, int) bool { return true }
+	if viewer != nil && share != nil {
+		region, err := viewer.Region()
+		if err != nil {
+			return 0, err
+		}
+		inPlace = func(p unsafe.Pointer, n int) bool {
+			return share.InPlace(int64(uintptr(p)-uintptr(unsafe.Pointer(&region[0]))), int64(n))
+		}
+	}
 	remaining := cfg.MaxSamples
 	var seq uint64
 	for {
@@ -701,9 +713,17 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 		if encoded != nil {
 			raw, rerr = encoded.ViewEncoded(ctx, len(buf))
 			n = len(raw) / EncodingSize(enc) // whole values: whole samples
+			if len(raw) > 0 && !inPlace(unsafe.Pointer(&raw[0]), len(raw)) {
+				b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*len(buf))
+				raw = b[:copy(b, raw)]
+			}
 		} else if viewer != nil {
 			view, rerr = viewer.View(ctx, len(buf))
 			n = len(view)
+			if n > 0 && !inPlace(unsafe.Pointer(&view[0]), 4*n) {
+				copy(buf, view)
+				view = nil
+			}
 		} else if wsrc != nil && !dropped {
 			// Straight into the backend's mapped slot, tagged as the
 			// kernel expects: no staging copy after ts. The slot is asked

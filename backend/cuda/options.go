@@ -74,7 +74,7 @@ type Options struct {
 	// ReadShare is the share of the windows of a source taken in place
 	// that the CPU reads into the ring instead, as stored, spread evenly,
 	// so that the CPU's copies and the pinning add up: 0 to 1, nil for
-	// DefaultReadShare.
+	// DefaultReadShare (DefaultReadShareEncoded for stored integers).
 	ReadShare *float64
 	PTXDir    string // load fir.ptx, batch.ptx, chain.ptx and ols.ptx from this directory instead of the embedded PTX
 	// Method is how the explicit transport convolves: direct (the batch

@@ -217,12 +217,17 @@ const (
 	DefaultPinWindow = 64 << 20
 	// DefaultPinThreads is the pinning threads when Options.PinThreads is 0.
 	DefaultPinThreads = 1
-	// DefaultReadShare is Options.ReadShare's default. On the H200
-	// hosts, 8 GiB of page cache reached the GPU at 40-50 GiB/s with every
-	// other or every third window read by the CPU, against 25-44 pinning
-	// every window and 26-49 reading every one (bench/feedprobe.cu,
-	// hybrid).
-	DefaultReadShare = 0.5
+	// DefaultReadShare is Options.ReadShare's default for float32
+	// values, and DefaultReadShareEncoded for stored integers, which the
+	// CPU reads without scanning them. On the H200 hosts, 8 GiB of page
+	// cache reached the GPU at 40-50 GiB/s with every other or every third
+	// window read by the CPU, against 25-44 pinning every window and 26-49
+	// reading every one (bench/feedprobe.cu, hybrid). sigproc ran a 16 GiB
+	// cf32 file at 4.4-4.9 GS/s with 0.5 (0.67 and 0.75: 4.0-4.1, 0:
+	// 3.5-4.2), and a 16 GiB cs8 one at 19.0-19.4 GS/s with 0.75 (0.5:
+	// 15.6-16.5, 0: 13.0-13.3).
+	DefaultReadShare        = 0.5
+	DefaultReadShareEncoded = 0.75
 	// minWindow is the smallest window worth pinning: below it the
 	// per-call cost of pinning dominates.
 	minWindow = 16 << 20

@@ -23,7 +23,10 @@ import (
 // unpinned, so pinned memory stays within the budget
 // (cuda.max_pinned_mb, or the default sized from the host) whatever the
 // recording's size; a region that fits the budget whole stays pinned to
-// the end. The zero-copy transport writes tagged words and takes no views.
+// the end. A share of the windows (Options.ReadShare) is not pinned: the
+// pipeline's readers read them into the ring (inPlace), as the CPU's
+// copies and the pinning add up. The zero-copy transport writes tagged
+// words and takes no views.
 //
 // The first window is pinned here: a device or host that refuses to pin
 // the source (a kernel without the support, a memlock limit) falls back
@@ -52,6 +55,9 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 	// The CPU reads a share of the windows into the ring
 	// (pipeline.RegionSharer), as stored: the copies add up.
 	plan.share = DefaultReadShare
+	if encoding != "" {
+		plan.share = DefaultReadShareEncoded
+	}
 	if s := x.b.opts.ReadShare; s != nil {
 		plan.share = *s
 	}
