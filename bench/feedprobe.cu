@@ -20,6 +20,10 @@
 // threads copying the mapping into pinned buffers (the read route's ceiling),
 // and registration gated between copies as sigproc does it, with and
 // without threads scanning the mapping meanwhile.
+//
+// hybrid has CPU threads copy every k-th window into pinned slots (memcpy
+// from the mapping, or pread) while the others are registered gated, all
+// copied in order on one stream: what sigproc's cuda.read_share does.
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>

@@ -842,10 +842,10 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 }
 
 // produceParallel is produce for a ParallelSource: up to readers blocks
-// are reserved in order, taken at once on as many goroutines, and
-// published in order. A block is read into the ring's next slot, or, with
-// pv, viewed in place (the view scanned on the goroutine) unless share
-// says the backend has it read. The source's busy time is the time spent
+// are reserved in order, taken at once on as many goroutines (t.take), and
+// published in order. A block is read into the ring's next slot, or, when
+// t views the source, taken in place (a view scanned on its goroutine)
+// unless share has it read. The source's busy time is the time spent
 // waiting for the oldest.
 func produceParallel(ctx context.Context, t taker, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	reads := make([]reserved, readers)
