@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
@@ -121,6 +122,9 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 			// The CUDA transports keep up to half the ring in flight
 			// (at most 8 blocks); a live source keeps its slack.
 			r.Pipeline.Source.MinSlots = gpuMinSlots
+			if _, ok := src.(pipeline.ParallelSource); ok {
+				r.Pipeline.Source.MinSlots = gpuFileSlots
+			}
 			if cfg.LiveSource() {
 				r.Pipeline.Source.MinSlots = pipeline.LiveSlots
 			}
@@ -130,7 +134,16 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Bool("live", rs.Live).Int64("frames", rs.Frames).
 			Int("ring_mib", r.Pipeline.Layout().Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source, seconds of slack for a live one")
 	}
-	if err := Preflight(cfg, r.Backend, r.Pipeline); err != nil {
+	err = Preflight(cfg, r.Backend, r.Pipeline)
+	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
+		// A host with little pinned memory: the file's readers get no
+		// more room than any source.
+		r.Pipeline.Source.MinSlots, r.Pipeline.Slots = gpuMinSlots, 0
+		r.Pipeline.Slots = r.Pipeline.Layout().Slots
+		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
+		err = Preflight(cfg, r.Backend, r.Pipeline)
+	}
+	if err != nil {
 		return r, err
 	}
 	return r, nil
@@ -280,10 +293,15 @@ func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipel
 }
 
 // gpuMinSlots is the least ring a CUDA backend gets from an unpaced
-// source: the explicit transport's 8 blocks in flight, and room for a
-// file's readers to take the next blocks meanwhile (pipeline.Config.Readers;
-// 16 slots ran a 16 GiB file 20-30 % slower than 32 on the H200 host).
-const gpuMinSlots = 32
+// source: twice the explicit transport's 8 blocks in flight. A file read
+// several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
+// for its readers to take the next blocks meanwhile, where the pinned
+// budget holds it: 16 slots ran a 16 GiB file 20-30 % slower than 32 on
+// the H200 host.
+const (
+	gpuMinSlots  = 16
+	gpuFileSlots = 32
+)
 
 // ThroughputBlockBytes is the block a CUDA backend gets from an unpaced
 // source when block_size is not given, in bytes as the source stores them

@@ -12,10 +12,12 @@ import (
 // run flags them instead of passing them on silently.
 type NonFiniteCounter interface {
 	// NonFinite returns how many NaN or ±Inf values the source has
-	// delivered so far. It is safe to call from any goroutine.
+	// delivered so far (with blocks read several at once, read: a run
+	// ended early may count some it never delivered). It is safe to call
+	// from any goroutine.
 	NonFinite() uint64
 	// SetNonFiniteHandler sets a function called once, during Read (or
-	// View, for samples taken in place) and possibly on a goroutine of
+	// View, or a reserved block's taking) and possibly on a goroutine of
 	// the source's, when the first non-finite values are delivered, with
 	// their count.
 	SetNonFiniteHandler(f func(total uint64))

@@ -79,6 +79,9 @@ type fileReader struct {
 	// that reservation. Atomic, as earlier ones are read meanwhile.
 	endAt   atomic.Int64
 	endLeft int
+	// grown is how far Reserve found a file read to its end has grown
+	// (producer only).
+	grown int64
 	// chunks are ReadReserved's buffers for integer samples' bytes, chunk
 	// long: one a goroutine reading at once.
 	chunks sync.Pool
@@ -384,8 +387,10 @@ func (r *Raw) view(ctx context.Context, n int, scan bool) ([]byte, error) {
 	d.off += k
 	r.consumed += k
 	if k < want {
+		left := d.end - d.off // a partial sample, taken as Read takes it
+		r.consumed += left
 		r.eof = true
-		r.err = r.endErrLeft(int(d.end - d.off))
+		r.err = r.endErrLeft(int(left))
 		return b, r.err
 	}
 	return b, nil
@@ -489,9 +494,12 @@ func (r *Raw) Reserve(n int) (at int64, values int, ok bool) {
 	ch := r.info.Channels()
 	want := int64(n/ch) * int64(r.fbytes)
 	end := d.wantEnd()
-	if d.end < 0 && d.off+want > end {
-		if now, err := fileSize(d.f); err == nil && now > end {
-			d.size, end = now, now // a file that grows is read to its new end
+	if d.end < 0 {
+		// A file that grows is read to its new end. d.size stays the size
+		// the run began with: the takers' errors read it meanwhile.
+		end = max(end, d.grown)
+		if now, err := fileSize(d.f); d.off+want > end && err == nil && now > end {
+			d.grown, end = now, now
 		}
 	}
 	k := max(0, min(want, (end-d.off)/int64(r.fbytes)*int64(r.fbytes)))
@@ -500,6 +508,7 @@ func (r *Raw) Reserve(n int) (at int64, values int, ok bool) {
 		// sample there, as Read does.
 		d.endLeft = int(end - d.off - k)
 		d.endAt.Store(d.off - d.mapStart + 1)
+		r.consumed += int64(d.endLeft) // a partial sample, counted as Read counts it
 	}
 	at = d.off - d.mapStart
 	d.off += k

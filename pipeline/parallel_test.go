@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/sigproc/sigproc/capture"
 )
@@ -158,14 +161,38 @@ func testTruncatedParallel(t *testing.T, region string) {
 }
 
 // shareBackend takes its region in place but for every other window of
-// window bytes, which it has read into the ring.
+// window bytes, which it has read into the ring: a view there fails the
+// run.
 type shareBackend struct {
 	*regionBackend
 	window int64
 }
 
-func (b *shareBackend) InPlace(off, n int64) bool {
-	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
+func (b *shareBackend) InPlace(off, n int64) bool { return inEvenWindows(off, n, b.window) }
+
+func (b *shareBackend) Next(ctx context.Context) (Output, error) {
+	if blk, err := b.ring.Next(ctx); err == nil && len(blk.Samples) > 0 {
+		if err := checkInPlace(b.region, unsafe.Pointer(&blk.Samples[0]), 4*len(blk.Samples), b.window); err != nil {
+			return Output{}, err
+		}
+	}
+	return b.regionBackend.Next(ctx)
+}
+
+// inEvenWindows reports whether the n bytes at off lie in even windows of
+// window bytes only.
+func inEvenWindows(off, n, window int64) bool {
+	return off/window%2 == 0 && (off+n-1)/window%2 == 0
+}
+
+// checkInPlace fails a block of n bytes at p that lies in region but
+// touches an odd window: one the backend has read.
+func checkInPlace(region []byte, p unsafe.Pointer, n int, window int64) error {
+	off := int64(uintptr(p) - uintptr(unsafe.Pointer(&region[0])))
+	if off >= 0 && off < int64(len(region)) && !inEvenWindows(off, int64(n), window) {
+		return fmt.Errorf("a block at %d in place, in a window read into the ring", off)
+	}
+	return nil
 }
 
 // Integer files read several blocks at once give what Read gives one
@@ -237,8 +264,15 @@ type shareConvertBackend struct {
 	window int64
 }
 
-func (b *shareConvertBackend) InPlace(off, n int64) bool {
-	return off/b.window%2 == 0 && (off+n-1)/b.window%2 == 0
+func (b *shareConvertBackend) InPlace(off, n int64) bool { return inEvenWindows(off, n, b.window) }
+
+func (b *shareConvertBackend) Next(ctx context.Context) (Output, error) {
+	if blk, err := b.ring.Next(ctx); err == nil && len(blk.Raw) > 0 {
+		if err := checkInPlace(b.region, unsafe.Pointer(&blk.Raw[0]), len(blk.Raw), b.window); err != nil {
+			return Output{}, err
+		}
+	}
+	return b.convertBackend.Next(ctx)
 }
 
 // A source that hands out views one at a time, to a backend that takes
@@ -284,5 +318,76 @@ func TestRunSharesViewsOneAtATime(t *testing.T) {
 		if want := 2 * decodeInt16(raw[2*i:]); v != want {
 			t.Fatalf("encoded: value %d = %v, want %v", i, v, want)
 		}
+	}
+}
+
+// shortSource is a ParallelSource whose third reservation comes back
+// short, with no error: the run fails rather than lose samples.
+type shortSource struct {
+	countSource
+	next int64
+}
+
+func (s *shortSource) Reserve(n int) (int64, int, bool) {
+	at := s.next
+	s.next += int64(n)
+	return at, n, true
+}
+
+func (s *shortSource) ReadReserved(dst []float32, at int64) (int, error) {
+	if at == 2*int64(len(dst)) {
+		return len(dst) / 2, nil
+	}
+	return len(dst), nil
+}
+
+func TestRunRefusesAShortReservation(t *testing.T) {
+	_, err := Run(context.Background(), &shortSource{}, &scaleBackend{}, &sliceSink{},
+		Config{BlockSize: 100, Slots: 8, Readers: 2, MaxSamples: 1000}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "reserved came back") {
+		t.Fatalf("err %v, want the short read reported", err)
+	}
+}
+
+// A WAV recording whose data ends in a partial sample reports it alike,
+// read one block at a time or several at once.
+func TestRunReportsAPartialSampleAlike(t *testing.T) {
+	data := make([]byte, 4*5000+2) // 16-bit stereo, and half a sample
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	h := make([]byte, 44)
+	copy(h, "RIFF")
+	binary.LittleEndian.PutUint32(h[4:], uint32(36+len(data)))
+	copy(h[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(h[16:], 16)
+	binary.LittleEndian.PutUint16(h[20:], 1) // PCM
+	binary.LittleEndian.PutUint16(h[22:], 2)
+	binary.LittleEndian.PutUint32(h[24:], 48000)
+	binary.LittleEndian.PutUint32(h[28:], 48000*4)
+	binary.LittleEndian.PutUint16(h[32:], 4)
+	binary.LittleEndian.PutUint16(h[34:], 16)
+	copy(h[36:], "data")
+	binary.LittleEndian.PutUint32(h[40:], uint32(len(data)))
+	path := filepath.Join(t.TempDir(), "x.wav")
+	if err := os.WriteFile(path, append(h, data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, readers := range []int{1, 4} {
+		src, err := capture.OpenFile(path, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Run(context.Background(), src, &scaleBackend{}, &sliceSink{},
+			Config{BlockSize: 512, Channels: 2, Slots: 8, Readers: readers}, Options{})
+		src.Close()
+		if !errors.Is(err, capture.ErrTruncated) || st.SamplesIn != 5000 {
+			t.Fatalf("readers %d: err %v, %d samples", readers, err, st.SamplesIn)
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] {
+		t.Fatalf("one at a time: %s\nseveral at once: %s", msgs[0], msgs[1])
 	}
 }

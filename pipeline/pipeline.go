@@ -39,7 +39,7 @@ type Viewer interface {
 
 // ParallelSource is a Source whose next blocks can be read at once, each
 // whole on a goroutine of its own: a file read by position (capture.Raw on
-// a float32 file). The producer reserves blocks in order, reads several
+// a regular file). The producer reserves blocks in order, reads several
 // into ring slots at once (Config.Readers) and publishes them in order:
 // one block split among all the goroutines instead waits for its slowest
 // part, every block.
@@ -52,8 +52,9 @@ type ParallelSource interface {
 	// it instead).
 	Reserve(n int) (at int64, values int, ok bool)
 	// ReadReserved reads the values reserved at at into dst, exactly as
-	// many, on any goroutine, and returns as Read would: whole samples,
-	// io.EOF (or the end's error) after the last reservation.
+	// many, on any goroutine, and returns as Read would: all of them
+	// unless with an error, io.EOF (or the end's error) after the last
+	// reservation.
 	ReadReserved(dst []float32, at int64) (int, error)
 }
 
@@ -234,10 +235,12 @@ type Config struct {
 	Source     RingSource
 	Policy     Policy
 	MaxSamples int64 // stop after this many input samples; 0 = until the source ends
-	// Readers is how many blocks a ParallelSource is read at once, each
-	// on a goroutine of its own, at most the ring's slots; 0 means the
-	// CPUs but two (capped by MaxReaders and half the ring), and 1 reads
-	// one block at a time with Read. Only PolicyBlock runs without Realtime read in parallel.
+	// Readers is how many blocks a ParallelSource is taken at once, each
+	// on a goroutine of its own, at most half the ring's slots; 0 means
+	// the CPUs but two (capped by MaxReaders and half the ring, and none
+	// when that is fewer than half of those CPUs), and 1 takes one block
+	// at a time (Read, or View). Only PolicyBlock runs without Realtime
+	// take several.
 	Readers int
 	// Realtime pins and locks the capture side; the zero value does nothing.
 	Realtime Realtime
@@ -448,6 +451,9 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	l := cfg.Layout()
 	if cfg.MaxSamples < 0 {
 		return Stats{}, fmt.Errorf("pipeline: max samples must be >= 0, got %d", cfg.MaxSamples)
+	}
+	if cfg.Readers < 0 {
+		return Stats{}, fmt.Errorf("pipeline: readers must be >= 0, got %d", cfg.Readers)
 	}
 	if err := l.Validate(); err != nil {
 		return Stats{}, err
@@ -789,7 +795,8 @@ type taker struct {
 type reserved struct {
 	buf     []float32
 	at      int64
-	n       int // values
+	n       int // values: reserved (want), then taken
+	want    int
 	inPlace bool
 	view    []float32
 	raw     []byte
@@ -832,9 +839,15 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 	}
 	n := cfg.Readers
 	if n == 0 {
-		n = min(runtime.GOMAXPROCS(0)-2, MaxReaders, l.Slots/2)
+		// Fewer readers than half the cores read slower than one block
+		// split among all of them (the source's own parts, on a ring too
+		// small to hold more blocks).
+		cores := runtime.GOMAXPROCS(0) - 2
+		if n = min(cores, MaxReaders, l.Slots/2); 2*n < cores {
+			return nil, 0
+		}
 	}
-	n = min(n, l.Slots)
+	n = min(n, l.Slots/2) // the rest of the ring: blocks published, for the consumer
 	if n <= 1 {
 		return nil, 0
 	}
@@ -900,7 +913,7 @@ func produceParallel(ctx context.Context, t taker, share RegionSharer, readers i
 			}
 			remaining -= int64(n / l.Channels)
 			i := issued % uint64(readers)
-			reads[i] = reserved{buf: buf[:n], at: at, n: n}
+			reads[i] = reserved{buf: buf[:n], at: at, n: n, want: n}
 			reads[i].inPlace = t.pv != nil && (share == nil || share.InPlace(at, int64(n*t.size)))
 			work <- int(i)
 			issued++
@@ -915,6 +928,9 @@ func produceParallel(ctx context.Context, t taker, share RegionSharer, readers i
 		ts := clock()
 		c.srcBusy.Add(ts - t0)
 		r := reads[i]
+		if r.err == nil && r.n != r.want {
+			return seq, fmt.Errorf("read source: %d of the %d values reserved came back, with no error", r.n, r.want)
+		}
 		if count := r.n / l.Channels; count > 0 {
 			if _, err := ring.Acquire(ctx, true); err != nil { // free: acquired ahead
 				return seq, err

@@ -271,3 +271,48 @@ func BenchmarkRingSPSC(b *testing.B) {
 		r.Release()
 	}
 }
+
+// AcquireAhead hands out the slot k after the next free one, waits for the
+// consumer to free it, and refuses slots beyond the ring or after Close.
+func TestRingAcquireAhead(t *testing.T) {
+	ctx := context.Background()
+	r := newTestRing(t, Layout{BlockSize: 1, Channels: 1, Slots: 4})
+	for k := range 4 {
+		buf, err := r.AcquireAhead(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf[0] = float32(k)
+	}
+	if _, err := r.AcquireAhead(ctx, 4); err == nil {
+		t.Fatal("a slot beyond the ring was handed out")
+	}
+	for k := range 4 { // published in order, each acquired again at once
+		if _, err := r.Acquire(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Publish(1, uint64(k), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The ring is full: the next slot waits for the consumer.
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := r.AcquireAhead(cctx, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting acquire: %v", err)
+	}
+	for k := range 4 {
+		b, err := r.Next(ctx)
+		if err != nil || b.Samples[0] != float32(k) {
+			t.Fatalf("block %d: %v, %v", k, b.Samples, err)
+		}
+		r.Release()
+	}
+	if _, err := r.AcquireAhead(ctx, 3); err != nil {
+		t.Fatalf("after the consumer freed the ring: %v", err)
+	}
+	r.Close()
+	if _, err := r.AcquireAhead(ctx, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}

@@ -254,6 +254,17 @@ func (p regionPlan) read(w int) bool {
 	return p.share > 0 && math.Floor(float64(w+1)*p.share) > math.Floor(float64(w)*p.share)
 }
 
+// pinned counts the windows in [from, to) that are pinned, not read.
+func (p regionPlan) pinned(from, to int) int {
+	n := 0
+	for w := from; w < to; w++ {
+		if !p.read(w) {
+			n++
+		}
+	}
+	return n
+}
+
 // inPlace reports whether the n bytes at offset off touch no window that
 // is read.
 func (p regionPlan) inPlace(off, n int64) bool {

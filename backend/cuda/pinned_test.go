@@ -196,8 +196,9 @@ func TestConvertCode(t *testing.T) {
 	}
 }
 
-// The windows a share reads are spread evenly, the first always pinned
-// (useRegion pins it before the run), and a block touching one is read.
+// The windows a share reads are spread evenly, the first pinned unless
+// all are read, a block touching one is read, and copyIn pins through a
+// window by the count of pinned ones up to it.
 func TestRegionPlanReadShare(t *testing.T) {
 	const w = 1 << 20
 	for _, tc := range []struct {
@@ -239,5 +240,20 @@ func TestRegionPlanReadShare(t *testing.T) {
 	}
 	if !(regionPlan{window: w}).inPlace(w, w) {
 		t.Error("no share, yet a block is not in place")
+	}
+	for _, tc := range []struct {
+		share    float64
+		from, to int
+		want     int
+	}{
+		{0, 1, 5, 4},
+		{0.5, 1, 5, 2},  // 2 and 4
+		{0.75, 1, 5, 1}, // 4
+		{0.75, 1, 4, 0}, // 1-3 are read
+		{1, 0, 12, 0},
+	} {
+		if got := (regionPlan{window: w, share: tc.share}).pinned(tc.from, tc.to); got != tc.want {
+			t.Errorf("share %v: pinned(%d, %d) = %d, want %d", tc.share, tc.from, tc.to, got, tc.want)
+		}
 	}
 }

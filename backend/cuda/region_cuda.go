@@ -237,7 +237,7 @@ func (p *pinnedRegion) copyIn(k uint64, dst cudrv.DevicePtr, view []byte, st cud
 		}
 		if p.next <= w {
 			t0 := time.Now()
-			err := p.pin(w + 1 - p.next)
+			err := p.pin(p.plan.pinned(p.next, w+1))
 			p.waited += time.Since(t0)
 			if err != nil {
 				return err
