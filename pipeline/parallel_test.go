@@ -349,8 +349,9 @@ func TestRunRefusesAShortReservation(t *testing.T) {
 	}
 }
 
-// A WAV recording whose data ends in a partial sample reports it alike,
-// read one block at a time or several at once.
+// A WAV recording whose data ends in a partial sample gives the same
+// output and reports it alike, read one block at a time or several at
+// once, decoded or taken as stored.
 func TestRunReportsAPartialSampleAlike(t *testing.T) {
 	data := make([]byte, 4*5000+2) // 16-bit stereo, and half a sample
 	for i := range data {
@@ -373,21 +374,40 @@ func TestRunReportsAPartialSampleAlike(t *testing.T) {
 	if err := os.WriteFile(path, append(h, data...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Read and decoded, or taken as stored in place, or shared (the data
+	// starts 44 bytes into the mapping), one block at a time or several.
 	var msgs []string
-	for _, readers := range []int{1, 4} {
-		src, err := capture.OpenFile(path, "", 0)
-		if err != nil {
-			t.Fatal(err)
+	var outs [][]float32
+	for _, region := range []string{"", "views", "shared"} {
+		for _, readers := range []int{1, 4} {
+			src, err := capture.OpenFile(path, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cb := &convertBackend{take: region != ""}
+			var be Backend = cb
+			if region == "shared" {
+				be = &shareConvertBackend{convertBackend: cb, window: 4096}
+			}
+			snk := &sliceSink{}
+			st, err := Run(context.Background(), src, be, snk,
+				Config{BlockSize: 512, Channels: 2, Slots: 8, Readers: readers}, Options{})
+			src.Close()
+			if !errors.Is(err, capture.ErrTruncated) || st.SamplesIn != 5000 {
+				t.Fatalf("%q, readers %d: err %v, %d samples", region, readers, err, st.SamplesIn)
+			}
+			if region != "" && cb.inPlace == 0 {
+				t.Fatalf("%q, readers %d: no block in place", region, readers)
+			}
+			msgs, outs = append(msgs, err.Error()), append(outs, snk.got)
 		}
-		st, err := Run(context.Background(), src, &scaleBackend{}, &sliceSink{},
-			Config{BlockSize: 512, Channels: 2, Slots: 8, Readers: readers}, Options{})
-		src.Close()
-		if !errors.Is(err, capture.ErrTruncated) || st.SamplesIn != 5000 {
-			t.Fatalf("readers %d: err %v, %d samples", readers, err, st.SamplesIn)
-		}
-		msgs = append(msgs, err.Error())
 	}
-	if msgs[0] != msgs[1] {
-		t.Fatalf("one at a time: %s\nseveral at once: %s", msgs[0], msgs[1])
+	for i := range msgs {
+		if msgs[i] != msgs[0] {
+			t.Fatalf("run %d: %s\nthe first: %s", i, msgs[i], msgs[0])
+		}
+		if !slices.Equal(outs[i], outs[0]) {
+			t.Fatalf("run %d: its output differs from the first's", i)
+		}
 	}
 }
