@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/sigproc/sigproc/capture"
+	"github.com/sigproc/sigproc/internal/wavtest"
 )
 
 // A float32 file read several blocks at once gives what Read gives one
@@ -357,19 +358,7 @@ func TestRunReportsAPartialSampleAlike(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 13)
 	}
-	h := make([]byte, 44)
-	copy(h, "RIFF")
-	binary.LittleEndian.PutUint32(h[4:], uint32(36+len(data)))
-	copy(h[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(h[16:], 16)
-	binary.LittleEndian.PutUint16(h[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(h[22:], 2)
-	binary.LittleEndian.PutUint32(h[24:], 48000)
-	binary.LittleEndian.PutUint32(h[28:], 48000*4)
-	binary.LittleEndian.PutUint16(h[32:], 4)
-	binary.LittleEndian.PutUint16(h[34:], 16)
-	copy(h[36:], "data")
-	binary.LittleEndian.PutUint32(h[40:], uint32(len(data)))
+	h := wavtest.Header(2, 16, 48000, len(data))
 	path := filepath.Join(t.TempDir(), "x.wav")
 	if err := os.WriteFile(path, append(h, data...), 0o644); err != nil {
 		t.Fatal(err)

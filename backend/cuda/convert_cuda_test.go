@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/internal/wavtest"
 	"github.com/sigproc/sigproc/pipeline"
 )
 
@@ -24,20 +24,7 @@ func wavFile(r *rand.Rand, frames, ch, bits int) []byte {
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
-	h := make([]byte, 44)
-	copy(h, "RIFF")
-	binary.LittleEndian.PutUint32(h[4:], uint32(36+len(data)))
-	copy(h[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(h[16:], 16)
-	binary.LittleEndian.PutUint16(h[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(h[22:], uint16(ch))
-	binary.LittleEndian.PutUint32(h[24:], 48000)
-	binary.LittleEndian.PutUint32(h[28:], uint32(48000*ch*bits/8))
-	binary.LittleEndian.PutUint16(h[32:], uint16(ch*bits/8))
-	binary.LittleEndian.PutUint16(h[34:], uint16(bits))
-	copy(h[36:], "data")
-	binary.LittleEndian.PutUint32(h[40:], uint32(len(data)))
-	return append(h, data...)
+	return append(wavtest.Header(ch, bits, 48000, len(data)), data...)
 }
 
 // TestExplicitConvertsOnDevice runs integer recordings through the
