@@ -99,6 +99,9 @@ func TestRunReadsAFileSeveralBlocksAtOnce(t *testing.T) {
 				}
 			}
 			blocks := int(st.Blocks)
+			if int(st.BlocksInPlace) != rb.inPlace {
+				t.Fatalf("stats count %d blocks in place, the backend %d", st.BlocksInPlace, rb.inPlace)
+			}
 			switch {
 			case tc.region == "views" && rb.inPlace != blocks,
 				tc.region == "shared" && (rb.inPlace == 0 || rb.inPlace == blocks),
@@ -249,6 +252,9 @@ func TestRunReadsIntegersSeveralBlocksAtOnce(t *testing.T) {
 					t.Fatalf("value %d = %v, one at a time %v", i, got[i], want[i])
 				}
 			}
+			if int(st.BlocksInPlace) != inPlace {
+				t.Fatalf("stats count %d blocks in place, the backend %d", st.BlocksInPlace, inPlace)
+			}
 			switch blocks := int(st.Blocks); {
 			case tc.region == "views" && inPlace != blocks,
 				tc.region == "shared" && (inPlace == 0 || inPlace == blocks):
@@ -292,7 +298,7 @@ func TestRunSharesViewsOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.SamplesOut != uint64(len(x)/ch) || rb.inPlace == 0 || rb.inPlace == int(st.Blocks) {
+	if st.SamplesOut != uint64(len(x)/ch) || rb.inPlace == 0 || rb.inPlace == int(st.Blocks) || int(st.BlocksInPlace) != rb.inPlace {
 		t.Fatalf("stats %+v, %d blocks in place", st, rb.inPlace)
 	}
 	for i, v := range snk.got {
@@ -312,7 +318,7 @@ func TestRunSharesViewsOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.SamplesOut != uint64(len(raw)/2/ch) || cb.inPlace == 0 || cb.inPlace == int(st.Blocks) {
+	if st.SamplesOut != uint64(len(raw)/2/ch) || cb.inPlace == 0 || cb.inPlace == int(st.Blocks) || int(st.BlocksInPlace) != cb.inPlace {
 		t.Fatalf("encoded: stats %+v, %d blocks in place", st, cb.inPlace)
 	}
 	for i, v := range snk.got {

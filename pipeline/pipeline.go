@@ -278,6 +278,10 @@ type Stats struct {
 	// SamplesOut is SamplesWritten, kept for existing users.
 	SamplesOut uint64
 	Blocks     uint64 // blocks written to the sink
+	// BlocksInPlace are the published blocks the backend took in place
+	// from the source's memory (Viewer, RegionBackend); the others were
+	// read or copied into the ring.
+	BlocksInPlace uint64
 	// DroppedBlocks and DroppedSamples are the loss at capture: blocks
 	// discarded because the ring was full (PolicyDrop).
 	DroppedBlocks  uint64
@@ -398,6 +402,7 @@ type Options struct {
 type counters struct {
 	in, dropB, dropS  atomic.Uint64
 	pubB, pubS        atomic.Uint64 // published into the ring
+	placedB           atomic.Uint64 // of them, taken in place
 	srcBusy           atomic.Int64  // ns in the source's Read
 	startup           atomic.Int64  // ns the backend took to start
 	_                 [128]byte
@@ -419,6 +424,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 		SamplesWritten:  out,
 		SamplesOut:      out,
 		Blocks:          c.blocks.Load(),
+		BlocksInPlace:   c.placedB.Load(),
 		DroppedBlocks:   c.dropB.Load(),
 		DroppedSamples:  c.dropS.Load(),
 		Gaps:            c.gaps.Load(),
@@ -608,6 +614,14 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if perr != nil {
 		return st, perr
 	}
+	if viewer != nil {
+		// A backend that shares the region has the rest read, and blocks
+		// straddling into a window it reads are read too: the share
+		// actually read can exceed the one asked for.
+		pub := c.pubB.Load()
+		opts.Log.Info().Uint64("in_place", st.BlocksInPlace).Uint64("read", pub-st.BlocksInPlace).
+			Msg("blocks taken in place from the source's memory, and read into the ring")
+	}
 	if st.DroppedBlocks > 0 {
 		opts.Log.Warn().Uint64("blocks", st.DroppedBlocks).Uint64("samples", st.DroppedSamples).
 			Msg("ring overruns: blocks dropped at capture")
@@ -715,13 +729,15 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 		var rerr error
 		var view []float32
 		var raw []byte
-		direct := false
+		direct, placed := false, false
 		if encoded != nil {
 			raw, rerr = encoded.ViewEncoded(ctx, len(buf))
 			n = len(raw) / EncodingSize(enc) // whole values: whole samples
 			if len(raw) > 0 && !inPlace(unsafe.Pointer(&raw[0]), len(raw)) {
 				b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*len(buf))
 				raw = b[:copy(b, raw)]
+			} else {
+				placed = true
 			}
 		} else if viewer != nil {
 			view, rerr = viewer.View(ctx, len(buf))
@@ -729,6 +745,8 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 			if n > 0 && !inPlace(unsafe.Pointer(&view[0]), 4*n) {
 				copy(buf, view)
 				view = nil
+			} else {
+				placed = true
 			}
 		} else if wsrc != nil && !dropped {
 			// Straight into the backend's mapped slot, tagged as the
@@ -762,6 +780,9 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 			} else {
 				c.pubB.Add(1)
 				c.pubS.Add(uint64(count))
+				if placed {
+					c.placedB.Add(1)
+				}
 			}
 			c.in.Add(uint64(count))
 			seq++
@@ -937,6 +958,9 @@ func produceParallel(ctx context.Context, t taker, share RegionSharer, readers i
 			}
 			if err := publish(ring, r.view, r.raw, false, count, seq, ts); err != nil {
 				return seq, err
+			}
+			if r.inPlace {
+				c.placedB.Add(1)
 			}
 			c.pubB.Add(1)
 			c.pubS.Add(uint64(count))
