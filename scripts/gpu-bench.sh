@@ -182,7 +182,7 @@ EOF2
         case "$*" in *stages:*) ;; *) echo "filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: 129}}" ;; esac
         echo "backend: cuda"; echo "sink: {type: null}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
-      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
+      say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|in_place=[0-9]+|read=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
     for r in 1 2 3; do feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"; done
     if [ "${GPU_BENCH_FEED_QUICK:-0}" = 1 ]; then :; else
