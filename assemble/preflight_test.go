@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cuda"
+	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -49,5 +50,36 @@ func TestPreflight(t *testing.T) {
 	// A backend without the check (the cpu one) passes.
 	if err := Preflight(cfg, struct{ pipeline.Backend }{}, pc); err != nil {
 		t.Errorf("no check: %v", err)
+	}
+}
+
+func TestGPURingMin(t *testing.T) {
+	info := capture.Info{SampleRate: 1e6, Complex: true}
+	raw, err := capture.NewRaw(strings.NewReader(""), "cf32_le", info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syn, err := capture.NewSynthetic(capture.SyntheticConfig{SampleRate: 1e6, Signal: "noise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		src  config.Source
+		in   capture.Source
+		want int
+	}{
+		{"a file, read several blocks at once", config.Source{Type: config.SourceFile}, raw, gpuFileSlots},
+		{"stdin: a capture.Raw, read one block at a time", config.Source{Type: config.SourceStdin}, raw, gpuMinSlots},
+		{"unpaced synthetic", config.Source{Type: config.SourceSynthetic}, syn, gpuMinSlots},
+		{"paced synthetic: live, keeps its slack", config.Source{Type: config.SourceSynthetic, Paced: true}, syn, pipeline.LiveSlots},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.Config{Source: tc.src}
+			if got := gpuRingMin(cfg, tc.in); got != tc.want {
+				t.Errorf("gpuRingMin = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -119,15 +119,7 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if cfg.RingSlots == 0 {
 		// Resolved here, so the log and the control API show the depth.
 		if r.Backend.Name() != "cpu" {
-			// The CUDA transports keep up to half the ring in flight
-			// (at most 8 blocks); a live source keeps its slack.
-			r.Pipeline.Source.MinSlots = gpuMinSlots
-			if _, ok := src.(pipeline.ParallelSource); ok {
-				r.Pipeline.Source.MinSlots = gpuFileSlots
-			}
-			if cfg.LiveSource() {
-				r.Pipeline.Source.MinSlots = pipeline.LiveSlots
-			}
+			r.Pipeline.Source.MinSlots = gpuRingMin(cfg, src)
 		}
 		r.Pipeline.Slots = r.Pipeline.Layout().Slots
 		rs := r.Pipeline.Source
@@ -302,6 +294,21 @@ const (
 	gpuMinSlots  = 16
 	gpuFileSlots = 32
 )
+
+// gpuRingMin is the least ring a CUDA backend gets for src: the CUDA
+// transports keep up to half the ring in flight (at most 8 blocks), a
+// file read several blocks at once gets room for its readers besides,
+// and a live source keeps its slack. Only a regular file is read several
+// blocks at once, so stdin, which is a capture.Raw too, gets the least.
+func gpuRingMin(cfg *config.Config, src capture.Source) int {
+	if cfg.LiveSource() {
+		return pipeline.LiveSlots
+	}
+	if _, ok := src.(pipeline.ParallelSource); ok && cfg.Source.Type == config.SourceFile {
+		return gpuFileSlots
+	}
+	return gpuMinSlots
+}
 
 // ThroughputBlockBytes is the block a CUDA backend gets from an unpaced
 // source when block_size is not given, in bytes as the source stores them

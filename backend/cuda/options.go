@@ -67,7 +67,8 @@ type Options struct {
 	// ring (see UseRegion).
 	PinSource bool
 	// PinWindow is the size of the windows a source pinned in place is
-	// pinned in, bytes (0: DefaultPinWindow), and PinThreads the threads
+	// pinned in, bytes (0: half the bytes of the blocks in flight, at most
+	// DefaultPinWindow; see pinWindow), and PinThreads the threads
 	// that pin them (0: DefaultPinThreads); see planRegion.
 	PinWindow  int64
 	PinThreads int

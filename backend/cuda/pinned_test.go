@@ -121,6 +121,28 @@ func TestTransportPinned(t *testing.T) {
 	}
 }
 
+func TestPinWindow(t *testing.T) {
+	const mib = int64(1) << 20
+	tests := []struct {
+		name     string
+		inFlight int64
+		want     int64
+	}{
+		{"cf32: 8 blocks of 16 MiB", 8 * 16 * mib, 64 * mib},
+		{"cs8: 8 blocks of 8 MiB", 8 * 8 * mib, 32 * mib},
+		{"larger blocks: at most the default", 8 * 64 * mib, DefaultPinWindow},
+		{"small blocks: at least minWindow", 8 * mib, minWindow},
+		{"odd bytes: page-aligned", 8*8*mib + 2*4097, 32*mib + 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pinWindow(tc.inFlight); got != tc.want {
+				t.Errorf("pinWindow(%d) = %d, want %d", tc.inFlight, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestPlanRegion(t *testing.T) {
 	const mib, gib = int64(1) << 20, int64(1) << 30
 	tests := []struct {

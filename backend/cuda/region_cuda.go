@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
 )
 
 // useRegion lets the explicit transport copy blocks to the device straight
@@ -46,7 +47,11 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 		}
 	}
 	room := x.b.regionLimit
-	plan, ok := planRegion(int64(len(region)), room, x.b.opts.PinWindow, x.b.opts.PinThreads)
+	window := x.b.opts.PinWindow
+	if window <= 0 {
+		window = pinWindow(int64(x.inFlight) * int64(x.l.BlockValues()*pipeline.EncodingSize(encoding)))
+	}
+	plan, ok := planRegion(int64(len(region)), room, window, x.b.opts.PinThreads)
 	if !ok {
 		x.b.opts.Log.Info().Int64("room_mib", room>>20).
 			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are read into the ring")
