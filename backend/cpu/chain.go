@@ -3,6 +3,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/sigproc/sigproc/stage"
 )
@@ -19,6 +20,7 @@ type Chain struct {
 	kinds []string          // for error messages
 	multi *perChannel       // set for more than one channel: a Chain per channel
 	split *splitter         // one channel on several cores: blocks cut into segments
+	src   mapped            // the source's memory its blocks are views of, if any
 
 	// Retuning (retune.go): each stage's input geometry, the recent input
 	// of every stage whose kind resumes from it, and the chain inputs
@@ -91,6 +93,36 @@ func channels(complex bool) int {
 // hold MaxOut(samples) output samples of every channel; it returns the
 // number of float32 values written. dst must not overlap src.
 func (c *Chain) Process(dst, src []float32) (int, error) {
+	if c.src.n != 0 {
+		return c.processMapped(dst, src)
+	}
+	return c.process(dst, src)
+}
+
+// processMapped is process on a block in the source's memory (mapped).
+func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			n, err = 0, c.src.fault(e)
+		}
+	}()
+	return c.process(dst, src)
+}
+
+// useMapped has the chain take its blocks from region, the source's
+// memory, on every goroutine that reads them (mapped).
+func (c *Chain) useMapped(region []byte) {
+	c.src = newMapped(region)
+	if c.split != nil {
+		c.split.src = c.src
+	}
+	if c.multi != nil {
+		c.multi.mem = c.src
+	}
+}
+
+func (c *Chain) process(dst, src []float32) (int, error) {
 	if c.multi != nil {
 		return c.multi.process(dst, src)
 	}

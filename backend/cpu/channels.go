@@ -24,6 +24,7 @@ type perChannel struct {
 	// m.part, m.splitFrames, m.joinFrames, made once: Do allocates nothing.
 	run, split, join func(lo, hi int) error
 	src, dst         []float32 // the current call's buffers
+	mem              mapped    // the source's memory src may lie in
 	frames           int       // input frames of the current chunk
 	chunk            int       // frames per chunk
 }
@@ -45,7 +46,9 @@ func newChannels(c stage.Chain, maxBlock int) (*perChannel, error) {
 		m.out = append(m.out, make([]float32, ch.MaxOut(maxBlock)*m.outV))
 	}
 	m.pool = par.NewPool(min(n, runtime.GOMAXPROCS(0)))
-	m.run, m.split, m.join = m.part, m.splitFrames, m.joinFrames
+	m.run, m.join = m.part, m.joinFrames
+	// Splitting reads the frames, which may lie in the source's memory.
+	m.split = func(lo, hi int) error { return m.mem.guard(m.splitFrames, lo, hi) }
 	// About 256 KiB of input and of output per chunk, whole blocks of the
 	// filter's FFT size or more (a short chunk costs an FFT stage no more
 	// than a block split by the ring would).
@@ -70,7 +73,9 @@ func (m *perChannel) process(dst, src []float32) (int, error) {
 	for lo := 0; lo < frames; lo += m.chunk {
 		hi := min(lo+m.chunk, frames)
 		m.src, m.dst, m.frames = src[lo*fv:hi*fv], dst[total:], hi-lo
-		m.pool.Do(m.frames, frameGrain, 64, m.split)
+		if err := m.pool.Do(m.frames, frameGrain, 64, m.split); err != nil {
+			return 0, err
+		}
 		if err := m.pool.Do(m.n, 1, 1, m.run); err != nil {
 			return 0, err
 		}

@@ -114,6 +114,19 @@ func (b *backend) Close() error {
 	return nil
 }
 
+// UseRegion takes blocks of float32 values in place from the source's
+// memory (pipeline.RegionBackend), a recording mapped from the page
+// cache: the chain's first stage reads them there, saving the copy into
+// the ring. A file on one core ran 20 % faster, on two 25 %
+// (docs/THROUGHPUT.md). Stored integers are read into the ring, decoded.
+func (b *backend) UseRegion(region []byte, encoding string) (bool, error) {
+	if encoding != "" || b.chain == nil {
+		return false, nil
+	}
+	b.chain.useMapped(region)
+	return true, nil
+}
+
 // Chain returns the chain with every retune accepted so far.
 func (b *backend) Chain() stage.Chain {
 	b.mu.Lock()

@@ -64,6 +64,7 @@ type splitter struct {
 	at      int64 // the stage's input index of the block's start
 	next    atomic.Int32
 	runPart func(lo, hi int) error
+	src     mapped // the source's memory stage 0's blocks may lie in
 }
 
 // newSplitter returns a splitter for c (one channel) that cuts blocks for
@@ -77,7 +78,8 @@ func newSplitter(c stage.Chain, geo []stage.Input, workers int) (*splitter, erro
 	sp := &splitter{pool: par.NewPool(workers - 1), workers: workers, pos: make([]int64, len(c.Stages)),
 		lo: make([]int, 0, most+1), off: make([]int, most), want: make([]int, most)}
 	sp.pool.Spin(handOver)
-	sp.runPart = sp.part
+	// Stage 0's segments may read the source's memory (mapped).
+	sp.runPart = func(lo, hi int) error { return sp.src.guard(sp.part, lo, hi) }
 	for i, s := range c.Stages {
 		cp, err := newCopies(s, geo[i], workers)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/sigproc/sigproc/stage"
 )
@@ -196,28 +197,38 @@ func TestSplitProcessAllocs(t *testing.T) {
 }
 
 // BenchmarkSplitFIR is the 129-tap complex FIR on 64 Ki blocks, on 1 and
-// on GOMAXPROCS goroutines.
+// on GOMAXPROCS goroutines, and with the blocks taken in place from the
+// source's memory (mapped: every goroutine guarded against its faults).
 func BenchmarkSplitFIR(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, taps := range []int{33, 129, 1025} {
 		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{firStage(randTaps(r, taps), 1)}}
 		for _, w := range []int{1, defaultWorkers()} {
-			b.Run(fmt.Sprintf("taps=%d/workers=%d", taps, w), func(b *testing.B) {
-				p, err := newChain(c, 1<<16, w)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer p.Close()
-				x := randTaps(r, 2<<16)
-				dst := make([]float32, 2<<16)
-				b.SetBytes(8 << 16)
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := p.Process(dst, x); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			for _, inPlace := range []bool{false, true} {
+				b.Run(fmt.Sprintf("taps=%d/workers=%d/mapped=%t", taps, w, inPlace), func(b *testing.B) {
+					benchSplitFIR(b, r, c, w, inPlace)
+				})
+			}
+		}
+	}
+}
+
+func benchSplitFIR(b *testing.B, r *rand.Rand, c stage.Chain, w int, inPlace bool) {
+	p, err := newChain(c, 1<<16, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	x := randTaps(r, 2<<16)
+	if inPlace {
+		p.useMapped(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+	}
+	dst := make([]float32, 2<<16)
+	b.SetBytes(8 << 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Process(dst, x); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
