@@ -36,7 +36,7 @@
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
 #               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
-#               through shift + FIR ÷8 with read_share 0.75 (the default), 0, 0.5 and 0.9, and
+#               through shift + FIR ÷8 with read_share 0.75 (the default), 0, 0.5 and 0.9, the old 64 MiB pin window, and
 #               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
@@ -222,7 +222,7 @@ EOF2
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name shift+fir/8 (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+|read_share=[0-9.]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    for r in 1 2; do cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; done
+    for r in 1 2; do cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; cs8 "cs8-w64-$r" "cuda: {pin_window_mb: 64}"; done
     cs8 cs8-read-0.5 "cuda: {read_share: 0.5}"
     cs8 cs8-read-0.9 "cuda: {read_share: 0.9}"
     cs8 cs8-read-decoded "cuda: {pin_source: false}"
