@@ -64,7 +64,7 @@ type splitter struct {
 	at      int64 // the stage's input index of the block's start
 	next    atomic.Int32
 	runPart func(lo, hi int) error
-	src     mapped // the source's memory stage 0's blocks may lie in
+	src     mapped // the source's memory stage 0's input may lie in
 }
 
 // newSplitter returns a splitter for c (one channel) that cuts blocks for
@@ -78,7 +78,8 @@ func newSplitter(c stage.Chain, geo []stage.Input, workers int) (*splitter, erro
 	sp := &splitter{pool: par.NewPool(workers - 1), workers: workers, pos: make([]int64, len(c.Stages)),
 		lo: make([]int, 0, most+1), off: make([]int, most), want: make([]int, most)}
 	sp.pool.Spin(handOver)
-	// Stage 0's segments may read the source's memory (mapped).
+	// Stage 0's segments may read the source's memory (mapped); the
+	// others' read the chain's buffers, where the guard costs nothing.
 	sp.runPart = func(lo, hi int) error { return sp.src.guard(sp.part, lo, hi) }
 	for i, s := range c.Stages {
 		cp, err := newCopies(s, geo[i], workers)
