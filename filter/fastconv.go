@@ -70,18 +70,57 @@ func newFastConv(taps []float32, lo, hi int) (*fastConv, error) {
 	return c, nil
 }
 
-// filterReal writes len(dst) outputs from buf, the stream's real values
-// with ntaps-1 of history first: len(buf) = len(dst)+ntaps-1.
-func (c *fastConv) filterReal(dst, buf []float32) {
+// input is a stream's values as the transforms read them: the history,
+// then the block where it lies, so that the block is not copied behind
+// the history first.
+type input struct{ head, block []float32 }
+
+// span returns values [lo, hi) when they lie in one of the two parts, and
+// ok false when they straddle both.
+func (in input) span(lo, hi int) (v []float32, ok bool) {
+	switch h := len(in.head); {
+	case hi <= h:
+		return in.head[lo:hi], true
+	case lo >= h:
+		return in.block[lo-h : hi-h], true
+	}
+	return nil, false
+}
+
+// fill copies values [lo, hi) to the front of dst and zeroes the rest.
+func (in input) fill(dst []float32, lo, hi int) {
+	if v, ok := in.span(lo, hi); ok {
+		fill(dst, v)
+		return
+	}
+	k := copy(dst, in.head[lo:])
+	fill(dst[k:], in.block[:hi-len(in.head)])
+}
+
+// deinterleave is deinterleave of values [lo, hi) (I/Q pairs).
+func (in input) deinterleave(re, im []float32, lo, hi int) {
+	if v, ok := in.span(lo, hi); ok {
+		deinterleave(re[:len(v)/2], im[:len(v)/2], v)
+		return
+	}
+	a := in.head[lo:]
+	deinterleave(re[:len(a)/2], im[:len(a)/2], a)
+	b := in.block[:hi-len(in.head)]
+	deinterleave(re[len(a)/2:len(a)/2+len(b)/2], im[len(a)/2:len(a)/2+len(b)/2], b)
+}
+
+// filterReal writes len(dst) outputs from in, the stream's real values
+// with ntaps-1 of history first: ntaps-1+len(dst) of them.
+func (c *fastConv) filterReal(dst []float32, in input) {
 	hist := c.ntaps - 1
 	for pos := 0; pos < len(dst); {
 		s := &c.sizes[pickSize(c.cost, c.segs, len(dst)-pos, 2)]
 		n0 := min(s.seg, len(dst)-pos)
 		n1 := min(s.seg, len(dst)-pos-n0)
 		re, im := c.re[:s.plan.n], c.im[:s.plan.n]
-		fill(re, buf[pos:pos+n0+hist])
+		in.fill(re, pos, pos+n0+hist)
 		if n1 > 0 {
-			fill(im, buf[pos+n0:pos+n0+n1+hist])
+			in.fill(im, pos+n0, pos+n0+n1+hist)
 		} else {
 			clear(im)
 		}
@@ -92,16 +131,15 @@ func (c *fastConv) filterReal(dst, buf []float32) {
 	}
 }
 
-// filterIQ is filterReal for interleaved I/Q: dst and buf hold pairs.
-func (c *fastConv) filterIQ(dst, buf []float32) {
+// filterIQ is filterReal for interleaved I/Q: dst and in hold pairs.
+func (c *fastConv) filterIQ(dst []float32, in input) {
 	hist := c.ntaps - 1
 	for pos := 0; pos < len(dst)/2; {
 		s := &c.sizes[pickSize(c.cost, c.segs, len(dst)/2-pos, 1)]
 		k := min(s.seg, len(dst)/2-pos)
-		src := buf[2*pos : 2*(pos+k+hist)]
-		deinterleave(c.re[:len(src)/2], c.im[:len(src)/2], src)
-		clear(c.re[len(src)/2 : s.plan.n])
-		clear(c.im[len(src)/2 : s.plan.n])
+		in.deinterleave(c.re, c.im, 2*pos, 2*(pos+k+hist))
+		clear(c.re[k+hist : s.plan.n])
+		clear(c.im[k+hist : s.plan.n])
 		s.plan.convolve(c.re, c.im, s.hr, s.hi)
 		interleave(dst[2*pos:2*(pos+k)], c.re[hist:hist+k], c.im[hist:hist+k])
 		pos += k

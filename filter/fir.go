@@ -3,6 +3,7 @@ package filter
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Errors returned by NewFIR and FIR.Process.
@@ -135,18 +136,40 @@ func (f *FIR) Process(dst, src []float32) error {
 		return fmt.Errorf("%w: %d samples exceeds maxBlock %d", ErrBlockLength, n, f.max)
 	}
 	hist := ch * (len(f.rev) - 1)
+	if f.fc != nil && n >= hist && !overlap(dst, src) {
+		// The transforms read the block where it lies, behind the
+		// history, rather than a copy of it: the same values in the same
+		// segments, so the same outputs.
+		in := input{head: f.buf[:hist], block: src}
+		if f.complex {
+			f.fc.filterIQ(dst, in)
+		} else {
+			f.fc.filterReal(dst, in)
+		}
+		copy(f.buf[:hist], src[n-hist:]) // keep the last ntaps-1 samples
+		return nil
+	}
 	buf := f.buf[:hist+n]
 	copy(buf[hist:], src) // src is fully consumed here, so dst may alias it
 	switch {
 	case f.fc == nil:
 		f.direct(dst, buf)
 	case f.complex:
-		f.fc.filterIQ(dst, buf)
+		f.fc.filterIQ(dst, input{block: buf})
 	default:
-		f.fc.filterReal(dst, buf)
+		f.fc.filterReal(dst, input{block: buf})
 	}
 	copy(buf, buf[n:]) // keep the last ntaps-1 samples
 	return nil
+}
+
+// overlap reports whether a and b share memory.
+func overlap(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(4*len(b)) && b0 < a0+uintptr(4*len(a))
 }
 
 // directChunk is the most taps one kernel call sums. A float32 running

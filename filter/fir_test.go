@@ -171,6 +171,52 @@ func TestFIRInPlace(t *testing.T) {
 	}
 }
 
+// TestFIRReadsTheBlockWhereItLies: the fft method reads a block that dst
+// does not overlap where it lies, behind the history, and an overlapping
+// one from a copy. Both give the same bits, block after block, on blocks
+// longer and shorter than the history.
+func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
+	for _, complex := range []bool{false, true} {
+		for _, ntaps := range []int{129, 1025} {
+			for _, block := range []int{4096, 700, 100} {
+				t.Run(fmt.Sprintf("complex=%v/taps=%d/block=%d", complex, ntaps, block), func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(5, uint64(ntaps)))
+					taps := randSlice(rng, ntaps)
+					ch := 1
+					if complex {
+						ch = 2
+					}
+					x := randSlice(rng, 6*block*ch)
+					apart, err := NewFIRMethod(taps, complex, block, MethodFFT)
+					if err != nil {
+						t.Fatal(err)
+					}
+					copied, err := NewFIRMethod(taps, complex, block, MethodFFT)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := make([]float32, len(x))
+					want := append([]float32(nil), x...)
+					for pos := 0; pos < len(x); pos += block * ch {
+						if err := apart.Process(got[pos:pos+block*ch], x[pos:pos+block*ch]); err != nil {
+							t.Fatal(err)
+						}
+						if err := copied.Process(want[pos:pos+block*ch], want[pos:pos+block*ch]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("value %d: %v read in place, %v from a copy", i, got[i], want[i])
+						}
+					}
+					assertClose(t, got, Convolve(taps, x, complex), ntaps)
+				})
+			}
+		}
+	}
+}
+
 func TestFIRImpulse(t *testing.T) {
 	// An impulse must reproduce the taps exactly, then zeros: no delay
 	// compensation and no gain.
