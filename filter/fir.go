@@ -29,7 +29,10 @@ type FIR struct {
 
 	// buf is [history (ntaps-1 samples) | block (<= max samples)], in
 	// the caller's layout, so complex data needs no de-interleaving: the
-	// kernels step ch values per tap.
+	// kernels step ch values per tap. The fft method copies a block in
+	// only when dst overlaps it or it is shorter than the history; else
+	// buf holds the history alone and the transforms read the block
+	// where it lies (Process).
 	buf []float32
 	// part holds one chunk's partial sums when the direct method splits
 	// a long filter (see direct); nil when ntaps <= directChunk.

@@ -177,8 +177,10 @@ func TestFIRInPlace(t *testing.T) {
 // longer and shorter than the history.
 func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
 	for _, complex := range []bool{false, true} {
-		for _, ntaps := range []int{129, 1025} {
-			for _, block := range []int{4096, 700, 100} {
+		for _, ntaps := range []int{2, 129, 1025} {
+			// Longer and shorter than the history (ntaps-1), as long, one
+			// more, and odd.
+			for _, block := range []int{4096, 700, 100, ntaps - 1, ntaps, 1001} {
 				t.Run(fmt.Sprintf("complex=%v/taps=%d/block=%d", complex, ntaps, block), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(5, uint64(ntaps)))
 					taps := randSlice(rng, ntaps)
