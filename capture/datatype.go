@@ -118,10 +118,7 @@ func decodeLE(dt datatype, dst []float32, src []byte) {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	case encI16:
-		src = src[:2*len(dst)]
-		for i := range dst {
-			dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:]))) * (1.0 / 32768)
-		}
+		decodeI16(dst, src)
 	case encI24:
 		src = src[:3*len(dst)]
 		for i := range dst {
@@ -135,20 +132,39 @@ func decodeLE(dt datatype, dst []float32, src []byte) {
 			dst[i] = float32(float64(int32(binary.LittleEndian.Uint32(src[4*i:]))) * (1.0 / (1 << 31)))
 		}
 	case encI8:
-		src = src[:len(dst)]
-		for i := range dst {
-			dst[i] = float32(int8(src[i])) * (1.0 / 128)
-		}
+		decodeI8(dst, src)
 	case encU8SDR:
 		src = src[:len(dst)]
 		for i := range dst {
 			dst[i] = u8SDR[src[i]]
 		}
 	case encU8Half:
-		src = src[:len(dst)]
-		for i := range dst {
-			dst[i] = float32(int(src[i])-128) * (1.0 / 128)
-		}
+		decodeU8Half(dst, src)
+	}
+}
+
+// decodeI8Generic sets dst[i] = int8(src[i]) / 2^7.
+func decodeI8Generic(dst []float32, src []byte) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(int8(src[i])) * (1.0 / 128)
+	}
+}
+
+// decodeU8HalfGeneric sets dst[i] = (src[i] − 128) / 2^7.
+func decodeU8HalfGeneric(dst []float32, src []byte) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(int(src[i])-128) * (1.0 / 128)
+	}
+}
+
+// decodeI16Generic sets dst[i] to the little-endian int16 at src[2i],
+// over 2^15.
+func decodeI16Generic(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:]))) * (1.0 / 32768)
 	}
 }
 
