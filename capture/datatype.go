@@ -134,10 +134,7 @@ func decodeLE(dt datatype, dst []float32, src []byte) {
 	case encI8:
 		decodeI8(dst, src)
 	case encU8SDR:
-		src = src[:len(dst)]
-		for i := range dst {
-			dst[i] = u8SDR[src[i]]
-		}
+		decodeU8SDR(dst, src)
 	case encU8Half:
 		decodeU8Half(dst, src)
 	}
@@ -156,6 +153,14 @@ func decodeU8HalfGeneric(dst []float32, src []byte) {
 	src = src[:len(dst)]
 	for i := range dst {
 		dst[i] = float32(int(src[i])-128) * (1.0 / 128)
+	}
+}
+
+// decodeU8SDRGeneric sets dst[i] = u8SDR[src[i]].
+func decodeU8SDRGeneric(dst []float32, src []byte) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = u8SDR[src[i]]
 	}
 }
 

@@ -160,3 +160,51 @@ i16loop8:
 i16done:
 	VZEROUPPER
 	RET
+
+DATA decMid<>+0(SB)/4, $0x42ff0000 // 127.5
+GLOBL decMid<>(SB), RODATA|NOPTR, $4
+
+// func decodeU8SDRAVX2(dst []float32, src []byte)
+// (v − 127.5)/127.5 in float32: the subtraction is exact, and the one
+// rounded division gives the table's float64-then-float32 value for
+// every byte (TestDecodeMatchesGo checks all 256).
+TEXT ·decodeU8SDRAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	VBROADCASTSS decMid<>(SB), Y7
+
+sdrloop16:
+	CMPQ CX, $16
+	JB   sdrloop8
+	VPMOVZXBD (SI), Y0
+	VPMOVZXBD 8(SI), Y1
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VSUBPS    Y7, Y0, Y0
+	VSUBPS    Y7, Y1, Y1
+	VDIVPS    Y7, Y0, Y0
+	VDIVPS    Y7, Y1, Y1
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $16, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       sdrloop16
+
+sdrloop8:
+	CMPQ CX, $8
+	JB   sdrdone
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VSUBPS    Y7, Y0, Y0
+	VDIVPS    Y7, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $8, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       sdrloop8
+
+sdrdone:
+	VZEROUPPER
+	RET

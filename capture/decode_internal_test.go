@@ -15,6 +15,7 @@ var decodeCases = []struct {
 }{
 	{"int8", decodeI8, decodeI8Generic, 1},
 	{"uint8-half", decodeU8Half, decodeU8HalfGeneric, 1},
+	{"uint8-sdr", decodeU8SDR, decodeU8SDRGeneric, 1},
 	{"int16", decodeI16, decodeI16Generic, 2},
 }
 
