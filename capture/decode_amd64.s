@@ -7,6 +7,28 @@
 // (exactly), so the results are the pure-Go loops' bit for bit. len(dst)
 // is a multiple of 8, and src holds that many values.
 
+// CVT4 converts Y0-Y3 to float32 and scales them by Y7; STORE4 stores
+// them at DI; CVT1 converts and scales Y0 alone.
+#define CVT4 \
+	VCVTDQ2PS Y0, Y0; \
+	VCVTDQ2PS Y1, Y1; \
+	VCVTDQ2PS Y2, Y2; \
+	VCVTDQ2PS Y3, Y3; \
+	VMULPS    Y7, Y0, Y0; \
+	VMULPS    Y7, Y1, Y1; \
+	VMULPS    Y7, Y2, Y2; \
+	VMULPS    Y7, Y3, Y3
+
+#define STORE4 \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI)
+
+#define CVT1 \
+	VCVTDQ2PS Y0, Y0; \
+	VMULPS    Y7, Y0, Y0
+
 DATA decScale8<>+0(SB)/4, $0x3c000000 // 1/128
 GLOBL decScale8<>(SB), RODATA|NOPTR, $4
 DATA decScale16<>+0(SB)/4, $0x38000000 // 1/32768
@@ -28,18 +50,8 @@ i8loop32:
 	VPMOVSXBD 8(SI), Y1
 	VPMOVSXBD 16(SI), Y2
 	VPMOVSXBD 24(SI), Y3
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VMULPS    Y7, Y0, Y0
-	VMULPS    Y7, Y1, Y1
-	VMULPS    Y7, Y2, Y2
-	VMULPS    Y7, Y3, Y3
-	VMOVUPS   Y0, (DI)
-	VMOVUPS   Y1, 32(DI)
-	VMOVUPS   Y2, 64(DI)
-	VMOVUPS   Y3, 96(DI)
+	CVT4
+	STORE4
 	ADDQ      $32, SI
 	ADDQ      $128, DI
 	SUBQ      $32, CX
@@ -49,9 +61,8 @@ i8loop8:
 	CMPQ CX, $8
 	JB   i8done
 	VPMOVSXBD (SI), Y0
-	VCVTDQ2PS Y0, Y0
-	VMULPS    Y7, Y0, Y0
-	VMOVUPS   Y0, (DI)
+	CVT1
+	VMOVUPS Y0, (DI)
 	ADDQ      $8, SI
 	ADDQ      $32, DI
 	SUBQ      $8, CX
@@ -80,18 +91,8 @@ u8loop32:
 	VPSUBD    Y6, Y1, Y1
 	VPSUBD    Y6, Y2, Y2
 	VPSUBD    Y6, Y3, Y3
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VMULPS    Y7, Y0, Y0
-	VMULPS    Y7, Y1, Y1
-	VMULPS    Y7, Y2, Y2
-	VMULPS    Y7, Y3, Y3
-	VMOVUPS   Y0, (DI)
-	VMOVUPS   Y1, 32(DI)
-	VMOVUPS   Y2, 64(DI)
-	VMOVUPS   Y3, 96(DI)
+	CVT4
+	STORE4
 	ADDQ      $32, SI
 	ADDQ      $128, DI
 	SUBQ      $32, CX
@@ -102,9 +103,8 @@ u8loop8:
 	JB   u8done
 	VPMOVZXBD (SI), Y0
 	VPSUBD    Y6, Y0, Y0
-	VCVTDQ2PS Y0, Y0
-	VMULPS    Y7, Y0, Y0
-	VMOVUPS   Y0, (DI)
+	CVT1
+	VMOVUPS Y0, (DI)
 	ADDQ      $8, SI
 	ADDQ      $32, DI
 	SUBQ      $8, CX
@@ -128,18 +128,8 @@ i16loop32:
 	VPMOVSXWD 16(SI), Y1
 	VPMOVSXWD 32(SI), Y2
 	VPMOVSXWD 48(SI), Y3
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VMULPS    Y7, Y0, Y0
-	VMULPS    Y7, Y1, Y1
-	VMULPS    Y7, Y2, Y2
-	VMULPS    Y7, Y3, Y3
-	VMOVUPS   Y0, (DI)
-	VMOVUPS   Y1, 32(DI)
-	VMOVUPS   Y2, 64(DI)
-	VMOVUPS   Y3, 96(DI)
+	CVT4
+	STORE4
 	ADDQ      $64, SI
 	ADDQ      $128, DI
 	SUBQ      $32, CX
@@ -149,9 +139,8 @@ i16loop8:
 	CMPQ CX, $8
 	JB   i16done
 	VPMOVSXWD (SI), Y0
-	VCVTDQ2PS Y0, Y0
-	VMULPS    Y7, Y0, Y0
-	VMOVUPS   Y0, (DI)
+	CVT1
+	VMOVUPS Y0, (DI)
 	ADDQ      $16, SI
 	ADDQ      $32, DI
 	SUBQ      $8, CX
