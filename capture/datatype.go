@@ -104,7 +104,8 @@ var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // decodeLE converts len(dst) little-endian values of datatype dt from src.
 // Integers are scaled by 1/2^(bits−1), exactly: every result is a float32
 // that the division by a power of two gives without rounding, except
-// int32 and int24 values beyond float32's 24 bits, rounded once.
+// int32 and int24 values beyond float32's 24 bits, rounded once, and
+// rtl_sdr's bytes, (v − 127.5)/127.5 rounded once.
 func decodeLE(dt datatype, dst []float32, src []byte) {
 	switch dt.enc {
 	case encF32:

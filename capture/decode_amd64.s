@@ -3,8 +3,9 @@
 #include "textflag.h"
 
 // Widening decodes of stored integers to float32: each value is extended
-// to int32, converted (exactly: |v| < 2^24) and scaled by a power of two
-// (exactly), so the results are the pure-Go loops' bit for bit. len(dst)
+// to int32 and converted (exactly: |v| < 2^24); the first three scale it
+// by a power of two (exactly), decodeU8SDRAVX2 as its table does (below),
+// so the results are the pure-Go loops' bit for bit. len(dst)
 // is a multiple of 8, and src holds that many values.
 
 // CVT4 converts Y0-Y3 to float32 and scales them by Y7; STORE4 stores

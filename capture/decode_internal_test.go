@@ -59,6 +59,9 @@ func checkDecode(t *testing.T, fast, generic func([]float32, []byte), src []byte
 	want := make([]float32, n)
 	fast(got, src)
 	generic(want, src)
+	if past := got[:n+1][n]; past != 0 {
+		t.Fatalf("n %d, offset %d: %v written past the end", n, off, past)
+	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("n %d, offset %d, value %d (bytes % x): %v, want %v", n, off, i, src[i*size:(i+1)*size], got[i], want[i])

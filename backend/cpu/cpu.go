@@ -118,7 +118,8 @@ func (b *backend) Close() error {
 // UseRegion takes blocks of float32 values in place from the source's
 // memory (pipeline.RegionBackend), a recording mapped from the page
 // cache: the chain's first stage reads them there, saving the copy into
-// the ring. A file on one core ran 18 % faster, on two 25 %
+// the ring. A file on one core ran 19 % faster, on two 25 %
+// (medians of bench/cores_cpu.sh's 8 rounds)
 // (docs/THROUGHPUT.md). Stored integers are read into the ring, decoded.
 func (b *backend) UseRegion(region []byte, encoding string) (bool, error) {
 	if encoding != "" || b.chain == nil {
