@@ -102,11 +102,7 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 // processMapped is process on a block in the source's memory (mapped).
 func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			n, err = 0, c.src.fault(e)
-		}
-	}()
+	defer c.src.recovered(&err)
 	return c.process(dst, src)
 }
 

@@ -30,12 +30,16 @@ func (m mapped) guard(f func(lo, hi int) error, lo, hi int) (err error) {
 		return f(lo, hi)
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			err = m.fault(e)
-		}
-	}()
+	defer m.recovered(&err)
 	return f(lo, hi)
+}
+
+// recovered, deferred by a reader of the mapping that set
+// debug.SetPanicOnFault, sets *err to the fault it recovers (fault).
+func (m mapped) recovered(err *error) {
+	if e := recover(); e != nil {
+		*err = m.fault(e)
+	}
 }
 
 // fault returns the error for e, a recovered panic, where it is a fault
