@@ -106,15 +106,16 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		policy = pipeline.PolicyDrop
 	}
 	r.Pipeline = pipeline.Config{
-		BlockSize:  cfg.BlockSize,
-		Complex:    r.Info.Complex,
-		Channels:   r.Info.ChannelCount(),
-		OutComplex: r.Chain.OutComplex(),
-		Slots:      cfg.RingSlots,
-		Source:     ringSource(cfg, src, r.Info),
-		Policy:     policy,
-		MaxSamples: r.MaxSamples,
-		Realtime:   rt,
+		BlockSize:   cfg.BlockSize,
+		Complex:     r.Info.Complex,
+		Channels:    r.Info.ChannelCount(),
+		OutChannels: r.Chain.OutChannels(),
+		OutComplex:  r.Chain.OutComplex(),
+		Slots:       cfg.RingSlots,
+		Source:      ringSource(cfg, src, r.Info),
+		Policy:      policy,
+		MaxSamples:  r.MaxSamples,
+		Realtime:    rt,
 	}
 	if cfg.RingSlots == 0 {
 		// Resolved here, so the log and the control API show the depth.

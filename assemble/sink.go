@@ -88,7 +88,7 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 	if s.Type == config.SinkZMQ {
 		// Bound once the run has started, like a file is created then.
 		pl, err := sink.Prepare(sink.Spec{Type: s.Type, Open: func() (sink.Sink, error) {
-			return zmqSink(ctx, cfg, p.format, p.chain.OutRate(), p.chain.ChannelCount())
+			return zmqSink(ctx, cfg, p.format, p.chain.OutRate(), p.chain.OutChannels())
 		}})
 		if err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 	format, log := p.format, p.log
 	spec := sink.Spec{
 		Type: s.Type, Path: s.Path, Format: format, Overwrite: s.Overwrite, Inputs: p.inputs,
-		Channels: p.chain.ChannelCount(), Complex: p.chain.OutComplex(), SampleRate: p.chain.OutRate(),
+		Channels: p.chain.OutChannels(), Complex: p.chain.OutComplex(), SampleRate: p.chain.OutRate(),
 		Stdout:     p.stdout,
 		StampStart: live(cfg), MakeDirs: true,
 		// Warned once, as soon as it starts; the total is in the summary

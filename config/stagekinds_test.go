@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/stage"
@@ -34,8 +35,13 @@ func TestStageEntries(t *testing.T) {
 			t.Errorf("%s: methodless %v disagrees with the kind's method param", f.key, noMethod)
 		}
 	}
-	if got := kindList(); got != "shift, fir or resample" {
-		t.Errorf("kindList() = %q", got)
+	var names []string
+	for _, d := range kinds {
+		names = append(names, string(d.Kind()))
+	}
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	if got := kindList(); got != want {
+		t.Errorf("kindList() = %q, want %q", got, want)
 	}
 }
 

@@ -49,6 +49,10 @@ type stageEntry interface {
 // noMethod says why.
 type methodless interface{ noMethod() string }
 
+// tapsDefaulter is a stage entry whose taps may be left out: defaultTaps
+// are then the stage's.
+type tapsDefaulter interface{ defaultTaps() ([]float32, error) }
+
 // defaulter is a stage entry with defaults of its own, which SetDefaults
 // fills for the entry written at path.
 type defaulter interface{ setDefaults(c *Config, path string) }
@@ -141,6 +145,13 @@ func (c *Config) filters() []filterAt {
 	return out
 }
 
+// defaultTaps reports whether the entry written at path takes its
+// kind's default taps: it has them (tapsDefaulter) and none are given.
+func (c *Config) defaultTaps(e stageEntry, path string) bool {
+	_, ok := e.(tapsDefaulter)
+	return ok && len(c.tapsGiven(e.filterOf(), path)) == 0
+}
+
 // filterGiven reports whether the filter: section was written.
 func (c *Config) filterGiven() bool {
 	f := &c.Filter
@@ -210,7 +221,7 @@ func (c *Config) validateStages(rate float64, errs *errorList, add addFunc, enum
 		st := k.entry.params()
 		st.Kind = stage.Kind(k.key)
 		ok := k.entry.check(c, p, rate, add) && rate > 0
-		if f := k.entry.filterOf(); f != nil {
+		if f := k.entry.filterOf(); f != nil && !c.defaultTaps(k.entry, p) {
 			tapRate := 0.0
 			if ok {
 				tapRate, _ = st.Def().Design(st, rate)
@@ -272,7 +283,13 @@ func (c *Config) Chain(sampleRate float64, complex bool) (stage.Chain, error) {
 		if k.entry == nil {
 			return ch, c.wrap(p, errors.New("empty stage"))
 		}
-		if f := k.entry.filterOf(); f != nil {
+		if d, ok := k.entry.(tapsDefaulter); ok && c.defaultTaps(k.entry, p+"."+k.key) {
+			taps, err := d.defaultTaps()
+			if err != nil {
+				return ch, c.wrap(p+"."+k.key, err)
+			}
+			st.Taps = taps
+		} else if f := k.entry.filterOf(); f != nil {
 			tapRate, gain := st.Def().Design(st, rate)
 			taps, err := c.tapsOf(f, p+"."+k.key, tapRate)
 			if err != nil {

@@ -122,7 +122,7 @@ func TestParseStagesErrors(t *testing.T) {
 		{"shift above nyquist after decimation", with("  - resample: {up: 3, down: 2, taps: [0.5, 1, 0.5]}\n", "  - shift: {frequency_hz: 200000}\n"), 12, "stages[2].shift.frequency_hz: |200000| is above Nyquist (250000 S/s / 2 = 125000 Hz"},
 		{"shift missing frequency", with("{frequency_hz: -250000}", "{}"), 8, "stages[0].shift.frequency_hz: required"},
 		{"shift null", with("shift: {frequency_hz: -250000}", "shift:"), 8, "stages[0].shift: must be a mapping"},
-		{"empty stage", with("  - shift: {frequency_hz: -250000}\n", "  - {}\n"), 8, "stages[0]: empty stage: give one of shift, fir or resample"},
+		{"empty stage", with("  - shift: {frequency_hz: -250000}\n", "  - {}\n"), 8, "stages[0]: empty stage: give one of shift, fir"},
 		{"null stage", with("  - shift: {frequency_hz: -250000}\n", "  - ~\n"), 8, "stages[0]: empty stage"},
 		{"two kinds", with("  - shift: {frequency_hz: -250000}\n", "  - shift: {frequency_hz: 1}\n    fir: {taps: [1]}\n"), 9, "stages[0].fir: a stage has exactly one kind (found shift and fir)"},
 		{"unknown kind", with("  - shift: {frequency_hz: -250000}\n", "  - mix: {frequency_hz: 1}\n"), 8, "unknown key"},

@@ -625,14 +625,9 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 	}
 }
 
-// validateFilter checks that the filter f written at path (filter, or a
-// stage with taps) has exactly one tap source and that it is usable.
-// rate is the rate its taps run at when known before opening the source;
-// method says whether its method key is used.
-func (c *Config) validateFilter(f *Filter, path string, rate float64, method bool, errs *errorList, add addFunc, enum enumFunc) {
-	if method {
-		enum(path+".method", f.Method, methods, true)
-	}
+// tapsGiven lists which of taps, taps_file and design the filter written
+// at path has.
+func (c *Config) tapsGiven(f *Filter, path string) []string {
 	var given []string
 	if f.Taps != nil || c.idx.has(path+".taps") {
 		given = append(given, "taps")
@@ -643,6 +638,18 @@ func (c *Config) validateFilter(f *Filter, path string, rate float64, method boo
 	if f.Design != nil || c.idx.has(path+".design") {
 		given = append(given, "design")
 	}
+	return given
+}
+
+// validateFilter checks that the filter f written at path (filter, or a
+// stage with taps) has exactly one tap source and that it is usable.
+// rate is the rate its taps run at when known before opening the source;
+// method says whether its method key is used.
+func (c *Config) validateFilter(f *Filter, path string, rate float64, method bool, errs *errorList, add addFunc, enum enumFunc) {
+	if method {
+		enum(path+".method", f.Method, methods, true)
+	}
+	given := c.tapsGiven(f, path)
 	switch {
 	case len(given) == 0:
 		add(path, "required: one of taps, taps_file or design")

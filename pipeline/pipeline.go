@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -226,6 +227,9 @@ type Config struct {
 	// through the stages independently, and the backend's output keeps
 	// the frames interleaved as they came.
 	Channels int
+	// OutChannels is the number of channels in the backend's output
+	// frames, 0 = Channels: a channelizer makes many of one.
+	OutChannels int
 	// OutComplex says the backend's output is complex although the input
 	// is real (a frequency shift). A complex input always gives a complex
 	// output.
@@ -560,7 +564,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		produced, perr = produce(pctx, src, viewer, enc, share, ring, cfg, l, &c, clock)
 	}()
 
-	outCh := FrameValues(cfg.Channels, cfg.Complex || cfg.OutComplex)
+	outCh := FrameValues(cmp.Or(cfg.OutChannels, cfg.Channels), cfg.Complex || cfg.OutComplex)
 	want, cerr := consume(cctx, opts.Abort, be, snk, l, outCh, &c, clock, opts.OnBlock)
 	// With the consumer gone nothing frees ring slots, so a producer still
 	// running (the backend failed or ended early) must stop. After a normal

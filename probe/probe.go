@@ -342,7 +342,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutChannels: cfg.Chain.OutChannels(), OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Source: pipeline.RingSource{Live: true, MinSlots: pipeline.LiveSlots}, Policy: pipeline.PolicyDrop,
 		MaxSamples: int64(total * cfg.BlockSize), Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: onBlock})

@@ -327,7 +327,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 
 	t0 := time.Now()
 	st, runErr := pipeline.Run(ctx, input(cfg, src), be, nullSink{}, pipeline.Config{
-		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
+		BlockSize: cfg.BlockSize, Complex: cfg.Complex, Channels: cfg.Chain.Channels, OutChannels: cfg.Chain.OutChannels(), OutComplex: cfg.chain() && cfg.Chain.OutComplex(),
 		Slots: cfg.Slots, Policy: pipeline.PolicyDrop,
 		Realtime: cfg.Realtime,
 	}, pipeline.Options{OnBlock: m.onBlock})

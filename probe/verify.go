@@ -79,7 +79,7 @@ func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error
 		if err != nil {
 			return nil, err
 		}
-		outCh := pipeline.FrameValues(cfg.Chain.Channels, cfg.Chain.OutComplex())
+		outCh := pipeline.FrameValues(cfg.Chain.OutChannels(), cfg.Chain.OutComplex())
 		return &verifier{src: src, shadow: c, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
 	}
 	fir, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)

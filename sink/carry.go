@@ -7,7 +7,7 @@ import (
 
 // Carry fills m from what the source knows (src, may be nil) as the
 // stage chain c changes it: core:sample_rate is c's output rate and the
-// input rate is kept for gap times; core:num_channels is c's; core:author,
+// input rate is kept for gap times; core:num_channels is c's output's; core:author,
 // core:hw and core:description are kept (the description, when the source
 // has one, before m's own); core:frequency is the source's centre less
 // the chain's shift (shifting by f moves a component at baseband offset b
@@ -22,7 +22,7 @@ import (
 func (m *SigMFMeta) Carry(src *capture.Meta, c stage.Chain) {
 	m.SampleRate = c.OutRate()
 	m.InputRate = c.SampleRate
-	m.Channels = c.ChannelCount()
+	m.Channels = c.OutChannels()
 	shift := c.Shift()
 	m.FrequencyHz = -shift
 	m.OutputIndex = func(n uint64) uint64 { return uint64(c.Count(int64(n))) }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/sigproc/sigproc/capture"
 )
 
 // Sink types of a Spec.
@@ -98,8 +96,8 @@ func Prepare(s Spec) (*Plan, error) {
 	if s.Type == TypeNull || s.Open != nil {
 		return p, nil
 	}
-	if s.Channels < 0 || s.Channels > capture.MaxChannels {
-		return nil, fmt.Errorf("sink: %d channels: want 1..%d", s.Channels, capture.MaxChannels)
+	if s.Channels < 0 || s.Channels > MaxChannels {
+		return nil, fmt.Errorf("sink: %d channels: want 1..%d", s.Channels, MaxChannels)
 	}
 	var f format
 	var err error

@@ -5,6 +5,11 @@ import (
 	"fmt"
 )
 
+// MaxChannels bounds the channels of a stream a sink writes: a
+// channelizer's output (filter.MaxBankChannels), beyond the 64 a source
+// reads (capture.MaxChannels).
+const MaxChannels = 4096
+
 // Sink consumes samples.
 type Sink interface {
 	// Write consumes float32 values, interleaved I,Q for complex formats.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/internal/zmq"
 )
 
@@ -105,8 +104,8 @@ func ListenZMQ(ctx context.Context, cfg ZMQConfig) (*ZMQ, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: zmq %s: %w", cfg.Endpoint, err)
 	}
-	if cfg.Channels < 0 || cfg.Channels > capture.MaxChannels {
-		return nil, fmt.Errorf("sink: zmq %s: %d channels: want 1..%d", cfg.Endpoint, cfg.Channels, capture.MaxChannels)
+	if cfg.Channels < 0 || cfg.Channels > MaxChannels {
+		return nil, fmt.Errorf("sink: zmq %s: %d channels: want 1..%d", cfg.Endpoint, cfg.Channels, MaxChannels)
 	}
 	f.channels = max(1, cfg.Channels)
 	var pattern zmq.Pattern

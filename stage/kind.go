@@ -125,6 +125,15 @@ type Splitter interface {
 	Seek(p, run Processor, history []float32, at int64)
 }
 
+// Fanout is implemented by the Def of a kind whose output frames hold
+// other channels than its input's: a channelizer makes M of one.
+type Fanout interface {
+	// OutChannels is the channels of s's output frames for an input of
+	// in channels (the chain checks that the kind accepts in: Check
+	// sees one channel only).
+	OutChannels(s Stage, in int) int
+}
+
 // kinds is the table of stage kinds, in the order messages list them.
 var kinds = [...]Def{shift{}, fir{}, resample{}}
 

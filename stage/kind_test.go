@@ -2,6 +2,7 @@ package stage
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -15,8 +16,12 @@ func TestKinds(t *testing.T) {
 		KindFIR:      NewFIR(taps, 2),
 		KindResample: NewResample(taps, 3, 2),
 	}
-	if got := kindNames(); got != "shift, fir or resample" {
-		t.Errorf("kindNames() = %q", got)
+	var names []string
+	for _, d := range kinds {
+		names = append(names, string(d.Kind()))
+	}
+	if got, want := kindNames(), strings.Join(names[:len(names)-1], ", ")+" or "+names[len(names)-1]; got != want || names[0] != "shift" {
+		t.Errorf("kindNames() = %q, want %q", got, want)
 	}
 	ks := Kinds()
 	if len(ks) != len(valid) {
@@ -41,7 +46,7 @@ func TestKinds(t *testing.T) {
 			t.Fatalf("%s: NewProcessor: %v", d.Kind(), err)
 		}
 		x := make([]float32, 2*64)
-		y := make([]float32, 2*s.MaxOut(64))
+		y := make([]float32, 2*s.OutChannels(1)*s.MaxOut(64))
 		if n, err := p.Process(y, x); err != nil || n != len(y) {
 			t.Errorf("%s: Process wrote %d of %d: %v", d.Kind(), n, len(y), err)
 		}

@@ -116,11 +116,20 @@ func (c Chain) Validate() error {
 	if c.Channels < 0 || c.Channels > MaxChannels {
 		return fmt.Errorf("%w: %d channels: want 1..%d", ErrChain, c.Channels, MaxChannels)
 	}
-	rate := c.SampleRate
+	rate, chans := c.SampleRate, c.ChannelCount()
 	for i, s := range c.Stages {
 		if err := s.Def().Check(s, rate); err != nil {
 			err.Index = i
 			return err
+		}
+		if f, ok := s.Def().(Fanout); ok {
+			switch {
+			case chans > 1:
+				return &StageError{Index: i, Msg: fmt.Sprintf("%s takes one input channel; the stream has %d", s.Kind, chans)}
+			case i < len(c.Stages)-1:
+				return &StageError{Index: i + 1, Msg: fmt.Sprintf("no stage may follow %s yet: its %d channels go to the sink", s.Kind, f.OutChannels(s, chans))}
+			}
+			chans = f.OutChannels(s, chans)
 		}
 		rate = s.Rate(rate)
 	}
@@ -182,6 +191,25 @@ func (c Chain) OutRate() float64 {
 		r = s.Rate(r)
 	}
 	return r
+}
+
+// OutChannels returns the stage's output channels for in input channels:
+// in, or a Fanout kind's.
+func (s Stage) OutChannels(in int) int {
+	if f, ok := s.Def().(Fanout); ok {
+		return f.OutChannels(s, in)
+	}
+	return in
+}
+
+// OutChannels returns the channels of the chain's output frames: its
+// input's, or a channelizer's M.
+func (c Chain) OutChannels() int {
+	n := c.ChannelCount()
+	for _, s := range c.Stages {
+		n = s.OutChannels(n)
+	}
+	return n
 }
 
 // OutComplex reports whether the chain's output is complex.

@@ -135,7 +135,8 @@ func (c *Chain) process(dst, src []float32) (int, error) {
 		var err error
 		if c.split != nil {
 			g := c.geo[i]
-			n, err = c.split.process(i, c.desc.Stages[i], p, out, in, channels(g.Complex), channels(c.desc.Stages[i].OutComplex(g.Complex)))
+			s := c.desc.Stages[i]
+			n, err = c.split.process(i, s, p, out, in, channels(g.Complex), s.OutChannels(1)*channels(s.OutComplex(g.Complex)))
 		} else {
 			n, err = p.Process(out, in)
 		}

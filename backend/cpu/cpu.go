@@ -77,7 +77,7 @@ func (b *backend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ring, e
 	}
 	b.ring = r
 	b.chain.useMapped(nil) // until UseRegion: a backend run again may read another source
-	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*pipeline.FrameValues(d.Channels, d.OutComplex()))
+	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*pipeline.FrameValues(d.OutChannels(), d.OutComplex()))
 	return r, nil
 }
 

@@ -48,7 +48,7 @@ func runBlocks(t *testing.T, c stage.Chain, workers, maxBlock int, x []float32, 
 	}
 	defer p.Close()
 	v := channels(c.Complex)
-	dst := make([]float32, p.MaxOut(maxBlock)*channels(c.OutComplex()))
+	dst := make([]float32, p.MaxOut(maxBlock)*c.OutChannels()*channels(c.OutComplex()))
 	var out []float32
 	at := 0
 	for k, n := range sizes {

@@ -263,6 +263,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Float64("sample_rate", r.Info.SampleRate).
 		Bool("complex", r.Info.Complex).
 		Int("channels", r.Info.ChannelCount()).
+		Int("out_channels", r.Chain.OutChannels()).
 		Str("chain", r.Chain.String()).
 		Float64("out_rate", r.Chain.OutRate()).
 		Int("block_size", pcfg.BlockSize).
