@@ -77,62 +77,69 @@ func runBlocks(t *testing.T, c stage.Chain, workers, maxBlock int, x []float32, 
 // into segments, outputs the same float32 bits as on one, for every kind
 // and chain, real and complex, with random block sizes and retunes
 // landing mid-stream.
-var retuneAt = []int{5, 9}
-
 func TestSplitBitIdentical(t *testing.T) {
-	const maxBlock = 1 << 16
 	for _, complex := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(29, 2))
 		for name, c := range splitChains(r, complex) {
-			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) {
-				v := channels(c.Complex)
-				var sizes []int
-				total := 0
-				for len(sizes) < 14 {
-					n := 1 + r.IntN(maxBlock)
-					if len(sizes)%3 == 0 {
-						n = maxBlock - r.IntN(64)
-					}
-					sizes = append(sizes, n)
-					total += n
-				}
-				x := randTaps(r, total*v)
-				// Retunes of every retunable stage, before blocks 5 and 9.
-				retunes := map[int][]stage.Retune{}
-				for i, s := range c.Stages {
-					if _, ok := s.Def().(stage.Resumer); !ok {
-						continue
-					}
-					for _, k := range retuneAt {
-						s2 := s
-						s2.FrequencyHz = s.FrequencyHz / 3
-						if len(s.Taps) > 0 {
-							s2.Taps = randTaps(r, len(s.Taps)+k)
-						}
-						retunes[k] = append(retunes[k], stage.Retune{Index: i, Stage: s2})
-					}
-				}
-				want, _ := runBlocks(t, c, 1, maxBlock, x, sizes, retunes)
-				for _, w := range []int{2, 3, 4} {
-					got, cuts := runBlocks(t, c, w, maxBlock, x, sizes, retunes)
-					if len(got) != len(want) {
-						t.Fatalf("%d workers: %d values, want %d", w, len(got), len(want))
-					}
-					for i := range got {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%d workers: value %d is %v, one worker %v", w, i, got[i], want[i])
-						}
-					}
-					splittable := false
-					for _, s := range c.Stages {
-						_, ok := s.Def().(stage.Splitter)
-						splittable = splittable || ok
-					}
-					if splittable && cuts == 0 {
-						t.Errorf("%d workers: no block was cut into segments", w)
-					}
-				}
-			})
+			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) { checkSplit(t, r, c) })
+		}
+	}
+}
+
+// retuneAt are the blocks checkSplit retunes before.
+var retuneAt = []int{5, 9}
+
+// checkSplit runs c on 1 goroutine and on 2, 3 and 4, in random blocks
+// of up to 64 Ki samples, with retunes of every retunable stage before
+// the blocks retuneAt, and fails unless every output is bit-identical
+// and, where a kind splits, some block was cut into segments.
+func checkSplit(t *testing.T, r *rand.Rand, c stage.Chain) {
+	t.Helper()
+	const maxBlock = 1 << 16
+	v := channels(c.Complex)
+	var sizes []int
+	total := 0
+	for len(sizes) < 14 {
+		n := 1 + r.IntN(maxBlock)
+		if len(sizes)%3 == 0 {
+			n = maxBlock - r.IntN(64)
+		}
+		sizes = append(sizes, n)
+		total += n
+	}
+	x := randTaps(r, total*v)
+	retunes := map[int][]stage.Retune{}
+	for i, s := range c.Stages {
+		if _, ok := s.Def().(stage.Resumer); !ok {
+			continue
+		}
+		for _, k := range retuneAt {
+			s2 := s
+			s2.FrequencyHz = s.FrequencyHz / 3
+			if len(s.Taps) > 0 {
+				s2.Taps = randTaps(r, len(s.Taps)+k)
+			}
+			retunes[k] = append(retunes[k], stage.Retune{Index: i, Stage: s2})
+		}
+	}
+	want, _ := runBlocks(t, c, 1, maxBlock, x, sizes, retunes)
+	for _, w := range []int{2, 3, 4} {
+		got, cuts := runBlocks(t, c, w, maxBlock, x, sizes, retunes)
+		if len(got) != len(want) {
+			t.Fatalf("%d workers: %d values, want %d", w, len(got), len(want))
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d workers: value %d is %v, one worker %v", w, i, got[i], want[i])
+			}
+		}
+		splittable := false
+		for _, s := range c.Stages {
+			_, ok := s.Def().(stage.Splitter)
+			splittable = splittable || ok
+		}
+		if splittable && cuts == 0 {
+			t.Errorf("%d workers: no block was cut into segments", w)
 		}
 	}
 }
