@@ -18,6 +18,7 @@ import (
 //	  - shift: {frequency_hz: -250000}
 //	  - fir: {design: {type: lowpass, cutoff_hz: 100000, num_taps: 129}, decimate: 8}
 //	  - resample: {up: 3, down: 2, taps_file: taps.txt}
+//	  - channelize: {channels: 64, decimate: 32}
 type Stage struct {
 	// Shift moves the stream in frequency; a real stream becomes complex.
 	Shift *Shift `yaml:"shift"`
@@ -25,12 +26,15 @@ type Stage struct {
 	FIR *FIRStage `yaml:"fir"`
 	// Resample changes the rate by up/down (polyphase).
 	Resample *Resample `yaml:"resample"`
+	// Channelize splits the stream into channels (polyphase filter bank).
+	Channelize *Channelize `yaml:"channelize"`
 }
 
 // stageEntry is a stage kind's config entry: the type of its field in
-// Stage (stage_shift.go, stage_fir.go, stage_resample.go). What is the
-// same for every kind — which kind an item is, its taps, its rates, its
-// errors' positions — is done here, asking the kind's stage.Def.
+// Stage (stage_shift.go, stage_fir.go, stage_resample.go,
+// stage_channelize.go). What is the same for every kind — which kind an
+// item is, its taps, its rates, its errors' positions — is done here,
+// asking the kind's stage.Def.
 type stageEntry interface {
 	// params returns the stage as the chain runs it, without its kind
 	// and taps.
@@ -99,7 +103,7 @@ func (s *Stage) Filter() *Filter {
 	return nil
 }
 
-// kindList lists Stage's kinds for a message: "shift, fir or resample".
+// kindList lists Stage's kinds for a message: "shift, fir, resample or channelize".
 func kindList() string {
 	var keys []string
 	for _, f := range (&Stage{}).fields() {

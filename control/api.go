@@ -85,6 +85,7 @@ type StageStatus struct {
 	Taps        []float32 `json:"taps,omitempty"`
 	NumTaps     int       `json:"num_taps,omitempty"`
 	Decimate    int       `json:"decimate,omitempty"`
+	Channels    int       `json:"channels,omitempty"` // a channelizer's M
 	Up          int       `json:"up,omitempty"`
 	Down        int       `json:"down,omitempty"`
 	Method      string    `json:"method,omitempty"`
@@ -116,6 +117,9 @@ func stageStatuses(c stage.Chain) []StageStatus {
 		}
 		if ps&stage.ParamDecimate != 0 {
 			st.Decimate = s.Decimate
+		}
+		if ps&stage.ParamBank != 0 {
+			st.Channels = s.Bank
 		}
 		if ps&stage.ParamFactors != 0 {
 			st.Up, st.Down = s.Up, s.Down

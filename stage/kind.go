@@ -7,7 +7,7 @@ import (
 
 // A stage kind is one type in one table, as image.RegisterFormat's
 // formats and database/sql's drivers are, and as liquid-dsp has one
-// object per block: each kind's Def (shift.go, fir.go, resample.go) says
+// object per block: each kind's Def (shift.go, fir.go, resample.go, channelize.go) says
 // what its stages compute — validation, output rate and complexness, the
 // rate its taps are designed at, what a retune may change — and builds
 // its CPU kernel. The rest of the code asks the table (Stage.Def) instead
@@ -70,6 +70,7 @@ const (
 	ParamDecimate                    // Decimate
 	ParamFactors                     // Up and Down
 	ParamMethod                      // Method
+	ParamBank                        // Bank
 )
 
 // Input is what a stage's CPU kernel is built for: its input's rate (S/s)
@@ -135,7 +136,7 @@ type Fanout interface {
 }
 
 // kinds is the table of stage kinds, in the order messages list them.
-var kinds = [...]Def{shift{}, fir{}, resample{}}
+var kinds = [...]Def{shift{}, fir{}, resample{}, channelize{}}
 
 // Kinds returns every stage kind, in the order messages list them.
 func Kinds() []Def { return append([]Def(nil), kinds[:]...) }
@@ -180,7 +181,7 @@ func (u unknown) NewProcessor(Stage, Input) (Processor, error) {
 	return nil, fmt.Errorf("unknown stage kind %q", u.kind)
 }
 
-// kindNames lists the kinds for a message: "shift, fir or resample".
+// kindNames lists the kinds for a message: "shift, fir, resample or channelize".
 func kindNames() string {
 	var b strings.Builder
 	for i, d := range kinds {

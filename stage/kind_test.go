@@ -12,9 +12,10 @@ import (
 func TestKinds(t *testing.T) {
 	taps := []float32{0.25, 0.5, 0.25}
 	valid := map[Kind]Stage{
-		KindShift:    NewShift(100),
-		KindFIR:      NewFIR(taps, 2),
-		KindResample: NewResample(taps, 3, 2),
+		KindShift:      NewShift(100),
+		KindFIR:        NewFIR(taps, 2),
+		KindResample:   NewResample(taps, 3, 2),
+		KindChannelize: NewChannelize(taps, 4, 2),
 	}
 	var names []string
 	for _, d := range kinds {

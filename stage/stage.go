@@ -21,6 +21,10 @@
 //     zeros after the last sample: when len(h) < L scipy's output can end
 //     one sample earlier, and the extra output is 0). Rate fs·L/M. No
 //     gain is applied to the taps.
+//   - Channelize M channels, decimate D, prototype h: channel k, sample m
+//     is Σ_i h[i]·x[m·D − i]·exp(−j2πk(m·D − i)/M), ceil(n/D) frames of
+//     M complex channels for n inputs; channel k is centred at k·fs/M.
+//     Rate fs/D per channel. One input channel; it ends the chain.
 //
 // Output counts are causal: after n inputs in total, a stage has output
 // exactly its count for n, however the input was split into blocks.
@@ -33,7 +37,8 @@ import (
 )
 
 // Kind names a stage kind, as written in a config's stages list. Each
-// kind is defined in a file of its own (shift.go, fir.go, resample.go)
+// kind is defined in a file of its own (shift.go, fir.go, resample.go,
+// channelize.go)
 // and listed in the table of kind.go; Stage.Def returns its Def.
 type Kind string
 
@@ -54,6 +59,9 @@ type Stage struct {
 	// Method is how the CPU convolves a fir with Decimate 1: "auto", "direct"
 	// or "fft" ("" = auto). Other stages and backends ignore it.
 	Method string
+	// Bank is the channelizer's channel count M (channelize); its
+	// Decimate is D, a divisor of M.
+	Bank int
 }
 
 // Chain is a list of stages run in order on a stream of the given input

@@ -1,0 +1,90 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sigproc/sigproc/stage"
+)
+
+// TestChannelizeSplit: a channelizer on 2–4 cores, its blocks cut into
+// segments, gives the bits of one core, retuned mid-stream too.
+func TestChannelizeSplit(t *testing.T) {
+	for _, complex := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(30, 3))
+		for name, c := range map[string]stage.Chain{
+			"channelize64÷32":   {Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 16*64-5), 64, 32)}},
+			"shift+channelize8": {Stages: []stage.Stage{shiftStage(1000), stage.NewChannelize(randTaps(r, 100), 8, 8)}},
+		} {
+			c.SampleRate, c.Complex = 1e6, complex
+			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) { checkSplit(t, r, c) })
+		}
+	}
+}
+
+// TestChannelizeRetune: new taps, longer and shorter, apply from the
+// frame at the retune's sample on, over the same input history, and the
+// frames match the definition (float64) with the taps in force at each.
+func TestChannelizeRetune(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 4))
+	const m, d, block, blocks = 16, 8, 77, 12 // 77: frames straddle blocks
+	c := stage.Chain{SampleRate: 48000, Complex: true, Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 70), m, d)}}
+	plans := map[int]stage.Stage{2: stage.NewChannelize(randTaps(r, 150), m, 0), 6: stage.NewChannelize(randTaps(r, 9), 0, d)}
+	x := randTaps(r, 2*block*blocks)
+	p, err := NewChain(c, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]float32, 2*m*p.MaxOut(block))
+	var got []float32
+	type change struct {
+		at   int64
+		taps []float32
+	}
+	changes := []change{{0, c.Stages[0].Taps}}
+	for b := range blocks {
+		if s, ok := plans[b]; ok {
+			pr, err := p.Prepare(0, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := p.Apply(pr)
+			if rt.At != int64(b*block) || rt.Stage.Bank != m || rt.Stage.Decimate != d {
+				t.Fatalf("retune %+v, want at %d keeping %d channels ÷%d", rt, b*block, m, d)
+			}
+			changes = append(changes, change{rt.At, s.Taps})
+		}
+		w, err := p.Process(dst, x[2*b*block:2*(b+1)*block])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, dst[:w]...)
+	}
+	var want []float32
+	for f := int64(0); f < block*blocks; f += d {
+		var h []float32
+		for _, ch := range changes {
+			if ch.at <= f {
+				h = ch.taps
+			}
+		}
+		for k := range m {
+			var acc complex128
+			for i, v := range h {
+				if j := f - int64(i); j >= 0 {
+					xj := complex(float64(x[2*j]), float64(x[2*j+1]))
+					acc += complex(float64(v), 0) * xj * complexExp(-2*math.Pi*float64(int64(k)*j%m)/m)
+				}
+			}
+			want = append(want, float32(real(acc)), float32(imag(acc)))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d values, want %d", len(got), len(want))
+	}
+	if e := maxErrRMS(got, want); e > 2e-5 {
+		t.Errorf("max error %.3g of RMS against the retuned definition", e)
+	}
+}
