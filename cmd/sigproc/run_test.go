@@ -380,10 +380,14 @@ func TestShippedConfigsBuild(t *testing.T) {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
 			// Every input sample is filtered; the output count follows the
-			// chain's rate (2048 for a plain filter, 256 for channelize ÷8).
+			// chain's rate (2048 for a plain filter, 256 for channelize ÷8,
+			// 64 frames of 64 channels for filterbank ÷32).
 			want := "samples in 2048  out 2048 "
-			if strings.Contains(p, "channelize") || strings.Contains(p, "live-control") {
+			switch {
+			case strings.Contains(p, "channelize") || strings.Contains(p, "live-control"):
 				want = "samples in 2048  out 256 "
+			case strings.Contains(p, "filterbank"):
+				want = "samples in 2048  out 64 "
 			}
 			if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "  filtered 2048  filter drops 0 ") {
 				t.Errorf("summary = %q", stdout)
