@@ -85,7 +85,7 @@ func TestChannelizeChainErrors(t *testing.T) {
 	if err == nil {
 		_, err = c.Chain(1.024e6, true)
 	}
-	if err == nil || !strings.Contains(err.Error(), "x.yaml:5: stages[2].shift: no stage may follow channelize yet: its 64 channels go to the sink") {
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:5: stages[2].shift: no shift stage may follow channelize yet: its 64 channels go to the sink") {
 		t.Errorf("a stage after channelize: %v", err)
 	}
 	c, err = Parse([]byte(channelizeBase), "x.yaml")

@@ -28,11 +28,13 @@ type Stage struct {
 	Resample *Resample `yaml:"resample"`
 	// Channelize splits the stream into channels (polyphase filter bank).
 	Channelize *Channelize `yaml:"channelize"`
+	// Select keeps some of the stream's channels.
+	Select *Select `yaml:"select"`
 }
 
 // stageEntry is a stage kind's config entry: the type of its field in
 // Stage (stage_shift.go, stage_fir.go, stage_resample.go,
-// stage_channelize.go). What is the same for every kind — which kind an
+// stage_channelize.go, stage_select.go). What is the same for every kind — which kind an
 // item is, its taps, its rates, its errors' positions — is done here,
 // asking the kind's stage.Def.
 type stageEntry interface {

@@ -86,6 +86,7 @@ type StageStatus struct {
 	NumTaps     int       `json:"num_taps,omitempty"`
 	Decimate    int       `json:"decimate,omitempty"`
 	Channels    int       `json:"channels,omitempty"` // a channelizer's M
+	Keep        []int     `json:"keep,omitempty"`     // the channels a selection keeps
 	Up          int       `json:"up,omitempty"`
 	Down        int       `json:"down,omitempty"`
 	Method      string    `json:"method,omitempty"`
@@ -120,6 +121,9 @@ func stageStatuses(c stage.Chain) []StageStatus {
 		}
 		if ps&stage.ParamBank != 0 {
 			st.Channels = s.Bank
+		}
+		if ps&stage.ParamKeep != 0 {
+			st.Keep = s.Keep
 		}
 		if ps&stage.ParamFactors != 0 {
 			st.Up, st.Down = s.Up, s.Down

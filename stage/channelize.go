@@ -21,8 +21,8 @@ func NewChannelize(taps []float32, m, d int) Stage {
 }
 
 // channelize is KindChannelize's Def; its CPU kernel is a
-// filter.Channelizer. It takes one input channel and, for now, ends the
-// chain (Chain.Validate).
+// filter.Channelizer. It takes one input channel, and only a select may
+// follow it for now (Chain.Centres).
 type channelize struct{}
 
 func (channelize) Kind() Kind                                    { return KindChannelize }
@@ -31,7 +31,6 @@ func (channelize) Factors(s Stage) (int, int)                    { return 1, max
 func (channelize) OutComplex(Stage, bool) bool                   { return true }
 func (channelize) Shift(Stage) float64                           { return 0 }
 func (channelize) Design(_ Stage, in float64) (float64, float64) { return in, 1 }
-func (channelize) OutChannels(s Stage, _ int) int                { return s.Bank }
 
 func (channelize) Check(s Stage, _ float64) *StageError {
 	if err := checkTaps(s.Taps); err != nil {
@@ -68,6 +67,23 @@ func (channelize) Describe(s Stage) string {
 
 func (channelize) NewProcessor(s Stage, in Input) (Processor, error) {
 	return filter.NewChannelizer(s.Taps, s.Bank, s.Decimate, in.Complex, in.MaxIn)
+}
+
+// Fan: channel k is centred k·fs/M above the input's centre, k ≥ M/2
+// below it ((k − M)·fs/M).
+func (channelize) Fan(s Stage, in []float64, rate float64) ([]float64, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("channelize takes one input channel; the stream has %d", len(in))
+	}
+	out := make([]float64, s.Bank)
+	for k := range out {
+		b := k
+		if 2*k >= s.Bank {
+			b -= s.Bank
+		}
+		out[k] = in[0] + float64(b)*rate/float64(s.Bank)
+	}
+	return out, nil
 }
 
 // KeepsHistory is true: new taps see the input the old ones saw.

@@ -7,7 +7,8 @@ import (
 
 // A stage kind is one type in one table, as image.RegisterFormat's
 // formats and database/sql's drivers are, and as liquid-dsp has one
-// object per block: each kind's Def (shift.go, fir.go, resample.go, channelize.go) says
+// object per block: each kind's Def (shift.go, fir.go, resample.go, channelize.go,
+// select.go) says
 // what its stages compute — validation, output rate and complexness, the
 // rate its taps are designed at, what a retune may change — and builds
 // its CPU kernel. The rest of the code asks the table (Stage.Def) instead
@@ -71,14 +72,17 @@ const (
 	ParamFactors                     // Up and Down
 	ParamMethod                      // Method
 	ParamBank                        // Bank
+	ParamKeep                        // Keep
 )
 
 // Input is what a stage's CPU kernel is built for: its input's rate (S/s)
-// and complexness, and the most input samples of a block.
+// and complexness, the most input samples (frames) of a block, and the
+// channels of a frame (0 means 1; more than 1 only after a Fanout stage).
 type Input struct {
-	Rate    float64
-	Complex bool
-	MaxIn   int
+	Rate     float64
+	Complex  bool
+	MaxIn    int
+	Channels int
 }
 
 // Processor is a stage's CPU kernel: Process writes the stage's output
@@ -127,16 +131,18 @@ type Splitter interface {
 }
 
 // Fanout is implemented by the Def of a kind whose output frames hold
-// other channels than its input's: a channelizer makes M of one.
+// other channels than its input's: a channelizer makes M of one, a
+// selection keeps some.
 type Fanout interface {
-	// OutChannels is the channels of s's output frames for an input of
-	// in channels (the chain checks that the kind accepts in: Check
-	// sees one channel only).
-	OutChannels(s Stage, in int) int
+	// Fan returns the centre of each of s's output channels, for input
+	// channels centred at in and an input at rate S/s, or why s cannot
+	// take in's channels. A centre is the frequency of the chain's input
+	// stream that a channel's baseband 0 shows, in Hz (Chain.Centres).
+	Fan(s Stage, in []float64, rate float64) ([]float64, error)
 }
 
 // kinds is the table of stage kinds, in the order messages list them.
-var kinds = [...]Def{shift{}, fir{}, resample{}, channelize{}}
+var kinds = [...]Def{shift{}, fir{}, resample{}, channelize{}, selection{}}
 
 // Kinds returns every stage kind, in the order messages list them.
 func Kinds() []Def { return append([]Def(nil), kinds[:]...) }

@@ -16,6 +16,7 @@ func TestKinds(t *testing.T) {
 		KindFIR:        NewFIR(taps, 2),
 		KindResample:   NewResample(taps, 3, 2),
 		KindChannelize: NewChannelize(taps, 4, 2),
+		KindSelect:     NewSelect(0),
 	}
 	var names []string
 	for _, d := range kinds {

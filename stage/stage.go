@@ -24,7 +24,9 @@
 //   - Channelize M channels, decimate D, prototype h: channel k, sample m
 //     is Σ_i h[i]·x[m·D − i]·exp(−j2πk(m·D − i)/M), ceil(n/D) frames of
 //     M complex channels for n inputs; channel k is centred at k·fs/M.
-//     Rate fs/D per channel. One input channel; it ends the chain.
+//     Rate fs/D per channel. One input channel.
+//   - Select channels c0, c1, …: frame n is input channels c0, c1, … of
+//     input frame n. Only a select may follow a channelize, for now.
 //
 // Output counts are causal: after n inputs in total, a stage has output
 // exactly its count for n, however the input was split into blocks.
@@ -62,6 +64,9 @@ type Stage struct {
 	// Bank is the channelizer's channel count M (channelize); its
 	// Decimate is D, a divisor of M.
 	Bank int
+	// Keep are the input channels a selection keeps, in its output's
+	// order (select).
+	Keep []int
 }
 
 // Chain is a list of stages run in order on a stream of the given input
@@ -124,24 +129,52 @@ func (c Chain) Validate() error {
 	if c.Channels < 0 || c.Channels > MaxChannels {
 		return fmt.Errorf("%w: %d channels: want 1..%d", ErrChain, c.Channels, MaxChannels)
 	}
-	rate, chans := c.SampleRate, c.ChannelCount()
+	rate := c.SampleRate
 	for i, s := range c.Stages {
 		if err := s.Def().Check(s, rate); err != nil {
 			err.Index = i
 			return err
 		}
-		if f, ok := s.Def().(Fanout); ok {
-			switch {
-			case chans > 1:
-				return &StageError{Index: i, Msg: fmt.Sprintf("%s takes one input channel; the stream has %d", s.Kind, chans)}
-			case i < len(c.Stages)-1:
-				return &StageError{Index: i + 1, Msg: fmt.Sprintf("no stage may follow %s yet: its %d channels go to the sink", s.Kind, f.OutChannels(s, chans))}
+		rate = s.Rate(rate)
+	}
+	_, err := c.Centres()
+	return err
+}
+
+// Centres returns, for each channel of the chain's output frames, the
+// frequency of the chain's input stream that its baseband 0 shows, in Hz:
+// a shift by f moves every centre by −f, and a Fanout kind makes new
+// channels (a channelizer's channel k is centred k·fs/M above its input's
+// centre). A chain without Fanout stages keeps its input's channels, each
+// centred at −Shift(). The error, a *StageError, is a Fanout stage that
+// cannot take its input's channels or, for now, a stage after a Fanout
+// stage that is none: stages do not yet run per channel after one.
+func (c Chain) Centres() ([]float64, error) {
+	cs := make([]float64, c.ChannelCount())
+	rate, fanned := c.SampleRate, ""
+	for i, s := range c.Stages {
+		f, ok := s.Def().(Fanout)
+		switch {
+		case ok:
+			out, err := f.Fan(s, cs, rate)
+			if err != nil {
+				return nil, &StageError{Index: i, Msg: err.Error()}
 			}
-			chans = f.OutChannels(s, chans)
+			cs, fanned = out, string(s.Kind)
+		case fanned != "":
+			its := fmt.Sprintf("its %d channels go", len(cs))
+			if len(cs) == 1 {
+				its = "its channel goes"
+			}
+			return nil, &StageError{Index: i, Msg: fmt.Sprintf("no %s stage may follow %s yet: %s to the sink", s.Kind, fanned, its)}
+		default:
+			for j := range cs {
+				cs[j] -= s.Def().Shift(s)
+			}
 		}
 		rate = s.Rate(rate)
 	}
-	return nil
+	return cs, nil
 }
 
 // fieldError is a Def's problem with one field of a stage.
@@ -201,23 +234,29 @@ func (c Chain) OutRate() float64 {
 	return r
 }
 
-// OutChannels returns the stage's output channels for in input channels:
-// in, or a Fanout kind's.
+// OutChannels returns the channels of the stage's output frames for an
+// input of in channels: in, or a Fanout kind's (in when it cannot take
+// them, which Validate reports).
 func (s Stage) OutChannels(in int) int {
-	if f, ok := s.Def().(Fanout); ok {
-		return f.OutChannels(s, in)
+	f, ok := s.Def().(Fanout)
+	if !ok {
+		return in
 	}
-	return in
+	out, err := f.Fan(s, make([]float64, max(1, in)), 1)
+	if err != nil {
+		return in
+	}
+	return len(out)
 }
 
 // OutChannels returns the channels of the chain's output frames: its
-// input's, or a channelizer's M.
+// input's, or a channelizer's M, or a selection's; for a chain Validate
+// refuses, its input's.
 func (c Chain) OutChannels() int {
-	n := c.ChannelCount()
-	for _, s := range c.Stages {
-		n = s.OutChannels(n)
+	if cs, err := c.Centres(); err == nil {
+		return len(cs)
 	}
-	return n
+	return c.ChannelCount()
 }
 
 // OutComplex reports whether the chain's output is complex.

@@ -57,20 +57,20 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 		ch.multi = m
 		return ch, nil
 	}
-	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
+	rate, cplx, n, chans := c.SampleRate, c.Complex, maxBlock, 1
 	for i, s := range c.Stages {
-		g := stage.Input{Rate: rate, Complex: cplx, MaxIn: n}
+		g := stage.Input{Rate: rate, Complex: cplx, MaxIn: n, Channels: chans}
 		p, err := s.Def().NewProcessor(s, g)
 		if err != nil {
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
-		rate, cplx, n = s.Rate(rate), s.OutComplex(cplx), s.MaxOut(n)
+		rate, cplx, n, chans = s.Rate(rate), s.OutComplex(cplx), s.MaxOut(n), s.OutChannels(chans)
 		ch.procs = append(ch.procs, p)
 		ch.kinds = append(ch.kinds, string(s.Kind))
 		ch.geo = append(ch.geo, g)
 		ch.tails = append(ch.tails, newTail(s, g))
 		if i < len(c.Stages)-1 {
-			ch.bufs = append(ch.bufs, make([]float32, n*channels(cplx)))
+			ch.bufs = append(ch.bufs, make([]float32, n*chans*channels(cplx)))
 		}
 	}
 	sp, err := newSplitter(c, ch.geo, workers)
@@ -80,6 +80,9 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	ch.split = sp
 	return ch, nil
 }
+
+// frameValues is the float32 values of a frame of g's input.
+func frameValues(g stage.Input) int { return max(1, g.Channels) * channels(g.Complex) }
 
 func channels(complex bool) int {
 	if complex {
@@ -136,7 +139,7 @@ func (c *Chain) process(dst, src []float32) (int, error) {
 		if c.split != nil {
 			g := c.geo[i]
 			s := c.desc.Stages[i]
-			n, err = c.split.process(i, s, p, out, in, channels(g.Complex), s.OutChannels(1)*channels(s.OutComplex(g.Complex)))
+			n, err = c.split.process(i, s, p, out, in, frameValues(g), s.OutChannels(max(1, g.Channels))*channels(s.OutComplex(g.Complex)))
 		} else {
 			n, err = p.Process(out, in)
 		}

@@ -15,8 +15,9 @@ func TestChannelizeSplit(t *testing.T) {
 	for _, complex := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(30, 3))
 		for name, c := range map[string]stage.Chain{
-			"channelize64÷32":   {Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 16*64-5), 64, 32)}},
-			"shift+channelize8": {Stages: []stage.Stage{shiftStage(1000), stage.NewChannelize(randTaps(r, 100), 8, 8)}},
+			"channelize64÷32":     {Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 16*64-5), 64, 32)}},
+			"shift+channelize8":   {Stages: []stage.Stage{shiftStage(1000), stage.NewChannelize(randTaps(r, 100), 8, 8)}},
+			"channelize32+select": {Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 200), 32, 16), stage.NewSelect(31, 0, 7)}},
 		} {
 			c.SampleRate, c.Complex = 1e6, complex
 			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) { checkSplit(t, r, c) })

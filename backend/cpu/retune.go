@@ -22,7 +22,7 @@ func newTail(s stage.Stage, g stage.Input) *tail {
 		return nil
 	}
 	n := max(len(s.Taps), MaxRetuneTaps) - 1 + 8
-	ch := channels(g.Complex)
+	ch := frameValues(g)
 	return &tail{ch: ch, buf: make([]float32, n*ch), lin: make([]float32, n*ch)}
 }
 

@@ -1,0 +1,68 @@
+package stage
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSelect: the kernel keeps the listed channels of each frame in the
+// listed order, real or complex, and the chain follows their count and
+// centres.
+func TestSelect(t *testing.T) {
+	for _, cplx := range []bool{false, true} {
+		v := 1
+		if cplx {
+			v = 2
+		}
+		const m, frames = 5, 3
+		x := make([]float32, frames*m*v)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		p, err := NewSelect(4, 0, 2).Def().NewProcessor(NewSelect(4, 0, 2), Input{Complex: cplx, MaxIn: frames, Channels: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float32, frames*3*v)
+		n, err := p.Process(y, x)
+		if err != nil || n != len(y) {
+			t.Fatalf("Process: %d, %v", n, err)
+		}
+		for f := range frames {
+			for j, k := range []int{4, 0, 2} {
+				for c := range v {
+					if got, want := y[(f*3+j)*v+c], x[(f*m+k)*v+c]; got != want {
+						t.Errorf("complex=%v frame %d channel %d: %v, want input channel %d's %v", cplx, f, j, got, k, want)
+					}
+				}
+			}
+		}
+	}
+	c := Chain{SampleRate: 1600, Complex: true, Stages: []Stage{NewShift(100), NewChannelize([]float32{1}, 16, 8), NewSelect(15, 1, 8)}}
+	cs, err := c.Centres()
+	if err != nil || len(cs) != 3 || cs[0] != -200 || cs[1] != 0 || cs[2] != -900 || c.OutChannels() != 3 {
+		t.Errorf("centres %v, %v; want [-200 0 -900]: channel k at k·100 Hz less the 100 Hz shift", cs, err)
+	}
+	for _, tt := range []struct {
+		keep []int
+		frag string
+	}{
+		{nil, "must list at least one channel"},
+		{[]int{1, -1}, "channel -1: channels count from 0"},
+		{[]int{3, 3}, "channel 3 is listed twice"},
+		{[]int{16}, "stage 2: select: channel 16 is not in the stream's 16 (0..15)"},
+	} {
+		c.Stages[2] = NewSelect(tt.keep...)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.frag) {
+			t.Errorf("keep %v: %v, want %q", tt.keep, err, tt.frag)
+		}
+	}
+	c.Stages = append(c.Stages, NewShift(1))
+	c.Stages[2] = NewSelect(1)
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "stage 3: no shift stage may follow select yet: its channel goes to the sink") {
+		t.Errorf("a shift after select: %v", err)
+	}
+	if _, err := (selection{}).Retune(NewSelect(1, 2), NewSelect(2, 1)); err == nil {
+		t.Error("a retune changed the selection")
+	}
+}
