@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/sigproc/sigproc/stage"
 )
 
 // TestSelectEntry: a selection after a channelizer keeps the channels
@@ -17,8 +19,8 @@ func TestSelectEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs, err := ch.Centres(); err != nil || len(cs) != 2 || cs[0] != -17000 || cs[1] != 47000 {
-		t.Errorf("centres %v, %v: want channels 63 and 3 (16 kHz apart, less the 1 kHz shift)", cs, err)
+	if cs, err := ch.OutFrame(); err != nil || len(cs) != 2 || cs[0] != (stage.Channel{ID: 63, Centre: -17000}) || cs[1] != (stage.Channel{ID: 3, Centre: 47000}) {
+		t.Errorf("channels %v, %v: want 63 and 3 (16 kHz apart, less the 1 kHz shift)", cs, err)
 	}
 	for _, tt := range []struct{ list, frag string }{
 		{"{}", "x.yaml:5: stages[2].select.channels: required: the channels kept"},

@@ -22,7 +22,7 @@ func NewChannelize(taps []float32, m, d int) Stage {
 
 // channelize is KindChannelize's Def; its CPU kernel is a
 // filter.Channelizer. It takes one input channel, and only a select may
-// follow it for now (Chain.Centres).
+// follow it for now (Chain.OutFrame).
 type channelize struct{}
 
 func (channelize) Kind() Kind                                    { return KindChannelize }
@@ -71,17 +71,17 @@ func (channelize) NewProcessor(s Stage, in Input) (Processor, error) {
 
 // Fan: channel k is centred k·fs/M above the input's centre, k ≥ M/2
 // below it ((k − M)·fs/M).
-func (channelize) Fan(s Stage, in []float64, rate float64) ([]float64, error) {
+func (channelize) Fan(s Stage, in []Channel, rate float64) ([]Channel, error) {
 	if len(in) != 1 {
 		return nil, fmt.Errorf("channelize takes one input channel; the stream has %d", len(in))
 	}
-	out := make([]float64, s.Bank)
+	out := make([]Channel, s.Bank)
 	for k := range out {
 		b := k
 		if 2*k >= s.Bank {
 			b -= s.Bank
 		}
-		out[k] = in[0] + float64(b)*rate/float64(s.Bank)
+		out[k] = Channel{ID: k, Centre: in[0].Centre + float64(b)*rate/float64(s.Bank)}
 	}
 	return out, nil
 }

@@ -134,11 +134,19 @@ type Splitter interface {
 // other channels than its input's: a channelizer makes M of one, a
 // selection keeps some.
 type Fanout interface {
-	// Fan returns the centre of each of s's output channels, for input
-	// channels centred at in and an input at rate S/s, or why s cannot
-	// take in's channels. A centre is the frequency of the chain's input
-	// stream that a channel's baseband 0 shows, in Hz (Chain.Centres).
-	Fan(s Stage, in []float64, rate float64) ([]float64, error)
+	// Fan returns s's output channels for the input channels in and an
+	// input at rate S/s, or why s cannot take in's channels.
+	Fan(s Stage, in []Channel, rate float64) ([]Channel, error)
+}
+
+// Channel is one channel of a chain's frames, as Chain.Channels gives it.
+type Channel struct {
+	// ID names the channel: its index in the chain's input frames, or in
+	// the output of the Fanout stage that made it (a channelizer's k).
+	ID int
+	// Centre is the frequency of the chain's input stream that the
+	// channel's baseband 0 shows, in Hz.
+	Centre float64
 }
 
 // kinds is the table of stage kinds, in the order messages list them.

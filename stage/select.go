@@ -49,9 +49,9 @@ func (selection) Check(s Stage, _ float64) *StageError {
 	return nil
 }
 
-// Fan keeps the centres of the kept channels.
-func (selection) Fan(s Stage, in []float64, _ float64) ([]float64, error) {
-	out := make([]float64, len(s.Keep))
+// Fan keeps the channels listed.
+func (selection) Fan(s Stage, in []Channel, _ float64) ([]Channel, error) {
+	out := make([]Channel, len(s.Keep))
 	for j, k := range s.Keep {
 		if k >= len(in) {
 			return nil, fmt.Errorf("select: channel %d is not in the stream's %d (0..%d)", k, len(in), len(in)-1)

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,9 +40,9 @@ func TestSelect(t *testing.T) {
 		}
 	}
 	c := Chain{SampleRate: 1600, Complex: true, Stages: []Stage{NewShift(100), NewChannelize([]float32{1}, 16, 8), NewSelect(15, 1, 8)}}
-	cs, err := c.Centres()
-	if err != nil || len(cs) != 3 || cs[0] != -200 || cs[1] != 0 || cs[2] != -900 || c.OutChannels() != 3 {
-		t.Errorf("centres %v, %v; want [-200 0 -900]: channel k at k·100 Hz less the 100 Hz shift", cs, err)
+	cs, err := c.OutFrame()
+	if want := []Channel{{15, -200}, {1, 0}, {8, -900}}; err != nil || !slices.Equal(cs, want) || c.OutChannels() != 3 {
+		t.Errorf("channels %v, %v; want %v: channel k at k·100 Hz less the 100 Hz shift", cs, err, want)
 	}
 	for _, tt := range []struct {
 		keep []int

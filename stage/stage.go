@@ -137,20 +137,22 @@ func (c Chain) Validate() error {
 		}
 		rate = s.Rate(rate)
 	}
-	_, err := c.Centres()
+	_, err := c.OutFrame()
 	return err
 }
 
-// Centres returns, for each channel of the chain's output frames, the
-// frequency of the chain's input stream that its baseband 0 shows, in Hz:
-// a shift by f moves every centre by −f, and a Fanout kind makes new
-// channels (a channelizer's channel k is centred k·fs/M above its input's
-// centre). A chain without Fanout stages keeps its input's channels, each
-// centred at −Shift(). The error, a *StageError, is a Fanout stage that
-// cannot take its input's channels or, for now, a stage after a Fanout
-// stage that is none: stages do not yet run per channel after one.
-func (c Chain) Centres() ([]float64, error) {
-	cs := make([]float64, c.ChannelCount())
+// OutFrame returns the channels of the chain's output frames: a shift by
+// f moves every centre by −f, and a Fanout kind makes new channels (a
+// channelizer's channel k is centred k·fs/M above its input's centre). A
+// chain without Fanout stages keeps its input's channels, each centred at
+// −Shift(). The error, a *StageError, is a Fanout stage that cannot take
+// its input's channels or, for now, a stage after a Fanout stage that is
+// none: stages do not yet run per channel after one.
+func (c Chain) OutFrame() ([]Channel, error) {
+	cs := make([]Channel, c.ChannelCount())
+	for i := range cs {
+		cs[i].ID = i
+	}
 	rate, fanned := c.SampleRate, ""
 	for i, s := range c.Stages {
 		f, ok := s.Def().(Fanout)
@@ -169,7 +171,7 @@ func (c Chain) Centres() ([]float64, error) {
 			return nil, &StageError{Index: i, Msg: fmt.Sprintf("no %s stage may follow %s yet: %s to the sink", s.Kind, fanned, its)}
 		default:
 			for j := range cs {
-				cs[j] -= s.Def().Shift(s)
+				cs[j].Centre -= s.Def().Shift(s)
 			}
 		}
 		rate = s.Rate(rate)
@@ -242,7 +244,7 @@ func (s Stage) OutChannels(in int) int {
 	if !ok {
 		return in
 	}
-	out, err := f.Fan(s, make([]float64, max(1, in)), 1)
+	out, err := f.Fan(s, make([]Channel, max(1, in)), 1)
 	if err != nil {
 		return in
 	}
@@ -253,7 +255,7 @@ func (s Stage) OutChannels(in int) int {
 // input's, or a channelizer's M, or a selection's; for a chain Validate
 // refuses, its input's.
 func (c Chain) OutChannels() int {
-	if cs, err := c.Centres(); err == nil {
+	if cs, err := c.OutFrame(); err == nil {
 		return len(cs)
 	}
 	return c.ChannelCount()
