@@ -121,11 +121,35 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 		}
 		spec.Meta.Carry(m, p.chain)
 	}
+	if s.Split {
+		frame, err := p.chain.OutFrame()
+		if err != nil {
+			return nil, err
+		}
+		spec.Split = true
+		spec.Labels, spec.Centres = splitLabels(frame, p.chain.Shift())
+	}
 	pl, err := sink.Prepare(spec)
 	if err != nil {
 		return nil, cfg.Wrap("sink.path", err)
 	}
 	return pl.Deferred(), nil
+}
+
+// splitLabels names each channel of a split output chK, K its ID padded
+// to the widest's digits, and gives the Hz each recording's frequencies
+// move by from the whole output's (whose centre is the chain's input
+// centre less shift).
+func splitLabels(frame []stage.Channel, shift float64) (labels []string, centres []float64) {
+	width := 1
+	for _, c := range frame {
+		width = max(width, len(strconv.Itoa(c.ID)))
+	}
+	for _, c := range frame {
+		labels = append(labels, fmt.Sprintf("ch%0*d", width, c.ID))
+		centres = append(centres, c.Centre+shift)
+	}
+	return labels, centres
 }
 
 // WAVFormat is a WAV output's format when sink.format is not given: the

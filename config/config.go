@@ -438,6 +438,12 @@ type Sink struct {
 	// existing output is refused before anything starts. An output that is
 	// one of the run's inputs is refused either way.
 	Overwrite bool `yaml:"overwrite"`
+	// Split writes each channel of the output's frames to a recording of
+	// its own (file, sigmf): path.chK.ext, or for sigmf path.chK.sigmf-*,
+	// K being the channel's number (a channelizer's k, the source's
+	// channel otherwise), each SigMF recording with its channel's centre
+	// as core:frequency. Not with standard output.
+	Split bool `yaml:"split"`
 	// Endpoint is the ZeroMQ endpoint to bind (zmq only, required):
 	// tcp://host:port (host * = every interface) or ipc://path.
 	Endpoint string `yaml:"endpoint"`

@@ -45,8 +45,8 @@ var (
 		SourceZMQ:       {"type", "endpoint", "pattern", "format", "sample_rate", "channels", "pass_tags", "duration_s", "num_samples"},
 	}
 	sinkKeys = map[string][]string{
-		SinkFile:  {"type", "path", "format", "overwrite"},
-		SinkSigMF: {"type", "path", "format", "overwrite"},
+		SinkFile:  {"type", "path", "format", "overwrite", "split"},
+		SinkSigMF: {"type", "path", "format", "overwrite", "split"},
 		SinkWAV:   {"type", "path", "format", "overwrite"},
 		SinkNull:  {"type"},
 		SinkZMQ:   {"type", "endpoint", "pattern", "format", "pass_tags"},
@@ -319,6 +319,8 @@ func (c *Config) Validate() error {
 				add("sink.path", "required for sink type %s", c.Sink.Type)
 			} else if c.Sink.Path == StdoutPath && c.Sink.Type == SinkSigMF {
 				add("sink.path", "\"-\" (standard output) needs sink type file or wav: sigmf writes two files")
+			} else if c.Sink.Path == StdoutPath && c.Sink.Split {
+				add("sink.split", "writes a file per channel: give a path, not \"-\" (standard output)")
 			}
 		case SinkZMQ:
 			c.validateZMQSink(&c.Sink, add)

@@ -70,7 +70,7 @@ func TestZMQConfigErrors(t *testing.T) {
 		{"sink pull", rep("pattern: pub", "pattern: pull"), 12, `sink.pattern: unknown value "pull" (allowed: push, pub;`},
 		{"sink no pattern", rep("  pattern: pub\n", ""), 9, "sink.pattern: required: zmq sinks bind with push"},
 		{"sink path", rep("  pass_tags: true\n", "  pass_tags: true\n  path: out/x\n"), 14, "sink.path: not used by sink type zmq (keys used: type, endpoint, pattern, format, pass_tags)"},
-		{"endpoint on file sink", "source: {type: zmq, endpoint: 'tcp://h:1', pattern: sub, format: rf32_le, sample_rate: 1}\nfilter: {taps: [1]}\nsink: {type: file, path: x, endpoint: 'tcp://*:1'}\n", 3, "sink.endpoint: not used by sink type file (keys used: type, path, format, overwrite)"},
+		{"endpoint on file sink", "source: {type: zmq, endpoint: 'tcp://h:1', pattern: sub, format: rf32_le, sample_rate: 1}\nfilter: {taps: [1]}\nsink: {type: file, path: x, endpoint: 'tcp://*:1'}\n", 3, "sink.endpoint: not used by sink type file (keys used: type, path, format, overwrite, split)"},
 		{"pass_tags wrong type", rep("pass_tags: true", "pass_tags: yes please"), 13, "sink.pass_tags: wrong type"},
 		{"sink format mismatch", rep("  pass_tags: true\n", "  pass_tags: true\n  format: rf32_le\n"), 14, "sink.format: rf32_le does not match the complex source (use cf32_le)"},
 	}

@@ -66,6 +66,14 @@ type Spec struct {
 	// StampStart sets a SigMF recording's captures[0] core:datetime to
 	// the time Create is called, when Meta.Datetime is zero.
 	StampStart bool
+	// Split writes each channel to a recording of its own (TypeFile,
+	// TypeSigMF; a *Split): channel j's path has Labels[j] before its
+	// extension (out/x.ch03.cf32) or after a SigMF base
+	// (out/x.ch03.sigmf-meta), and its SigMF frequencies are Meta's
+	// moved by Centres[j] Hz.
+	Split   bool
+	Labels  []string
+	Centres []float64
 	// Open, if set, makes a sink of a type the plan does not create
 	// itself (a network sink): Create calls it, and nothing else of the
 	// Spec but Type applies.
@@ -78,7 +86,8 @@ type Plan struct {
 	spec    Spec
 	f       format
 	outputs []output
-	sigmf   *SigMF // metadata prepared, nothing written
+	sigmf   *SigMF  // metadata prepared, nothing written
+	parts   []*Plan // a split's: one plan per channel
 }
 
 // output is one file a plan creates.
@@ -98,6 +107,9 @@ func Prepare(s Spec) (*Plan, error) {
 	}
 	if s.Channels < 0 || s.Channels > MaxChannels {
 		return nil, fmt.Errorf("sink: %d channels: want 1..%d", s.Channels, MaxChannels)
+	}
+	if s.Split {
+		return prepareSplit(s)
 	}
 	var f format
 	var err error
@@ -258,6 +270,9 @@ func (p *Plan) Create() (s Sink, err error) {
 	}
 	if p.spec.Type == TypeNull {
 		return NewNull(), nil
+	}
+	if p.parts != nil {
+		return p.createSplit()
 	}
 	if p.outputs == nil { // standard output
 		raw := newRaw(p.spec.Stdout, nil, "standard output", p.f)
@@ -428,7 +443,14 @@ func removeDirs(dirs []string) {
 type Deferred struct {
 	plan *Plan
 	s    Sink
-	raw  atomic.Pointer[Raw] // the encoder, for Clipped from other goroutines
+	file atomic.Value // a fileCounts: the encoder(s), for Clipped from other goroutines
+}
+
+// fileCounts are the counts of a sink that writes files: a *Raw (its
+// encoder), or a *Split.
+type fileCounts interface {
+	Clipped() uint64
+	Written() uint64
 }
 
 // Deferred returns a sink that creates p's files on Open.
@@ -447,13 +469,10 @@ func (d *Deferred) Open() error {
 		return err
 	}
 	d.s = s
-	switch s := s.(type) {
-	case *Raw:
-		d.raw.Store(s)
-	case *SigMF:
-		d.raw.Store(s.Raw)
-	case *WAV:
-		d.raw.Store(s.Raw)
+	if sp, ok := s.(*Split); ok {
+		d.file.Store(fileCounts(sp))
+	} else if r := rawOf(s); r != nil {
+		d.file.Store(fileCounts(r))
 	}
 	return nil
 }
@@ -461,7 +480,10 @@ func (d *Deferred) Open() error {
 // SetDatetime sets a SigMF recording's first-sample time (SigMF.SetDatetime);
 // other sinks ignore it.
 func (d *Deferred) SetDatetime(t time.Time) {
-	if s, ok := d.s.(*SigMF); ok {
+	switch s := d.s.(type) {
+	case *SigMF:
+		s.SetDatetime(t)
+	case *Split:
 		s.SetDatetime(t)
 	}
 }
@@ -469,8 +491,8 @@ func (d *Deferred) SetDatetime(t time.Time) {
 // Clipped returns the values clipped to the integer range so far; it is
 // safe to call from any goroutine.
 func (d *Deferred) Clipped() uint64 {
-	if r := d.raw.Load(); r != nil {
-		return r.Clipped()
+	if f, ok := d.file.Load().(fileCounts); ok {
+		return f.Clipped()
 	}
 	return 0
 }
@@ -478,8 +500,8 @@ func (d *Deferred) Clipped() uint64 {
 // Written returns the samples that reached the output file, and false for
 // a sink that writes no file (null, or not opened).
 func (d *Deferred) Written() (uint64, bool) {
-	if r := d.raw.Load(); r != nil {
-		return r.Written(), true
+	if f, ok := d.file.Load().(fileCounts); ok {
+		return f.Written(), true
 	}
 	return 0, false
 }
@@ -487,7 +509,10 @@ func (d *Deferred) Written() (uint64, bool) {
 // EndInput passes the source's total sample count to a SigMF sink, which
 // records samples dropped after the last one written (SigMF.EndInput).
 func (d *Deferred) EndInput(total uint64) {
-	if s, ok := d.s.(*SigMF); ok {
+	switch s := d.s.(type) {
+	case *SigMF:
+		s.EndInput(total)
+	case *Split:
 		s.EndInput(total)
 	}
 }
@@ -495,8 +520,11 @@ func (d *Deferred) EndInput(total uint64) {
 // Dropped returns the samples a SigMF sink has recorded as dropped, and
 // false for other sinks.
 func (d *Deferred) Dropped() (uint64, bool) {
-	if s, ok := d.s.(*SigMF); ok {
+	switch s := d.s.(type) {
+	case *SigMF:
 		return s.Dropped(), true
+	case *Split:
+		return s.Dropped()
 	}
 	return 0, false
 }
@@ -519,6 +547,8 @@ func (d *Deferred) WriteIndexed(index, inputs uint64, samples []float32) error {
 	case nil:
 		return errNotOpen
 	case *SigMF:
+		return s.WriteIndexed(index, inputs, samples)
+	case *Split:
 		return s.WriteIndexed(index, inputs, samples)
 	default:
 		return s.Write(samples)
