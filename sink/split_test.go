@@ -99,7 +99,8 @@ func TestSplit(t *testing.T) {
 }
 
 // TestSplitRefusals: a split that would overwrite a file, or write to
-// standard output or WAV, is refused before any channel's file is made.
+// standard output or WAV, is refused before any channel's file is made,
+// and one that fails while its files are made leaves none of them.
 func TestSplitRefusals(t *testing.T) {
 	dir := t.TempDir()
 	spec := sink.Spec{Type: sink.TypeFile, Path: filepath.Join(dir, "x.cf32"), Format: "cf32_le", Complex: true, Channels: 2,
@@ -112,6 +113,25 @@ func TestSplitRefusals(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.ch0.cf32")); !os.IsNotExist(err) {
 		t.Errorf("channel 0's file was made: %v", err)
+	}
+	// A channel's file that appears after the checks fails Create, and
+	// the channels made before it are taken away.
+	spec.Path = filepath.Join(dir, "z.cf32")
+	p, err := sink.Prepare(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "z.ch1.cf32"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Create(); !errors.Is(err, sink.ErrExists) {
+		t.Errorf("a file that appeared: %v, want ErrExists", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "z.ch0.cf32")); !os.IsNotExist(err) {
+		t.Errorf("channel 0's file was left: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "z.ch1.cf32")); string(b) != "keep" {
+		t.Errorf("the file that appeared holds %q", b)
 	}
 	for name, mod := range map[string]func(*sink.Spec){
 		"wav":      func(s *sink.Spec) { s.Type, s.Format = sink.TypeWAV, sink.WAVFloat32 },
