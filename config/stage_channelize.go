@@ -72,3 +72,8 @@ func (ch *Channelize) setDefaults(c *Config, path string) {
 func (ch *Channelize) defaultTaps() ([]float32, error) {
 	return filter.BankPrototype(ch.Channels, ch.TapsPerChannel)
 }
+
+// defaultSpec is its design.
+func (ch *Channelize) defaultSpec() filter.Spec {
+	return filter.BankSpec(ch.Channels, ch.TapsPerChannel)
+}

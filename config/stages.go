@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -56,8 +57,11 @@ type stageEntry interface {
 type methodless interface{ noMethod() string }
 
 // tapsDefaulter is a stage entry whose taps may be left out: defaultTaps
-// are then the stage's.
-type tapsDefaulter interface{ defaultTaps() ([]float32, error) }
+// are then the stage's, the design defaultSpec gives.
+type tapsDefaulter interface {
+	defaultTaps() ([]float32, error)
+	defaultSpec() filter.Spec
+}
 
 // defaulter is a stage entry with defaults of its own, which SetDefaults
 // fills for the entry written at path.
@@ -346,8 +350,27 @@ func (c *Config) chainErr(err error) error {
 // for a resampler, else 1): both as the stage's kind says
 // (stage.Def.Design). nil when no filter is designed.
 func (c *Config) FirstDesign() (d *Design, scale, gain float64) {
+	d, _, scale, gain = c.firstDesign()
+	return d, scale, gain
+}
+
+// FirstPrototype returns the design of the default taps of the first
+// stage that takes them (a channelizer's prototype, filter.BankSpec)
+// when no stage before it has a design (FirstDesign), and the factor
+// the stage's input rate is the source rate times.
+func (c *Config) FirstPrototype() (spec filter.Spec, scale float64, ok bool) {
+	_, p, scale, _ := c.firstDesign()
+	if p == nil {
+		return spec, 1, false
+	}
+	return *p, scale, true
+}
+
+// firstDesign is the first stage with a design or its kind's default
+// taps (then d is nil), as FirstDesign describes it.
+func (c *Config) firstDesign() (d *Design, proto *filter.Spec, scale, gain float64) {
 	if len(c.Stages) == 0 {
-		return c.Filter.Design, 1, 1
+		return c.Filter.Design, nil, 1, 1
 	}
 	scale = 1.0
 	for i := range c.Stages {
@@ -357,9 +380,13 @@ func (c *Config) FirstDesign() (d *Design, scale, gain float64) {
 		}
 		if f := k.entry.filterOf(); f != nil && f.Design != nil {
 			scale, gain = st.Def().Design(st, scale)
-			return f.Design, scale, gain
+			return f.Design, nil, scale, gain
+		}
+		if d, ok := k.entry.(tapsDefaulter); ok && c.defaultTaps(k.entry, fmt.Sprintf("stages[%d].%s", i, k.key)) {
+			spec := d.defaultSpec()
+			return nil, &spec, scale, 1
 		}
 		scale = st.Rate(scale)
 	}
-	return nil, 1, 1
+	return nil, nil, 1, 1
 }

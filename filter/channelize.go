@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/cmplx"
 )
 
 // MaxBankChannels bounds a Channelizer's channels.
@@ -28,7 +27,7 @@ const MaxBankChannels = 4096
 // where s = nD mod M. Each u is P·M products of the window of x ending
 // at nD with h reversed (polySum), and the rotation by s is folded into
 // the gather that puts u in the FFT's input order. An M that is not a
-// power of two takes a direct DFT instead.
+// power of two takes Bluestein's chirp z-transform: two FFTs of 2M or more.
 //
 // Outputs are frames of M complex values, interleaved (I, Q) channel by
 // channel: ceil(n/D) frames after n inputs in total, whatever the split
@@ -39,15 +38,15 @@ type Channelizer struct {
 	m, d, p int
 	complex bool
 	max     int
-	hist    int       // P·M − 1 input samples of history
-	rev     []float32 // h zero-padded to P·M and reversed
-	re, im  []float32 // [history | block], split
-	seen    int64     // input samples so far
-	vr, vi  []float32 // one frame's polyphase sums
-	ar, ai  []float32 // the FFT's input and output
-	fft     *fftPlan  // nil: direct DFT (tw)
-	perm    []int32   // the FFT's scrambled input order: position → index
-	tw      []complex64
+	hist    int        // P·M − 1 input samples of history
+	rev     []float32  // h zero-padded to P·M and reversed
+	re, im  []float32  // [history | block], split
+	seen    int64      // input samples so far
+	vr, vi  []float32  // one frame's polyphase sums
+	ar, ai  []float32  // the FFT's input and output
+	fft     *fftPlan   // M a power of two
+	perm    []int32    // the FFT's scrambled input order: position → index
+	blue    *bluestein // any other M
 }
 
 // NewChannelizer returns an M-channel bank decimating by d with
@@ -80,10 +79,11 @@ func NewChannelizer(taps []float32, m, d int, complex bool, maxBlock int) (*Chan
 		}
 		c.fft, c.perm = plan, scrambledOrder(plan)
 	} else {
-		c.tw = make([]complex64, m)
-		for i := range c.tw {
-			c.tw[i] = complex64(cmplx.Rect(1, 2*math.Pi*float64(i)/float64(m)))
+		b, err := newBluestein(m)
+		if err != nil {
+			return nil, err
 		}
+		c.blue = b
 	}
 	return c, nil
 }
@@ -183,8 +183,12 @@ func (c *Channelizer) Process(dst, src []float32) (int, error) {
 // exp(+j2πkr/M), with u_r = v[M−1−r].
 func (c *Channelizer) bin(dst []float32, s int) {
 	m := c.m
-	if c.fft == nil {
-		c.dft(dst, s)
+	if c.blue != nil {
+		for r := range m {
+			j := m - 1 - (r+s)%m
+			c.ar[r], c.ai[r] = c.vr[j], c.vi[j]
+		}
+		c.blue.transform(dst, c.ar, c.ai)
 		return
 	}
 	mask := m - 1
@@ -196,25 +200,55 @@ func (c *Channelizer) bin(dst []float32, s int) {
 	interleave(dst, c.ar, c.ai)
 }
 
-// dft is bin for an M that is not a power of two.
-func (c *Channelizer) dft(dst []float32, s int) {
-	m := c.m
-	for r := range m {
-		j := m - 1 - (r+s)%m
-		c.ar[r], c.ai[r] = c.vr[j], c.vi[j]
+// bluestein is the unscaled inverse DFT, y_k = Σ_r a_r·exp(+j2πkr/M),
+// for an M that is not a power of two, as a convolution (Bluestein's
+// chirp z-transform): with c_r = exp(+jπr²/M),
+// y_k = c_k·Σ_r (a_r·c_r)·conj(c_{k−r}), a circular convolution of
+// power-of-two length L ≥ 2M − 1 by the FFT.
+type bluestein struct {
+	m, l   int
+	plan   *fftPlan
+	cr, ci []float32 // c_r
+	hr, hi []float32 // the spectrum of conj(c) wrapped to length L, over L, in forward's order
+	re, im []float32 // work, L
+}
+
+func newBluestein(m int) (*bluestein, error) {
+	l := 1
+	for l < 2*m-1 {
+		l *= 2
 	}
-	for k := range m {
-		var yr, yi float32
-		i := 0
-		for r := range m {
-			w := c.tw[i]
-			yr += c.ar[r]*real(w) - c.ai[r]*imag(w)
-			yi += c.ar[r]*imag(w) + c.ai[r]*real(w)
-			if i += k; i >= m {
-				i -= m
-			}
+	plan, err := newFFTPlan(l)
+	if err != nil {
+		return nil, err
+	}
+	b := &bluestein{m: m, l: l, plan: plan, cr: make([]float32, m), ci: make([]float32, m),
+		hr: make([]float32, l), hi: make([]float32, l), re: make([]float32, l), im: make([]float32, l)}
+	for r := range m {
+		// r² mod 2M keeps the angle exact in float64 for any r.
+		s, c := math.Sincos(math.Pi * float64(r*r%(2*m)) / float64(m))
+		b.cr[r], b.ci[r] = float32(c), float32(s)
+		b.hr[r], b.hi[r] = float32(c/float64(l)), float32(-s/float64(l))
+		if r > 0 {
+			b.hr[l-r], b.hi[l-r] = b.hr[r], b.hi[r]
 		}
-		dst[2*k], dst[2*k+1] = yr, yi
+	}
+	plan.forward(b.hr, b.hi)
+	return b, nil
+}
+
+// transform writes y for (ar, ai), interleaved, to dst.
+func (b *bluestein) transform(dst, ar, ai []float32) {
+	for r := range b.m {
+		b.re[r] = ar[r]*b.cr[r] - ai[r]*b.ci[r]
+		b.im[r] = ar[r]*b.ci[r] + ai[r]*b.cr[r]
+	}
+	clear(b.re[b.m:])
+	clear(b.im[b.m:])
+	b.plan.convolve(b.re, b.im, b.hr, b.hi)
+	for k := range b.m {
+		dst[2*k] = b.re[k]*b.cr[k] - b.im[k]*b.ci[k]
+		dst[2*k+1] = b.re[k]*b.ci[k] + b.im[k]*b.cr[k]
 	}
 }
 
@@ -259,5 +293,11 @@ func BankPrototype(m, tapsPerChannel int) ([]float32, error) {
 	if tapsPerChannel < 1 || tapsPerChannel*m > MaxTaps {
 		return nil, fmt.Errorf("filter: %d taps per channel × %d channels: want 1..%d taps", tapsPerChannel, m, MaxTaps)
 	}
-	return Design(Spec{Type: Lowpass, SampleRate: float64(m), CutoffHz: 0.5, NumTaps: tapsPerChannel * m, Window: WindowKaiser})
+	return Design(BankSpec(m, tapsPerChannel))
+}
+
+// BankSpec is BankPrototype's design, at a rate of m S/s: the same taps
+// come of it at any rate r with SampleRate r and CutoffHz r/(2m).
+func BankSpec(m, tapsPerChannel int) Spec {
+	return Spec{Type: Lowpass, SampleRate: float64(m), CutoffHz: 0.5, NumTaps: tapsPerChannel * m, Window: WindowKaiser}
 }

@@ -54,7 +54,7 @@ func TestChannelizerMatchesDefinition(t *testing.T) {
 			banks = append(banks, bank{m, d, 3*m + 1}, bank{m, d, 5*m - m/2 + 1})
 		}
 	}
-	banks = append(banks, bank{64, 16, 1000}, bank{6, 3, 25}, bank{12, 4, 50}, bank{8, 8, 5}, bank{16, 8, 1})
+	banks = append(banks, bank{64, 16, 1000}, bank{6, 3, 25}, bank{12, 4, 50}, bank{100, 50, 333}, bank{3, 1, 7}, bank{8, 8, 5}, bank{16, 8, 1})
 	for _, b := range banks {
 		for _, cplx := range []bool{false, true} {
 			for _, style := range []string{"one", "random", "short"} {
@@ -200,7 +200,7 @@ func TestNewChannelizerErrors(t *testing.T) {
 // sampled, at the channel counts GNU Radio's pfb_channelizer_ccf is
 // compared at (bench/channelize_vs_gnuradio.py).
 func BenchmarkChannelizer(b *testing.B) {
-	for _, c := range []struct{ m, d, tpc int }{{64, 64, 8}, {64, 64, 16}, {64, 64, 32}, {64, 32, 16}, {256, 256, 16}, {1024, 1024, 16}} {
+	for _, c := range []struct{ m, d, tpc int }{{64, 64, 8}, {64, 64, 16}, {64, 64, 32}, {64, 32, 16}, {256, 256, 16}, {1024, 1024, 16}, {100, 100, 16}} {
 		b.Run(fmt.Sprintf("M=%d/D=%d/taps=%dxM", c.m, c.d, c.tpc), func(b *testing.B) {
 			const n = 1 << 16
 			rng := rand.New(rand.NewPCG(1, 1))

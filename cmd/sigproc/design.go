@@ -53,7 +53,10 @@ const designExample = `  # 129-tap Hamming lowpass at 100 kHz for 1 MS/s, one ta
   sigproc design --rate 2e6 --cutoff 1e5 --transition 5e4 --attenuation 70
 
   # A config with stages: its first designed fir or resample stage
-  sigproc design -c configs/channelize.yaml`
+  sigproc design -c configs/channelize.yaml
+
+  # A channelizer's default prototype (taps_per_channel × channels taps)
+  sigproc design -c configs/filterbank.yaml`
 
 func newDesignCmd() *cobra.Command {
 	var o designOptions
@@ -67,7 +70,8 @@ The filter comes from the flags, or from a config's filter.design with -c
 (the config's sample rate is used; flags that are given override it). For a
 config with stages, the first fir or resample stage with a design is taken,
 at its own input rate (times up for a resampler); a resampler's taps are
-printed with the gain of up that the stage applies to them.
+printed with the gain of up that the stage applies to them. A channelize
+stage without taps counts as designed: its default prototype is printed.
 
 Design by specification: --attenuation DB with --transition HZ picks a Kaiser
 window's length and beta as scipy.signal.kaiserord does (no --taps), and the
@@ -183,6 +187,10 @@ func designSpec(cmd *cobra.Command, o *designOptions) (spec filter.Spec, inputs 
 		inputs = assemble.ConfigInputs(cfg, o.config)
 		d, scale, g := cfg.FirstDesign()
 		gain = g
+		proto, pscale, isProto := cfg.FirstPrototype()
+		if d == nil && isProto {
+			d, scale = &config.Design{}, pscale // the rate is found as for a design
+		}
 		if d == nil {
 			what := "filter has no design (it uses taps or taps_file)"
 			if len(cfg.Stages) > 0 {
@@ -204,6 +212,14 @@ func designSpec(cmd *cobra.Command, o *designOptions) (spec filter.Spec, inputs 
 			src.Close()
 		}
 		spec = d.Spec(rate * scale)
+		if isProto {
+			// The prototype's design, at the stage's rate.
+			at := rate * scale
+			spec = proto
+			if at > 0 {
+				spec.CutoffHz, spec.SampleRate = proto.CutoffHz*at/proto.SampleRate, at
+			}
+		}
 	} else {
 		var missing []string
 		if !changed("rate") {

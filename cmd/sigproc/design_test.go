@@ -218,3 +218,27 @@ func TestHelpHasExamples(t *testing.T) {
 		t.Error("root help still says CUDA later")
 	}
 }
+
+// TestDesignPrintsBankPrototype: design -c of a config whose channelize
+// stage takes the default prototype prints that prototype's taps
+// (filter.BankPrototype), designed at the stage's rate.
+func TestDesignPrintsBankPrototype(t *testing.T) {
+	stdout, stderr, err := execute(t, nil, nil, "design", "-c", filepath.Join("..", "..", "configs", "filterbank.yaml"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	want, err := filter.BankPrototype(64, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(stdout)
+	if len(got) != len(want) || !strings.Contains(stderr, "lowpass 16000 Hz, 1024 taps, kaiser") {
+		t.Fatalf("%d taps, want %d; stderr %q", len(got), len(want), stderr)
+	}
+	for i, s := range got {
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil || math.Abs(v-float64(want[i])) > 1e-7 {
+			t.Fatalf("tap %d: %s, want %v", i, s, want[i])
+		}
+	}
+}
