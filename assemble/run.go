@@ -72,10 +72,9 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if r.MaxSamples, err = cfg.MaxSamples(r.Info.SampleRate); err != nil {
 		return r, err
 	}
-	if r.Chain, err = cfg.Chain(r.Info.SampleRate, r.Info.Complex); err != nil {
+	if r.Chain, err = cfg.ChainOf(r.Info.SampleRate, r.Info.Complex, r.Info.ChannelCount()); err != nil {
 		return r, err
 	}
-	r.Chain.Channels = r.Info.ChannelCount()
 	if r.Format, err = cfg.SinkFormat(r.Chain.OutComplex()); err != nil {
 		return r, err
 	}

@@ -274,9 +274,16 @@ func (c *Config) outComplex(cp bool) (bool, string) {
 // read and designs computed here, at the rate the stage's kind runs its
 // taps at and with the gain it gives designed taps (stage.Def.Design:
 // for a resampler, the upsampled rate and a gain of up). Errors name the
-// config file and line of the stage.
+// config file and line of the stage. The source has one channel; see
+// ChainOf.
 func (c *Config) Chain(sampleRate float64, complex bool) (stage.Chain, error) {
-	ch := stage.Chain{SampleRate: sampleRate, Complex: complex}
+	return c.ChainOf(sampleRate, complex, 1)
+}
+
+// ChainOf is Chain for a source of channels channels (0 means 1), which
+// the chain's stages are checked against (a select's channels).
+func (c *Config) ChainOf(sampleRate float64, complex bool, channels int) (stage.Chain, error) {
+	ch := stage.Chain{SampleRate: sampleRate, Complex: complex, Channels: channels}
 	if len(c.Stages) == 0 {
 		taps, err := c.tapsOf(&c.Filter, "filter", sampleRate)
 		if err != nil {

@@ -63,6 +63,14 @@ func TestSelect(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "stage 3: no shift stage may follow select yet: its channel goes to the sink") {
 		t.Errorf("a shift after select: %v", err)
 	}
+	multi := Chain{SampleRate: 1600, Complex: true, Channels: 4, Stages: []Stage{NewSelect(3, 1)}}
+	if cs, err := multi.OutFrame(); err != nil || len(cs) != 2 || cs[0].ID != 3 || !multi.FansFirst() {
+		t.Errorf("select first on 4 channels: %v, %v", cs, err)
+	}
+	multi.Stages = []Stage{NewShift(1), NewSelect(3, 1)}
+	if err := multi.Validate(); err == nil || !strings.Contains(err.Error(), "stage 1: select must be the first stage on a stream of 4 channels") {
+		t.Errorf("select after a shift on 4 channels: %v", err)
+	}
 	if _, err := (selection{}).Retune(NewSelect(1, 2), NewSelect(2, 1)); err == nil {
 		t.Error("a retune changed the selection")
 	}

@@ -26,7 +26,8 @@
 //     M complex channels for n inputs; channel k is centred at k·fs/M.
 //     Rate fs/D per channel. One input channel.
 //   - Select channels c0, c1, …: frame n is input channels c0, c1, … of
-//     input frame n. Only a select may follow a channelize, for now.
+//     input frame n: first on a stream of several channels, or after a
+//     channelize. Only a select may follow a channelize, for now.
 //
 // Output counts are causal: after n inputs in total, a stage has output
 // exactly its count for n, however the input was split into blocks.
@@ -157,6 +158,8 @@ func (c Chain) OutFrame() ([]Channel, error) {
 	for i, s := range c.Stages {
 		f, ok := s.Def().(Fanout)
 		switch {
+		case ok && i > 0 && len(cs) > 1 && fanned == "":
+			return nil, &StageError{Index: i, Msg: fmt.Sprintf("%s must be the first stage on a stream of %d channels: the stages before it run on each channel apart", s.Kind, len(cs))}
 		case ok:
 			out, err := f.Fan(s, cs, rate)
 			if err != nil {
@@ -234,6 +237,17 @@ func (c Chain) OutRate() float64 {
 		r = s.Rate(r)
 	}
 	return r
+}
+
+// FansFirst reports whether the chain's first stage is a Fanout kind: its
+// frames are then taken whole, all channels at once, not run through the
+// stages channel by channel.
+func (c Chain) FansFirst() bool {
+	if len(c.Stages) == 0 {
+		return false
+	}
+	_, ok := c.Stages[0].Def().(Fanout)
+	return ok
 }
 
 // OutChannels returns the channels of the stage's output frames for an

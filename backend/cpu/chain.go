@@ -49,7 +49,7 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 		return nil, fmt.Errorf("cpu: max block %d must be > 0", maxBlock)
 	}
 	ch := &Chain{desc: c, max: maxBlock}
-	if c.ChannelCount() > 1 {
+	if c.ChannelCount() > 1 && !c.FansFirst() {
 		m, err := newChannels(c, maxBlock)
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 		ch.multi = m
 		return ch, nil
 	}
-	rate, cplx, n, chans := c.SampleRate, c.Complex, maxBlock, 1
+	rate, cplx, n, chans := c.SampleRate, c.Complex, maxBlock, c.ChannelCount()
 	for i, s := range c.Stages {
 		g := stage.Input{Rate: rate, Complex: cplx, MaxIn: n, Channels: chans}
 		p, err := s.Def().NewProcessor(s, g)

@@ -25,6 +25,31 @@ func TestChannelizeSplit(t *testing.T) {
 	}
 }
 
+// TestSelectOfChannels: a select first on a stream of several channels
+// takes its frames whole and keeps the channels listed.
+func TestSelectOfChannels(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 5))
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Channels: 5, Stages: []stage.Stage{stage.NewSelect(4, 1)}}
+	p, err := NewChain(c, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	x := randTaps(r, 100*5*2)
+	y := make([]float32, 100*2*2)
+	n, err := p.Process(y, x)
+	if err != nil || n != len(y) {
+		t.Fatalf("Process: %d, %v", n, err)
+	}
+	for f := range 100 {
+		for j, k := range []int{4, 1} {
+			if y[(f*2+j)*2] != x[(f*5+k)*2] || y[(f*2+j)*2+1] != x[(f*5+k)*2+1] {
+				t.Fatalf("frame %d channel %d is not input channel %d", f, j, k)
+			}
+		}
+	}
+}
+
 // TestChannelizeRetune: new taps, longer and shorter, apply from the
 // frame at the retune's sample on, over the same input history, and the
 // frames match the definition (float64) with the taps in force at each.

@@ -85,9 +85,7 @@ func startReloads(ctx context.Context, path string, chain stage.Chain, ctl *cont
 		if err != nil {
 			return stage.Chain{}, err
 		}
-		ch, err := next.Chain(chain.SampleRate, chain.Complex)
-		ch.Channels = chain.Channels
-		return ch, err
+		return next.ChainOf(chain.SampleRate, chain.Complex, chain.Channels)
 	}
 	apply := func(seq uint64, why string, ch stage.Chain, err error) {
 		if err != nil {
