@@ -318,19 +318,90 @@ func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
 		name = "stage-" + strconv.Itoa(i-1)
 	}
 	sc := c.scopes[i]
-	c.serveCached(w, r, renderKey{kind: "spectrum", name: name, a: i, b: nfft}, sc.total.Load(), spectrumTTL, func() (int, any) {
-		spec, err := Welch(sc.snapshot(), sc.complex, sc.rate, nfft)
+	ch := 0
+	if v := q.Get("channel"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n >= sc.chans {
+			fail(w, http.StatusBadRequest, "channel: want 0..%d (point %s has %d channels), got %q", sc.chans-1, name, sc.chans, v)
+			return
+		}
+		ch = n
+	}
+	c.serveCached(w, r, renderKey{kind: "spectrum", name: name, a: i, b: nfft, c: ch}, sc.total.Load(), spectrumTTL, func() (int, any) {
+		frames := sc.snapshot()
+		spec, err := Welch(channelOf(frames, sc.chans, sc.complex, ch), sc.complex, sc.rate, nfft)
 		if errors.Is(err, errFewSamples) {
 			return http.StatusConflict, map[string]string{"error": fmt.Sprintf("point %s: not enough samples yet", name)}
 		}
-		return http.StatusOK, struct {
-			Point   string  `json:"point"`
-			RateHz  float64 `json:"rate_hz"`
-			Complex bool    `json:"complex"`
-			PeakHz  float64 `json:"peak_hz"`
-			Spectrum
-		}{name, sc.rate, sc.complex, spec.Peak(), spec}
+		out := spectrumAnswer{Point: name, RateHz: sc.rate, Complex: sc.complex, PeakHz: spec.Peak(), Channels: sc.chans, Channel: ch, Spectrum: spec}
+		if sc.chans > 1 {
+			out.ChannelPowerDB = channelPower(frames, sc.chans, sc.complex)
+		}
+		return http.StatusOK, out
 	})
+}
+
+// spectrumAnswer is GET /api/spectrum's answer.
+type spectrumAnswer struct {
+	Point   string  `json:"point"`
+	RateHz  float64 `json:"rate_hz"`
+	Complex bool    `json:"complex"`
+	PeakHz  float64 `json:"peak_hz"`
+	// Channels is the point's channels per frame; Channel the one the
+	// spectrum is of.
+	Channels int `json:"channels"`
+	Channel  int `json:"channel"`
+	// ChannelPowerDB is each channel's mean power (dB of |x|², −300 for
+	// none) over the samples held, for a point of several channels: a
+	// channelizer's output as a strip.
+	ChannelPowerDB []float64 `json:"channel_power_db,omitempty"`
+	Spectrum
+}
+
+// channelOf returns channel k's values of frames of chans channels.
+func channelOf(frames []float32, chans int, complex bool, k int) []float32 {
+	if chans == 1 {
+		return frames
+	}
+	v := 1
+	if complex {
+		v = 2
+	}
+	n := len(frames) / (chans * v)
+	out := make([]float32, 0, n*v)
+	for f := range n {
+		out = append(out, frames[(f*chans+k)*v:(f*chans+k+1)*v]...)
+	}
+	return out
+}
+
+// channelPower is each channel's mean |x|² in dB over frames (NaN and
+// Inf samples left out), −300 where there is none.
+func channelPower(frames []float32, chans int, complex bool) []float64 {
+	v := 1
+	if complex {
+		v = 2
+	}
+	sum, cnt := make([]float64, chans), make([]int, chans)
+	for i := 0; i+v <= len(frames); i += v {
+		k := (i / v) % chans
+		p := float64(frames[i]) * float64(frames[i])
+		if complex {
+			p += float64(frames[i+1]) * float64(frames[i+1])
+		}
+		if !math.IsNaN(p) && !math.IsInf(p, 0) {
+			sum[k] += p
+			cnt[k]++
+		}
+	}
+	db := make([]float64, chans)
+	for k := range db {
+		db[k] = -300
+		if cnt[k] > 0 && sum[k] > 0 {
+			db[k] = max(-300, 10*math.Log10(sum[k]/float64(cnt[k])))
+		}
+	}
+	return db
 }
 
 // response is |H(f)| of a fir or resample stage's current taps, in dB,

@@ -72,11 +72,11 @@ func New(o Options) *Control {
 	c := &Control{o: o, start: time.Now(), work: make(chan struct{}, 1), bodies: make(chan struct{}, maxBodies),
 		reads: newLimiter(readRate, readBurst), cache: map[renderKey]*rendered{}}
 	c.retuner, _ = o.Backend.(pipeline.Retuner)
-	rate, cplx := o.Chain.SampleRate, o.Chain.Complex
-	c.scopes = append(c.scopes, newScope(rate, cplx))
+	rate, cplx, chans := o.Chain.SampleRate, o.Chain.Complex, o.Chain.ChannelCount()
+	c.scopes = append(c.scopes, newScope(rate, cplx, chans))
 	for _, s := range o.Chain.Stages {
-		rate, cplx = s.Rate(rate), s.OutComplex(cplx)
-		c.scopes = append(c.scopes, newScope(rate, cplx))
+		rate, cplx, chans = s.Rate(rate), s.OutComplex(cplx), s.OutChannels(chans)
+		c.scopes = append(c.scopes, newScope(rate, cplx, chans))
 	}
 	if w, ok := o.Backend.(pipeline.Watcher); ok && o.Watch {
 		c.watched = true

@@ -25,7 +25,7 @@ const (
 // point's canonical name) or a response (stage).
 type renderKey struct {
 	kind, name string
-	a, b       int
+	a, b, c    int
 }
 
 // rendered is one cached answer of an expensive read, kept encoded.

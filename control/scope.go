@@ -10,25 +10,32 @@ import (
 // of 2048 samples with half overlap fit.
 const scopeLen = 16384
 
+// scopeValues bounds a scope's buffer: a point of many channels (a
+// channelizer's) keeps fewer frames than scopeLen, 4 MiB of them.
+const scopeValues = 1 << 20
+
 // scope keeps the most recent samples seen at one point of the chain,
 // written by the consumer goroutine and read by API requests.
 type scope struct {
 	mu      sync.Mutex
-	ch      int
-	buf     []float32     // circular, scopeLen samples
+	ch      int           // values of a frame: channels × (1 or 2)
+	chans   int           // channels of a frame
+	buf     []float32     // circular, whole frames
 	pos     int           // next write, in values
 	n       int           // values held, up to len(buf)
-	total   atomic.Uint64 // samples seen
+	total   atomic.Uint64 // frames seen
 	rate    float64
 	complex bool
 }
 
-func newScope(rate float64, complex bool) *scope {
-	ch := 1
+func newScope(rate float64, complex bool, chans int) *scope {
+	chans = max(1, chans)
+	ch := chans
 	if complex {
-		ch = 2
+		ch *= 2
 	}
-	return &scope{ch: ch, buf: make([]float32, scopeLen*ch), rate: rate, complex: complex}
+	frames := min(scopeLen, scopeValues/ch)
+	return &scope{ch: ch, chans: chans, buf: make([]float32, frames*ch), rate: rate, complex: complex}
 }
 
 // write appends x; it allocates nothing and never waits: it is called on
@@ -38,6 +45,7 @@ func (s *scope) write(x []float32) {
 	if !s.mu.TryLock() {
 		return
 	}
+	x = x[:len(x)-len(x)%s.ch] // whole frames: the buffer holds whole frames only
 	if len(x) >= len(s.buf) {
 		copy(s.buf, x[len(x)-len(s.buf):])
 		s.pos, s.n = 0, len(s.buf)

@@ -117,3 +117,56 @@ func TestControlPageInBrowser(t *testing.T) {
 	}
 	t.Logf("input peak %s Hz; form: %s; screenshot %s (%d bytes)", peak, result, shot, len(png))
 }
+
+// TestControlPageChannelStrip: a channelizer's output shows on the page
+// as a strip of its channels' power, and clicking a channel there shows
+// that channel's spectrum: the tone at channel 5's centre plus 1 kHz
+// peaks at 1 kHz in channel 5.
+func TestControlPageChannelStrip(t *testing.T) {
+	browser := chromium(t)
+	bin := buildBinary(t)
+	r := startControlConfig(t, bin, func(out, control string) string {
+		return fmt.Sprintf(`source:
+  type: synthetic
+  sample_rate: 64000
+  complex: true
+  paced: true
+  signal: sum
+  components:
+    - {signal: tone, frequency_hz: 21000, amplitude: 0.5}
+    - {signal: noise, noise_std: 0.01, seed: 7}
+block_size: 512
+stages:
+  - channelize: {channels: 16, decimate: 8, taps_per_channel: 8}
+sink: {type: file, path: %q, format: cf32_le}
+%s`, out, control)
+	})
+	defer r.stopIfRunning()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1400, 1100))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	// Panel b shows the output: 16 channels, a strip above the spectrum.
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+r.addr+"/"), chromedp.WaitVisible(`#strip-b[data-channels="16"]`)); err != nil {
+		t.Fatalf("no channel strip: %v\n%s", err, r.stderrText())
+	}
+	// Channel 5 of 16 is the sixth sixteenth of the strip.
+	xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const b = document.getElementById("strip-b").getBoundingClientRect(); return [b.left + b.width * 5.5 / 16, b.top + b.height / 2]; })()`))
+	if err != nil || len(xy) != 2 {
+		t.Fatalf("the strip's place: %v %v", xy, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(xy[0], xy[1]), chromedp.WaitVisible(`#peak-b[data-channel="5"]`)); err != nil {
+		t.Fatalf("click channel 5: %v", err)
+	}
+	peak, err := chromedp.Run(ctx, chromedp.AttributeValue(`#peak-b`, "data-peak-hz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := strconv.ParseFloat(peak.Value, 64); math.Abs(f-1000) > 8000.0/256 {
+		t.Errorf("channel 5's spectrum peaks at %s Hz, want 1000", peak.Value)
+	}
+}

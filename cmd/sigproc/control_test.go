@@ -54,10 +54,17 @@ sink: {type: file, path: %q, format: rf32_le}
 // server on a free loopback port and waits until it serves.
 func startControlRun(t *testing.T, bin, stages, extra string) *controlRun {
 	t.Helper()
+	return startControlConfig(t, bin, func(out, control string) string { return controlYAML(stages, out, control+extra) })
+}
+
+// startControlConfig is startControlRun on the config yaml returns for
+// the output path and the control section.
+func startControlConfig(t *testing.T, bin string, yaml func(out, control string) string) *controlRun {
+	t.Helper()
 	dir := t.TempDir()
 	r := &controlRun{addr: freeLoopbackAddr(t), out: filepath.Join(dir, "out.f32")}
 	r.cfg = filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(r.cfg, []byte(controlYAML(stages, r.out, fmt.Sprintf("control:\n  listen: %q\n%s", r.addr, extra))), 0o644); err != nil {
+	if err := os.WriteFile(r.cfg, []byte(yaml(r.out, fmt.Sprintf("control:\n  listen: %q\n", r.addr))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r.child = startChild(t, bin, nil, "run", "-c", r.cfg)

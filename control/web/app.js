@@ -87,6 +87,8 @@ function fillSelect(sel, values, keep) {
 function describe(s) {
   if (s.kind === "shift") return `shift ${s.frequency_hz} Hz`;
   if (s.kind === "fir") return `fir ${s.num_taps} taps${s.decimate > 1 ? " ÷" + s.decimate : ""}`;
+  if (s.kind === "channelize") return `channelize ${s.channels} channels ÷${s.decimate}`;
+  if (s.kind === "select") return `select ${s.keep.length > 8 ? s.keep.length + " channels" : s.keep.join(", ")}`;
   return `resample ${s.num_taps} taps ×${s.up}/${s.down}`;
 }
 
@@ -108,7 +110,7 @@ async function pollStatus() {
     const pts = s.points.map((p) => [p, p]);
     fillSelect($("point-a"), pts, s.points[0]);
     fillSelect($("point-b"), pts, "output");
-    const firs = s.stages.filter((x) => x.kind !== "shift").map((x) => [String(x.index), `${x.index}: ${describe(x)}`]);
+    const firs = s.stages.filter((x) => x.num_taps > 0).map((x) => [String(x.index), `${x.index}: ${describe(x)}`]);
     fillSelect($("resp-stage"), firs, firs.length ? firs[0][0] : "");
     fillSelect($("stage-index"), s.stages.map((x) => [String(x.index), `${x.index}: ${x.kind}`]), "0");
     syncForm(false);
@@ -131,17 +133,49 @@ async function pollStatus() {
   }
 }
 
+// strip draws a point's per-channel power (a channelizer's output) as one
+// bar per channel, coloured on the waterfall's scale, the channel whose
+// spectrum is shown outlined.
+function strip(cv, db, sel) {
+  const g = cv.getContext("2d"), W = cv.width, H = cv.height, n = db.length;
+  const top = Math.max(...db), lo = top - 60;
+  g.clearRect(0, 0, W, H);
+  for (let k = 0; k < n; k++) {
+    const t = Math.max(0, Math.min(1, (db[k] - lo) / (top - lo)));
+    const x0 = Math.floor(k * W / n), x1 = Math.max(x0 + 1, Math.floor((k + 1) * W / n));
+    g.fillStyle = `rgb(${255 * Math.min(1, Math.max(0, 2 * t - 0.6))},${255 * Math.min(1, 1.3 * t)},${255 * Math.min(1, 0.35 + t) * (1 - t * 0.7)})`;
+    g.fillRect(x0, H * (1 - 0.15 - 0.85 * t), x1 - x0, H * (0.15 + 0.85 * t));
+    if (k === sel) { g.strokeStyle = "#fff"; g.strokeRect(x0 + 0.5, 0.5, x1 - x0 - 1, H - 1); }
+  }
+}
+
 async function drawSpectrum(which, color) {
   const point = $("point-" + which).value;
   if (!point) return;
   try {
-    const s = await getJSON("api/spectrum?point=" + encodeURIComponent(point));
+    const ch = Number($("chan-" + which).value) || 0;
+    let s;
+    try {
+      s = await getJSON("api/spectrum?point=" + encodeURIComponent(point) + "&channel=" + ch);
+    } catch (e) {
+      if (e.status !== 400 || ch === 0) throw e;
+      $("chan-" + which).value = "0"; // the point has fewer channels
+      s = await getJSON("api/spectrum?point=" + encodeURIComponent(point));
+    }
+    const many = s.channels > 1;
+    $("chan-box-" + which).hidden = !many; $("strip-" + which).hidden = !many;
+    if (many) {
+      $("chan-" + which).max = String(s.channels - 1);
+      strip($("strip-" + which), s.channel_power_db, s.channel);
+      $("strip-" + which).dataset.channels = String(s.channels);
+    }
     const top = Math.ceil(Math.max(...s.db) / 10) * 10, lo = top - 100;
     plot($("spec-" + which), [{ x: s.freq_hz, y: s.db, color }], { ymin: lo, ymax: top, xmin: s.freq_hz[0], xmax: s.freq_hz[s.freq_hz.length - 1] });
     waterfall($("wf-" + which), s.db, lo, top);
     const peak = $("peak-" + which);
     peak.textContent = s.peak_hz.toFixed(1) + (s.nonfinite ? " (" + s.nonfinite + " NaN/Inf samples, shown as 0)" : "");
     peak.dataset.point = point;
+    peak.dataset.channel = String(s.channel);
     peak.dataset.peakHz = String(s.peak_hz);
   } catch (e) {
     $("peak-" + which).textContent = e.message;
@@ -166,12 +200,12 @@ function syncForm(force) {
   const i = Number($("stage-index").value || 0), st = s.stages[i];
   if (!st) return;
   $("fields-shift").hidden = st.kind !== "shift";
-  $("fields-fir").hidden = st.kind === "shift";
+  $("fields-fir").hidden = st.kind === "shift" || st.kind === "select";
   $("stage-now").textContent = "now: " + describe(st) + " at " + fmtRate(st.rate_in);
   if (force || state.formStage !== i) {
     state.formStage = i;
     if (st.kind === "shift") $("frequency").value = st.frequency_hz;
-    else $("taps").value = st.taps.map((v) => +v.toPrecision(7)).join(", ");
+    else if (st.taps) $("taps").value = st.taps.map((v) => +v.toPrecision(7)).join(", ");
   }
   $("body-preview").textContent = JSON.stringify(formBody()).slice(0, 400);
 }
@@ -183,6 +217,7 @@ function formBody() {
   const s = state.status, st = s && s.stages[Number($("stage-index").value || 0)];
   if (!st) return {};
   if (st.kind === "shift") return { shift: { frequency_hz: num("frequency") } };
+  if (st.kind === "select") return { select: { channels: st.keep } }; // a selection cannot change
   let f;
   if (document.querySelector("input[name=src]:checked").value === "design") {
     const d = { type: $("d-type").value, num_taps: num("d-ntaps"), window: $("d-window").value };
@@ -192,6 +227,7 @@ function formBody() {
   } else {
     f = { taps: $("taps").value.split(/[\s,]+/).filter((x) => x !== "").map(Number) };
   }
+  if (st.kind === "channelize") f.channels = st.channels; // new taps; the channels stay
   return { [st.kind]: f };
 }
 
@@ -219,6 +255,12 @@ for (const r of document.querySelectorAll("input[name=src]")) {
   });
 }
 $("resp-stage").addEventListener("change", drawResponse);
+for (const w of ["a", "b"]) {
+  $("strip-" + w).addEventListener("click", (ev) => {
+    const cv = ev.currentTarget, n = Number(cv.dataset.channels || 1);
+    $("chan-" + w).value = String(Math.min(n - 1, Math.floor(ev.offsetX * n / cv.clientWidth)));
+  });
+}
 
 async function tick() {
   await pollStatus();

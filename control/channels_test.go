@@ -1,0 +1,72 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/sigproc/sigproc/backend/cpu"
+	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// TestSpectrumOfChannels: a channelizer's output point answers with its
+// channels' power strip, loudest where the tone is, and the spectrum of
+// the channel asked for; a channel out of range is refused.
+func TestSpectrumOfChannels(t *testing.T) {
+	const rate, m, tone = 64000, 16, 3 // the tone at channel 3's centre, 12 kHz
+	proto, err := filter.BankPrototype(m, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stage.Chain{SampleRate: rate, Complex: true, Stages: []stage.Stage{stage.NewChannelize(proto, m, m/2)}}
+	be, err := cpu.New(c, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := New(Options{Backend: be, Chain: c, BlockSize: 1024, Slots: 4, Watch: true})
+	srv := httptest.NewServer(ctl.Handler(nil))
+	defer srv.Close()
+	x := make([]float32, 2*1024*64)
+	for i := range len(x) / 2 {
+		// The tone, 100 Hz above the channel's centre so that its
+		// spectrum's peak is not at 0.
+		s, co := math.Sincos(2 * math.Pi * (tone*rate/m + 100) * float64(i) / rate)
+		x[2*i], x[2*i+1] = float32(co), float32(s)
+	}
+	_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, discard{}, pipeline.Config{BlockSize: 1024, Complex: true, OutChannels: m, Slots: 4}, ctl.Instrument(pipeline.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(q string) (int, spectrumAnswer) {
+		resp, err := http.Get(srv.URL + "/api/spectrum?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a spectrumAnswer
+		json.NewDecoder(resp.Body).Decode(&a)
+		return resp.StatusCode, a
+	}
+	code, a := get("point=output")
+	if code != http.StatusOK || a.Channels != m || len(a.ChannelPowerDB) != m || a.RateHz != rate/(m/2) {
+		t.Fatalf("output: %d, %d channels, %d powers, rate %g", code, a.Channels, len(a.ChannelPowerDB), a.RateHz)
+	}
+	if k := slices.Index(a.ChannelPowerDB, slices.Max(a.ChannelPowerDB)); k != tone || a.ChannelPowerDB[tone] < -1 || a.ChannelPowerDB[tone+5] > -60 {
+		t.Errorf("strip %v: want channel %d loudest at 0 dB, the far ones below -60 dB", a.ChannelPowerDB, tone)
+	}
+	if code, a = get("point=output&channel=3&nfft=256"); code != http.StatusOK || a.Channel != 3 || math.Abs(a.PeakHz-100) > 20 {
+		t.Errorf("channel 3: %d, channel %d, peak %g Hz; want 100 Hz", code, a.Channel, a.PeakHz)
+	}
+	if code, a = get("point=input"); code != http.StatusOK || a.Channels != 1 || a.ChannelPowerDB != nil {
+		t.Errorf("input: %d, %d channels, strip %v", code, a.Channels, a.ChannelPowerDB)
+	}
+	if code, _ = get("point=output&channel=16"); code != http.StatusBadRequest {
+		t.Errorf("channel 16 of 16: %d, want 400", code)
+	}
+}
