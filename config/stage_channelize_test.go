@@ -77,16 +77,17 @@ func TestChannelizeErrors(t *testing.T) {
 	}
 }
 
-// TestChannelizeChainErrors: a channelizer takes one channel and ends
-// the chain, which the chain reports at the stage's line.
+// TestChannelizeChainErrors: a channelizer takes one channel, and comes
+// before the stages that run on each channel, which the chain reports at
+// the stage's line.
 func TestChannelizeChainErrors(t *testing.T) {
-	after := channelizeBase[:strings.Index(channelizeBase, "sink:")] + "  - shift: {frequency_hz: 10}\nsink: {type: null}\n"
+	after := channelizeBase[:strings.Index(channelizeBase, "sink:")] + "  - shift: {frequency_hz: 10}\n  - select: {channels: [1]}\nsink: {type: null}\n"
 	c, err := Parse([]byte(after), "x.yaml")
 	if err == nil {
 		_, err = c.Chain(1.024e6, true)
 	}
-	if err == nil || !strings.Contains(err.Error(), "x.yaml:5: stages[2].shift: no shift stage may follow channelize yet: its 64 channels go to the sink") {
-		t.Errorf("a stage after channelize: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:6: stages[3].select: select must come before the stages that run on each channel (stage 2 on)") {
+		t.Errorf("a select after the stages per channel: %v", err)
 	}
 	c, err = Parse([]byte(channelizeBase), "x.yaml")
 	if err != nil {
@@ -97,7 +98,11 @@ func TestChannelizeChainErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch.Channels = 2
-	if err := ch.Validate(); err == nil || !strings.Contains(err.Error(), "stage 1: channelize takes one input channel; the stream has 2") {
+	if err := ch.Validate(); err == nil || !strings.Contains(err.Error(), "stage 1: channelize must be the first stage on a stream of 2 channels") {
+		t.Errorf("two input channels: %v", err)
+	}
+	ch.Stages = ch.Stages[1:]
+	if err := ch.Validate(); err == nil || !strings.Contains(err.Error(), "stage 0: channelize takes one input channel; the stream has 2") {
 		t.Errorf("two input channels: %v", err)
 	}
 }

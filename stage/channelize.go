@@ -21,8 +21,8 @@ func NewChannelize(taps []float32, m, d int) Stage {
 }
 
 // channelize is KindChannelize's Def; its CPU kernel is a
-// filter.Channelizer. It takes one input channel, and only a select may
-// follow it for now (Chain.OutFrame).
+// filter.Channelizer. It takes one input channel; the stages after it
+// (but a select) run on each of its channels (Chain.OutFrame).
 type channelize struct{}
 
 func (channelize) Kind() Kind                                    { return KindChannelize }

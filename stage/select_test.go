@@ -58,10 +58,16 @@ func TestSelect(t *testing.T) {
 			t.Errorf("keep %v: %v, want %q", tt.keep, err, tt.frag)
 		}
 	}
-	c.Stages = append(c.Stages, NewShift(1))
-	c.Stages[2] = NewSelect(1)
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "stage 3: no shift stage may follow select yet: its channel goes to the sink") {
-		t.Errorf("a shift after select: %v", err)
+	c.Stages = append(c.Stages, NewShift(1), NewSelect(0))
+	c.Stages[2] = NewSelect(1, 2)
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "stage 4: select must come before the stages that run on each channel (stage 3 on)") {
+		t.Errorf("a select after a shift after select: %v", err)
+	}
+	if c.Stages = c.Stages[:4]; c.FanEnd() != 3 {
+		t.Errorf("FanEnd %d, want 3", c.FanEnd())
+	}
+	if cs, err := c.OutFrame(); err != nil || cs[0].Centre != 100-100-1 || cs[1].Centre != 200-100-1 {
+		t.Errorf("a shift after select moves each channel: %v, %v", cs, err)
 	}
 	multi := Chain{SampleRate: 1600, Complex: true, Channels: 4, Stages: []Stage{NewSelect(3, 1)}}
 	if cs, err := multi.OutFrame(); err != nil || len(cs) != 2 || cs[0].ID != 3 || !multi.FansFirst() {

@@ -27,7 +27,8 @@
 //     Rate fs/D per channel. One input channel.
 //   - Select channels c0, c1, …: frame n is input channels c0, c1, … of
 //     input frame n: first on a stream of several channels, or after a
-//     channelize. Only a select may follow a channelize, for now.
+//     channelize. The stages after a channelize or select run on each
+//     of its channels apart (Chain.FanEnd).
 //
 // Output counts are causal: after n inputs in total, a stage has output
 // exactly its count for n, however the input was split into blocks.
@@ -146,32 +147,29 @@ func (c Chain) Validate() error {
 // f moves every centre by −f, and a Fanout kind makes new channels (a
 // channelizer's channel k is centred k·fs/M above its input's centre). A
 // chain without Fanout stages keeps its input's channels, each centred at
-// −Shift(). The error, a *StageError, is a Fanout stage that cannot take
-// its input's channels or, for now, a stage after a Fanout stage that is
-// none: stages do not yet run per channel after one.
+// −Shift(). The Fanout stages come in a row (FanEnd), first on a stream
+// of several channels; the stages after them run on each channel apart.
+// The error, a *StageError, is a Fanout stage that cannot take its
+// input's channels or breaks those rules.
 func (c Chain) OutFrame() ([]Channel, error) {
 	cs := make([]Channel, c.ChannelCount())
 	for i := range cs {
 		cs[i].ID = i
 	}
-	rate, fanned := c.SampleRate, ""
+	rate, fanned := c.SampleRate, false
 	for i, s := range c.Stages {
 		f, ok := s.Def().(Fanout)
 		switch {
-		case ok && i > 0 && len(cs) > 1 && fanned == "":
+		case ok && i > 0 && len(cs) > 1 && !fanned:
 			return nil, &StageError{Index: i, Msg: fmt.Sprintf("%s must be the first stage on a stream of %d channels: the stages before it run on each channel apart", s.Kind, len(cs))}
+		case ok && i > c.FanEnd():
+			return nil, &StageError{Index: i, Msg: fmt.Sprintf("%s must come before the stages that run on each channel (stage %d on)", s.Kind, c.FanEnd())}
 		case ok:
 			out, err := f.Fan(s, cs, rate)
 			if err != nil {
 				return nil, &StageError{Index: i, Msg: err.Error()}
 			}
-			cs, fanned = out, string(s.Kind)
-		case fanned != "":
-			its := fmt.Sprintf("its %d channels go", len(cs))
-			if len(cs) == 1 {
-				its = "its channel goes"
-			}
-			return nil, &StageError{Index: i, Msg: fmt.Sprintf("no %s stage may follow %s yet: %s to the sink", s.Kind, fanned, its)}
+			cs, fanned = out, true
 		default:
 			for j := range cs {
 				cs[j].Centre -= s.Def().Shift(s)
@@ -180,6 +178,24 @@ func (c Chain) OutFrame() ([]Channel, error) {
 		rate = s.Rate(rate)
 	}
 	return cs, nil
+}
+
+// FanEnd returns the index of the first stage after the chain's Fanout
+// stages (those in a row from the first), 0 when it has none. The stages
+// from there on run on each channel apart.
+func (c Chain) FanEnd() int {
+	end, in := 0, false
+	for i, s := range c.Stages {
+		if _, ok := s.Def().(Fanout); ok {
+			if end > 0 && !in {
+				break // a later Fanout stage: OutFrame refuses it
+			}
+			end, in = i+1, true
+		} else if in {
+			break
+		}
+	}
+	return end
 }
 
 // fieldError is a Def's problem with one field of a stage.

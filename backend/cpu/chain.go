@@ -22,6 +22,17 @@ type Chain struct {
 	split *splitter         // one channel on several cores: blocks cut into segments
 	src   mapped            // the source's memory its blocks are views of, if any
 
+	// The stages after a Fanout stage run on each channel apart
+	// (stage.Chain.FanEnd): rest runs them from stage restAt on, on the
+	// frames the stages before it leave in mid. base is the index of the
+	// chain's first stage in the whole chain, for messages and watch
+	// points.
+	rest      *Chain
+	restAt    int
+	mid       []float32
+	base      int
+	restWatch func(point int, samples []float32)
+
 	// Retuning (retune.go): each stage's input geometry, the recent input
 	// of every stage whose kind resumes from it, and the chain inputs
 	// processed so far.
@@ -47,6 +58,9 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	}
 	if maxBlock <= 0 {
 		return nil, fmt.Errorf("cpu: max block %d must be > 0", maxBlock)
+	}
+	if f := c.FanEnd(); f > 0 && f < len(c.Stages) {
+		return newFanChain(c, f, maxBlock, workers)
 	}
 	ch := &Chain{desc: c, max: maxBlock}
 	if c.ChannelCount() > 1 && !c.FansFirst() {
@@ -79,6 +93,50 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	}
 	ch.split = sp
 	return ch, nil
+}
+
+// newFanChain builds c, whose stages from f on run on each channel of
+// the frames the Fanout stages before them make: the stages before f as
+// one chain on whole frames, the rest as a chain of their own.
+func newFanChain(c stage.Chain, f, maxBlock, workers int) (*Chain, error) {
+	head := c
+	head.Stages = c.Stages[:f]
+	ch, err := newChain(head, maxBlock, workers)
+	if err != nil {
+		return nil, err
+	}
+	rest := restOf(c, f)
+	if ch.rest, err = newChain(rest, head.MaxOut(maxBlock), workers); err != nil {
+		ch.Close()
+		return nil, err
+	}
+	ch.rest.setBase(f)
+	ch.desc, ch.restAt = c, f
+	ch.mid = make([]float32, head.MaxOut(maxBlock)*rest.ChannelCount()*channels(rest.Complex))
+	ch.restWatch = func(point int, samples []float32) {
+		if ch.watch != nil && point >= 0 { // -1, rest's input, is stage f-1's output
+			ch.watch(point+f, samples)
+		}
+	}
+	return ch, nil
+}
+
+// restOf is the chain of d's stages from f on, on the frames the stages
+// before them output.
+func restOf(d stage.Chain, f int) stage.Chain {
+	head := d
+	head.Stages = d.Stages[:f]
+	return stage.Chain{SampleRate: head.OutRate(), Complex: head.OutComplex(), Channels: head.OutChannels(), Stages: d.Stages[f:]}
+}
+
+// setBase numbers c's stages from base in messages, and its channels'.
+func (c *Chain) setBase(base int) {
+	c.base = base
+	if c.multi != nil {
+		for _, p := range c.multi.per {
+			p.setBase(base)
+		}
+	}
 }
 
 // frameValues is the float32 values of a frame of g's input.
@@ -125,6 +183,22 @@ func (c *Chain) process(dst, src []float32) (int, error) {
 	if c.multi != nil {
 		return c.multi.process(dst, src)
 	}
+	if c.rest == nil {
+		return c.stages(dst, src)
+	}
+	n, err := c.stages(c.mid, src)
+	if err != nil {
+		return 0, err
+	}
+	c.rest.watch = nil
+	if c.watch != nil {
+		c.rest.watch = c.restWatch
+	}
+	return c.rest.process(dst, c.mid[:n])
+}
+
+// stages runs the chain's own stages: all of them, or those before rest.
+func (c *Chain) stages(dst, src []float32) (int, error) {
 	in := src
 	if c.watch != nil {
 		c.watch(-1, src)
@@ -144,7 +218,7 @@ func (c *Chain) process(dst, src []float32) (int, error) {
 			n, err = p.Process(out, in)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("stage %d (%s): %w", i, c.kinds[i], err)
+			return 0, fmt.Errorf("stage %d (%s): %w", c.base+i, c.kinds[i], err)
 		}
 		if t := c.tails[i]; t != nil {
 			t.push(in)
@@ -154,7 +228,7 @@ func (c *Chain) process(dst, src []float32) (int, error) {
 			c.watch(i, in)
 		}
 	}
-	c.seen += int64(len(src) / channels(c.desc.Complex))
+	c.seen += int64(len(src) / frameValues(c.geo[0]))
 	return len(in), nil
 }
 
@@ -180,6 +254,9 @@ func (c *Chain) Reset() {
 	}
 	c.split.reset()
 	c.seen = 0
+	if c.rest != nil {
+		c.rest.Reset()
+	}
 }
 
 // Close stops the goroutines of a chain of several channels; the chain
@@ -189,6 +266,9 @@ func (c *Chain) Close() {
 		c.multi.close()
 	}
 	c.split.close()
+	if c.rest != nil {
+		c.rest.Close()
+	}
 }
 
 // Desc returns the chain's description.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/stage"
@@ -113,4 +114,72 @@ func TestChannelizeRetune(t *testing.T) {
 	if e := maxErrRMS(got, want); e > 2e-5 {
 		t.Errorf("max error %.3g of RMS against the retuned definition", e)
 	}
+}
+
+// TestStagesAfterSelect: the stages after a channelizer's selection run
+// on each kept channel apart: the output is each channel of the
+// selection filtered (and decimated) alone, and a retune of such a stage
+// lands at its own index.
+func TestStagesAfterSelect(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 6))
+	const block, blocks = 1000, 9
+	bank := []stage.Stage{stage.NewChannelize(randTaps(r, 130), 16, 8), stage.NewSelect(3, 12, 0)}
+	taps := randTaps(r, 33)
+	full := stage.Chain{SampleRate: 1.6e6, Complex: true, Stages: append(append([]stage.Stage(nil), bank...), shiftStage(1000), firStage(taps, 2))}
+	if full.FanEnd() != 2 || full.OutChannels() != 3 {
+		t.Fatalf("FanEnd %d, %d channels", full.FanEnd(), full.OutChannels())
+	}
+	x := randTaps(r, 2*block*blocks)
+	run := func(c stage.Chain, workers int) []float32 {
+		p, err := newChain(c, block, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		dst := make([]float32, 2*c.OutChannels()*p.MaxOut(block))
+		var out []float32
+		for b := range blocks {
+			n, err := p.Process(dst, x[2*b*block:2*(b+1)*block])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, dst[:n]...)
+		}
+		return out
+	}
+	kept := run(stage.Chain{SampleRate: 1.6e6, Complex: true, Stages: bank}, 1)
+	got := run(full, 2)
+	one := stage.Chain{SampleRate: 1.6e6 / 8, Complex: true, Stages: []stage.Stage{shiftStage(1000), firStage(taps, 2)}}
+	for j := range 3 {
+		var ch []float32
+		for f := 0; f < len(kept)/6; f++ {
+			ch = append(ch, kept[6*f+2*j], kept[6*f+2*j+1])
+		}
+		want := reference(one, ch)
+		var g []float32
+		for f := 0; f < len(got)/6; f++ {
+			g = append(g, got[6*f+2*j], got[6*f+2*j+1])
+		}
+		if e := maxErrRMS(g, want); len(g) != len(want) || e > 2e-5 {
+			t.Errorf("channel %d: %d values against %d, max error %.3g of RMS", j, len(g), len(want), e)
+		}
+	}
+	p, err := NewChain(full, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dst := make([]float32, 2*3*p.MaxOut(block))
+	p.Process(dst, x[:2*block])
+	pr, err := p.Prepare(3, firStage(randTaps(r, 40), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := p.Apply(pr); rt.Index != 3 || rt.At != 125 || rt.ChainAt != block || p.Desc().Stages[3].Decimate != 2 {
+		t.Errorf("retune of stage 3: %+v, want at its input sample 125 (chain %d)", rt, block)
+	}
+	if _, err := p.Prepare(3, firStage(randTaps(r, 40), 4)); err == nil || !strings.Contains(err.Error(), "stage 3") {
+		t.Errorf("a decimation change of stage 3: %v", err)
+	}
+	checkSplit(t, r, full)
 }

@@ -79,6 +79,7 @@ type Prepared struct {
 	resume stage.Resumer     // the stage's kind, which hands the stream over
 	desc   stage.Chain       // the chain once applied, built here so Apply allocates nothing
 	per    []*Prepared       // a chain of several channels: one kernel per channel's chain
+	rest   *Prepared         // a stage the chain's rest runs (after a Fanout): its retune there
 }
 
 // Prepare checks s as new parameters for stage i (stage.CheckRetune; a
@@ -96,14 +97,26 @@ func (c *Chain) Prepare(i int, s stage.Stage) (*Prepared, error) {
 // gets the same parameters in every channel's chain, each with a kernel
 // of its own, applied together.
 func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, error) {
+	if c.rest != nil && i >= c.restAt {
+		// Checked against the whole chain first, so that errors name the
+		// stage by its index there.
+		if _, err := stage.CheckRetune(desc, i, s); err != nil {
+			return nil, err
+		}
+		rp, err := c.rest.prepareOn(restOf(desc, c.restAt), i-c.restAt, s)
+		if err != nil {
+			return nil, err
+		}
+		return &Prepared{index: i, stage: rp.stage, desc: desc.With(i, rp.stage), rest: rp}, nil
+	}
 	if c.multi == nil {
-		return prepare(desc, c.geo, c.tails, i, s, c.split.copiesOf(i))
+		return prepare(desc, c.geo, c.tails, i, s, c.split.copiesOf(i), c.base)
 	}
 	one := desc
 	one.Channels = 1
 	ps := make([]*Prepared, len(c.multi.per))
 	for k, pc := range c.multi.per {
-		p, err := prepare(one, pc.geo, pc.tails, i, s, 0)
+		p, err := prepare(one, pc.geo, pc.tails, i, s, 0, c.base)
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +126,10 @@ func (c *Chain) prepareOn(desc stage.Chain, i int, s stage.Stage) (*Prepared, er
 }
 
 // prepare is Prepare against desc, the chain the retune follows; geo and
-// tails never change once the chain is built.
-func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.Stage, copies int) (*Prepared, error) {
+// tails never change once the chain is built. Messages number the stages
+// from base (a chain's rest, after a Fanout stage, is part of a longer
+// one).
+func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.Stage, copies, base int) (*Prepared, error) {
 	s, err := stage.CheckRetune(desc, i, s)
 	if err != nil {
 		return nil, err
@@ -122,18 +137,18 @@ func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.
 	def := s.Def()
 	r, ok := def.(stage.Resumer)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s stages cannot be retuned on the cpu backend yet (stage %d)", stage.ErrRetuneUnsupported, s.Kind, i)
+		return nil, fmt.Errorf("%w: %s stages cannot be retuned on the cpu backend yet (stage %d)", stage.ErrRetuneUnsupported, s.Kind, base+i)
 	}
 	if t := tails[i]; r.KeepsHistory() && (t == nil || len(s.Taps) > t.maxTaps()) {
-		return nil, &stage.StageError{Index: i, Field: "taps", Msg: fmt.Sprintf("%d taps: a running %s stage keeps the history for at most %d", len(s.Taps), s.Kind, t.maxTaps())}
+		return nil, &stage.StageError{Index: base + i, Field: "taps", Msg: fmt.Sprintf("%d taps: a running %s stage keeps the history for at most %d", len(s.Taps), s.Kind, t.maxTaps())}
 	}
 	p, err := def.NewProcessor(s, geo[i])
 	if err != nil {
-		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
+		return nil, fmt.Errorf("stage %d (%s): %w", base+i, s.Kind, err)
 	}
 	cp, err := newCopies(s, geo[i], copies)
 	if err != nil {
-		return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
+		return nil, fmt.Errorf("stage %d (%s): %w", base+i, s.Kind, err)
 	}
 	s.Taps = append([]float32(nil), s.Taps...)
 	return &Prepared{index: i, stage: s, proc: p, copies: cp, resume: r, desc: desc.With(i, s)}, nil
@@ -144,6 +159,11 @@ func prepare(desc stage.Chain, geo []stage.Input, tails []*tail, i int, s stage.
 // its indices. Retunes are applied once each, in the order they were
 // prepared; Apply allocates nothing.
 func (c *Chain) Apply(p *Prepared) stage.Retune {
+	if p.rest != nil {
+		c.rest.Apply(p.rest)
+		c.desc = p.desc
+		return stage.Retune{Index: p.index, Stage: p.stage, ChainAt: c.seen, At: c.desc.InputAt(p.index, c.seen)}
+	}
 	if p.per != nil {
 		var r stage.Retune // the same in every channel: they have seen the same frames
 		for k, pp := range p.per {
