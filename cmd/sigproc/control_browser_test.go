@@ -33,6 +33,24 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browserContext starts the headless browser with flags beside the usual ones
+// and returns a context to drive it for at most 90 s; the cleanups stop it.
+func browserContext(t *testing.T, browser string, flags ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.DisableGPU,
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, flags...)...)
+	t.Cleanup(cancelA)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
 // TestControlPageInBrowser drives the control page in headless chromium
 // against a running `sigproc run`: the input spectrum peaks at the
 // source's tone, the form applies new taps and /api/status shows them.
@@ -43,19 +61,7 @@ func TestControlPageInBrowser(t *testing.T) {
 	bin := buildBinary(t)
 	r := startControlRun(t, bin, "  - fir: {design: {type: lowpass, cutoff_hz: 6000, num_taps: 65}, decimate: 2}", "")
 	defer r.stopIfRunning()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser),
-		chromedp.NoSandbox, // CI runs as root
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 1100),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := browserContext(t, browser, chromedp.WindowSize(1400, 1100))
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate("http://"+r.addr+"/"),
@@ -142,14 +148,7 @@ sink: {type: file, path: %q, format: cf32_le}
 %s`, out, control)
 	})
 	defer r.stopIfRunning()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 1100))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := browserContext(t, browser, chromedp.WindowSize(1400, 1100))
 	// Panel b shows the output: 16 channels, a strip above the spectrum.
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+r.addr+"/"), chromedp.WaitVisible(`#strip-b[data-channels="16"]`)); err != nil {
 		t.Fatalf("no channel strip: %v\n%s", err, r.stderrText())

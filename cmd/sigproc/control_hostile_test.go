@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -82,18 +81,7 @@ func TestControlHostilePageInBrowser(t *testing.T) {
 	}))
 	defer hostile.Close()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := browserContext(t, browser, chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"))
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(hostile.URL)); err != nil {
 		t.Fatal(err)
