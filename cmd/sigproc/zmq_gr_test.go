@@ -189,15 +189,20 @@ func TestZMQToGNURadio(t *testing.T) {
 	}
 }
 
-// sigproc push of 4 channels -> GNU Radio pull_source with vlen 4: each
-// frame is one GNU Radio vector item, and the bytes arrive as written.
+// sigproc push of 4 channels (a source's), or 1024 (a channelizer's) ->
+// GNU Radio pull_source with vlen 4 or 1024: each frame is one GNU Radio
+// vector item, and the bytes arrive as written.
 func TestZMQChannelsToGNURadio(t *testing.T) {
 	grtest.Python(t)
-	for _, cplx := range []bool{false, true} {
-		t.Run(formatFor(cplx), func(t *testing.T) {
+	for _, tt := range []struct {
+		cplx bool
+		ch   int
+	}{{false, 4}, {true, 4}, {true, 1024}} {
+		t.Run(fmt.Sprintf("%s/%d", formatFor(tt.cplx), tt.ch), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			const ch, frames = 4, grItems / 4
+			cplx, ch := tt.cplx, tt.ch
+			frames := grItems / ch
 			snk, err := sink.ListenZMQ(ctx, sink.ZMQConfig{Endpoint: "tcp://127.0.0.1:*", Pattern: "push", Format: formatFor(cplx), Channels: ch})
 			if err != nil {
 				t.Fatal(err)
