@@ -235,6 +235,7 @@ func TestSourceBlock(t *testing.T) {
 		{"file on 16 cpus", file, "cpu", cplx, 0, 16, CPUMultiBlock, 0},
 		{"file on 24 cpus: 16 Ki frames a core, a power of two", file, "cpu", cplx, 0, 24, 512 << 10, 0},
 		{"64 complex channels on 16 cpus", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 16, CPUThroughputBlock, 0},
+		{"1024 complex channels on 2 cpus: 64 MiB of float32", file, "cpu", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 1024}, 0, 0, 8192, 0},
 		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 0, 4096, 0},
 		{"--block-size wins", file, "cuda", cplx, 1024, 0, 1024, 0},
 		{"unpaced synthetic on cuda", fmt.Sprintf(synth, ""), "cuda", cplx, 0, 0, 2 << 20, 0},

@@ -320,6 +320,10 @@ func gpuRingMin(cfg *config.Config, src capture.Source) int {
 // with 8 MiB blocks and 3.85 with 16 MiB.
 const ThroughputBlockBytes = 16 << 20
 
+// MaxBlockBytes bounds a block chosen for a source of many channels, as
+// float32.
+const MaxBlockBytes = 4 * ThroughputBlockBytes
+
 // CPUThroughputBlock is the block, in frames, the CPU backend gets from an
 // unpaced source on one core when block_size is not given: the size every
 // one-core figure of docs/BENCHMARKS.md was measured at. On more cores it
@@ -370,6 +374,12 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 		for block < procs*CPUSegment && block < config.MaxBlockSize {
 			block *= 2
 		}
+	}
+	// Frames of many channels (a channelizer's recording read back) come
+	// fewer to a block: at most MaxBlockBytes as float32, which leaves a
+	// block of 64 complex channels or fewer as it was.
+	for block > 1 && block*4*info.Channels() > MaxBlockBytes {
+		block /= 2
 	}
 	return block, fmt.Sprintf("an unpaced %s source on the %s backend (%d cores): blocks of %d KiB as stored, for throughput", cfg.Source.Type, backend, procs, block*stored>>10)
 }

@@ -126,7 +126,7 @@ func TestSigMFErrors(t *testing.T) {
 		{"missing sample_rate", `{"global":{"core:datatype":"cf32_le"}}`, good, "core:sample_rate is missing", capture.ErrFormat},
 		{"zero sample_rate", `{"global":{"core:datatype":"cf32_le","core:sample_rate":0}}`, good, "core:sample_rate 0", capture.ErrFormat},
 		{"string sample_rate", `{"global":{"core:datatype":"cf32_le","core:sample_rate":"1e6"}}`, good, "not valid SigMF JSON", capture.ErrFormat},
-		{"65 channels", `{"global":{"core:datatype":"cf32_le","core:sample_rate":1,"core:num_channels":65}}`, good, "unsupported core:num_channels 65", capture.ErrUnsupported},
+		{"4097 channels", `{"global":{"core:datatype":"cf32_le","core:sample_rate":1,"core:num_channels":4097}}`, good, "unsupported core:num_channels 4097", capture.ErrUnsupported},
 		{"version 2", `{"global":{"core:datatype":"cf32_le","core:sample_rate":1,"core:version":"2.0.0"}}`, good, `unsupported core:version "2.0.0"`, capture.ErrUnsupported},
 		{"no global", `{"captures":[]}`, good, `no "global" object`, capture.ErrFormat},
 		{"bad json", `{"global":`, good, "not valid SigMF JSON", capture.ErrFormat},

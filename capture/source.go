@@ -18,8 +18,9 @@ type Info struct {
 	NumChannels int
 }
 
-// MaxChannels bounds the channels of a stream.
-const MaxChannels = 64
+// MaxChannels bounds the channels of a stream: as many as a channelizer
+// writes (filter.MaxBankChannels), so that its recordings read back.
+const MaxChannels = 4096
 
 // ChannelCount returns the number of channels in a frame (at least 1).
 func (i Info) ChannelCount() int { return max(1, i.NumChannels) }

@@ -217,7 +217,7 @@ func TestWAVErrors(t *testing.T) {
 		{"64-bit extensible", buildWAV(wavSpec{tag: 1, chans: 2, bits: 64, rate: 8000, extensible: true, data: pcm}), "PCM 64-bit", capture.ErrUnsupported},
 		{"float64", buildWAV(wavSpec{tag: 3, chans: 1, bits: 64, rate: 8000, data: pcm}), "IEEE float 64-bit", capture.ErrUnsupported},
 		{"A-law", buildWAV(wavSpec{tag: 6, chans: 1, bits: 8, rate: 8000, data: pcm}), "A-law 8-bit", capture.ErrUnsupported},
-		{"65 channels", buildWAV(wavSpec{tag: 1, chans: 65, bits: 16, rate: 8000, data: le16(1, 2, 3)}), "unsupported WAV channel count 65", capture.ErrUnsupported},
+		{"4097 channels", buildWAV(wavSpec{tag: 1, chans: 4097, bits: 16, rate: 8000, data: le16(1, 2, 3)}), "unsupported WAV channel count 4097", capture.ErrUnsupported},
 		{"0 channels", buildWAV(wavSpec{tag: 1, chans: 0, bits: 16, rate: 8000, align: 2}), "channel count 0", capture.ErrUnsupported},
 		{"bad GUID", buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, extensible: true, badGUID: true}), "subformat GUID", capture.ErrUnsupported},
 		{"block align", buildWAV(wavSpec{tag: 1, chans: 2, bits: 16, rate: 8000, align: 3}), "block align 3, want 4", capture.ErrFormat},

@@ -20,8 +20,8 @@ func TestChannelsKey(t *testing.T) {
 	}
 	for _, tc := range []struct{ src, snk, want string }{
 		{"channels: 1.5", "{type: null}", "source.channels: must be a whole number of channels, got 1.5"},
-		{"channels: 65", "{type: null}", "source.channels: must be in 1..64, got 65"},
-		{"channels: 0", "{type: null}", "source.channels: must be in 1..64, got 0"},
+		{"channels: 4097", "{type: null}", "source.channels: must be in 1..4096, got 4097"},
+		{"channels: 0", "{type: null}", "source.channels: must be in 1..4096, got 0"},
 		{"channels: [a, b]", "{type: null}", "source.channels: a list of names is for iio scan elements"},
 		{"channels: four", "{type: null}", "source.channels: want a number of channels"},
 		{"complex: false", "{type: null}", "source.complex: format cf32_le is complex: raw formats say themselves"},

@@ -63,7 +63,7 @@ func TestZMQConfigErrors(t *testing.T) {
 		{"paced", rep("  sample_rate: 2e6\n", "  sample_rate: 2e6\n  paced: true\n"), 7, "source.paced: not used by source type zmq"},
 		{"path on zmq source", rep("  sample_rate: 2e6\n", "  sample_rate: 2e6\n  path: x.f32\n"), 7, "source.path: not used by source type zmq (keys used: type, endpoint, pattern, format, sample_rate, channels, pass_tags, duration_s, num_samples)"},
 		{"channel names", rep("  sample_rate: 2e6\n", "  sample_rate: 2e6\n  channels: [a, b]\n"), 7, "source.channels: a list of names is for iio scan elements"},
-		{"too many channels", rep("  sample_rate: 2e6\n", "  sample_rate: 2e6\n  channels: 65\n"), 7, "source.channels: must be in 1..64, got 65"},
+		{"too many channels", rep("  sample_rate: 2e6\n", "  sample_rate: 2e6\n  channels: 4097\n"), 7, "source.channels: must be in 1..4096, got 4097"},
 		{"endpoint on file source", "source: {type: file, path: x.f32, format: rf32_le, sample_rate: 1, endpoint: tcp://a:1}\nfilter: {taps: [1]}\nsink: {type: null}\n", 1, "source.endpoint: not used by source type file"},
 		{"sink no endpoint", rep("  endpoint: ipc:///tmp/sigproc-out\n", ""), 9, "sink.endpoint: required for zmq sinks"},
 		{"sink bad endpoint", rep("ipc:///tmp/sigproc-out", "tcp://localhost"), 11, `sink.endpoint: bad endpoint "tcp://localhost"`},

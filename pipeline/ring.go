@@ -59,8 +59,9 @@ type Layout struct {
 	Slots     int
 }
 
-// MaxFrameValues bounds Layout.Channels: 64 complex channels.
-const MaxFrameValues = 128
+// MaxFrameValues bounds Layout.Channels: 4096 complex channels
+// (capture.MaxChannels).
+const MaxFrameValues = 8192
 
 // FrameValues returns the float32 values of a frame of n channels (0 = 1),
 // each complex or real.

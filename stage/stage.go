@@ -84,8 +84,8 @@ type Chain struct {
 	Stages   []Stage
 }
 
-// MaxChannels bounds Chain.Channels.
-const MaxChannels = 64
+// MaxChannels bounds Chain.Channels (capture.MaxChannels).
+const MaxChannels = 4096
 
 // ChannelCount returns the channels of a frame, at least 1.
 func (c Chain) ChannelCount() int { return max(1, c.Channels) }
