@@ -1,7 +1,6 @@
 package filter
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
@@ -139,17 +138,21 @@ func (c *Channelizer) Seek(history []float32, at int64) {
 	c.seen = at
 }
 
-// ErrBankBlock is returned for a block longer than the bank was built for.
-var ErrBankBlock = errors.New("filter: block exceeds the channelizer's maximum")
-
 // Process writes the frames for src's samples to dst, which must hold
 // 2·M·MaxOut(samples) values, and returns the number of float32 values
 // written.
 func (c *Channelizer) Process(dst, src []float32) (int, error) {
 	ch := channelsOf(c.complex)
 	n := len(src) / ch
-	if n > c.max {
-		return 0, fmt.Errorf("%w: %d samples > %d", ErrBankBlock, n, c.max)
+	d64 := int64(c.d)
+	frames := int((c.seen+int64(n)+d64-1)/d64 - (c.seen+d64-1)/d64)
+	switch {
+	case len(src)%ch != 0:
+		return 0, fmt.Errorf("%w: complex block has odd length %d (want interleaved I/Q pairs)", ErrBlockLength, len(src))
+	case n > c.max:
+		return 0, fmt.Errorf("%w: %d samples exceeds the channelizer's maximum %d", ErrBlockLength, n, c.max)
+	case len(dst) < 2*c.m*frames:
+		return 0, fmt.Errorf("%w: dst holds %d values, need %d (%d frames of %d channels)", ErrBlockLength, len(dst), 2*c.m*frames, frames, c.m)
 	}
 	if c.complex {
 		deinterleave(c.re[c.hist:c.hist+n], c.im[c.hist:c.hist+n], src[:2*n])

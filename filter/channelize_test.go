@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -173,8 +174,14 @@ func TestChannelizerSeekResetAllocs(t *testing.T) {
 	if allocs := testing.AllocsPerRun(10, func() { a.Process(part, x) }); allocs != 0 {
 		t.Errorf("Process allocates %v times", allocs)
 	}
-	if _, err := a.Process(part, make([]float32, 2*(n+1))); err == nil {
-		t.Error("a block over the maximum was accepted")
+	for name, c := range map[string]struct{ dst, src int }{
+		"a block over the maximum": {len(part), 2 * (n + 1)},
+		"an odd complex block":     {len(part), 2*n - 1},
+		"a short dst":              {2*m*(n/d) - 1, 2 * n},
+	} {
+		if _, err := a.Process(make([]float32, c.dst), make([]float32, c.src)); !errors.Is(err, ErrBlockLength) {
+			t.Errorf("%s: %v, want ErrBlockLength", name, err)
+		}
 	}
 }
 
