@@ -114,7 +114,6 @@ async function pollStatus() {
     fillSelect($("resp-stage"), firs, firs.length ? firs[0][0] : "");
     fillSelect($("stage-index"), s.stages.map((x) => [String(x.index), `${x.index}: ${x.kind}`]), "0");
     syncForm(false);
-    $("apply").disabled = !s.retunable;
     if (!s.retunable) { setResult(s.retune_note || "this backend cannot retune", false); }
     state.lat.push({ t: s.uptime_s, p50: s.latency_us.p50, p99: s.latency_us.p99, fill: 100 * s.ring.fill });
     if (state.lat.length > HISTORY) state.lat.shift();
@@ -201,6 +200,7 @@ function syncForm(force) {
   if (!st) return;
   $("fields-shift").hidden = st.kind !== "shift";
   $("fields-fir").hidden = st.kind === "shift" || st.kind === "select";
+  $("apply").disabled = !s.retunable || st.kind === "select"; // a selection cannot change while it runs
   $("stage-now").textContent = "now: " + describe(st) + " at " + fmtRate(st.rate_in);
   if (force || state.formStage !== i) {
     state.formStage = i;
@@ -217,7 +217,6 @@ function formBody() {
   const s = state.status, st = s && s.stages[Number($("stage-index").value || 0)];
   if (!st) return {};
   if (st.kind === "shift") return { shift: { frequency_hz: num("frequency") } };
-  if (st.kind === "select") return { select: { channels: st.keep } }; // a selection cannot change
   let f;
   if (document.querySelector("input[name=src]:checked").value === "design") {
     const d = { type: $("d-type").value, num_taps: num("d-ntaps"), window: $("d-window").value };
