@@ -13,6 +13,7 @@ import (
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // writeConfig writes a config into dir and loads it.
@@ -259,7 +260,7 @@ func TestSourceBlock(t *testing.T) {
 			if c.bytes > 0 {
 				stored = c.bytes * c.info.Channels()
 			}
-			got, why := sourceBlock(cfg, c.backend, c.info, stored, procs)
+			got, why := sourceBlock(cfg, c.backend, c.info, stored, procs, stage.Chain{})
 			if got != c.want {
 				t.Fatalf("block %d (%q), want %d", got, why, c.want)
 			}
@@ -267,5 +268,25 @@ func TestSourceBlock(t *testing.T) {
 				t.Fatalf("block %d from %d with reason %q", got, cfg.BlockSize, why)
 			}
 		})
+	}
+}
+
+// TestSourceBlockFollowsOutput: a chain that outputs more than it reads (a
+// channelizer of 4096 channels, no decimation: 32 KiB a frame) gets
+// blocks whose output fits MaxBlockBytes; one that outputs less keeps
+// the source's.
+func TestSourceBlockFollowsOutput(t *testing.T) {
+	cfg, err := config.Parse([]byte("source: {type: file, path: in.f32, format: cf32_le, sample_rate: 1000}\nfilter: {taps: [1]}\nsink: {type: null}\n"), "run.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := capture.Info{SampleRate: 1000, Complex: true}
+	for _, c := range []struct {
+		bank, decimate, want int
+	}{{4096, 1, 2048}, {4096, 4096, CPUMultiBlock}, {64, 32, CPUMultiBlock}} {
+		ch := stage.Chain{SampleRate: 1000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1}, c.bank, c.decimate)}}
+		if got, _ := sourceBlock(cfg, "cpu", info, 8, 2, ch); got != c.want {
+			t.Errorf("channelize %d ÷%d: block %d, want %d", c.bank, c.decimate, got, c.want)
+		}
 	}
 }

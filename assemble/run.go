@@ -92,12 +92,12 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	// resolved in the config, so the control API and the log show it.
 	given := cfg.BlockSize
 	stored := storedFrameBytes(src, r.Info)
-	cfg.BlockSize, _ = sourceBlock(cfg, "cpu", r.Info, stored, runtime.GOMAXPROCS(0))
+	cfg.BlockSize, _ = sourceBlock(cfg, "cpu", r.Info, stored, runtime.GOMAXPROCS(0), r.Chain)
 	if r.Backend, err = Backend(cfg, r.Chain, p.Log); err != nil {
 		return r, cfg.Wrap("backend", err)
 	}
 	var why string
-	if cfg.BlockSize, why = sourceBlock(cfg, r.Backend.Name(), r.Info, stored, runtime.GOMAXPROCS(0)); cfg.BlockSize != given {
+	if cfg.BlockSize, why = sourceBlock(cfg, r.Backend.Name(), r.Info, stored, runtime.GOMAXPROCS(0), r.Chain); cfg.BlockSize != given {
 		p.Log.Info().Int("block_size", cfg.BlockSize).Str("reason", why).Msg("block size follows the source (block_size sets it)")
 	}
 	policy := pipeline.PolicyBlock
@@ -320,9 +320,21 @@ func gpuRingMin(cfg *config.Config, src capture.Source) int {
 // with 8 MiB blocks and 3.85 with 16 MiB.
 const ThroughputBlockBytes = 16 << 20
 
-// MaxBlockBytes bounds a block chosen for a source of many channels, as
-// float32.
+// MaxBlockBytes bounds a block chosen for throughput, as float32, and
+// what each stage outputs for it.
 const MaxBlockBytes = 4 * ThroughputBlockBytes
+
+// chainBytes is the most bytes of float32 a stage of c outputs for a
+// block of n input frames.
+func chainBytes(c stage.Chain, n int) int64 {
+	var most int64
+	for i := range c.Stages {
+		head := c
+		head.Stages = c.Stages[:i+1]
+		most = max(most, int64(head.MaxOut(n))*int64(pipeline.FrameValues(head.OutChannels(), head.OutComplex()))*4)
+	}
+	return most
+}
 
 // CPUThroughputBlock is the block, in frames, the CPU backend gets from an
 // unpaced source on one core when block_size is not given: the size every
@@ -356,7 +368,7 @@ func storedFrameBytes(src capture.Source, info capture.Info) int {
 // ThroughputBlockBytes of frames of stored bytes (powers of two, at least
 // CPUThroughputBlock). A live source, stdin (a pipe may be live) and zmq
 // keep small blocks, for latency.
-func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, procs int) (int, string) {
+func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, procs int, chain stage.Chain) (int, string) {
 	throughput := cfg.Source.Type == config.SourceFile || (cfg.Source.Type == config.SourceSynthetic && !cfg.Source.Paced)
 	if !cfg.BlockSizeDefault() || !throughput {
 		return cfg.BlockSize, ""
@@ -376,9 +388,11 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 		}
 	}
 	// Frames of many channels (a channelizer's recording read back) come
-	// fewer to a block: at most MaxBlockBytes as float32, which leaves a
-	// block of 64 complex channels or fewer as it was.
-	for block > 1 && block*4*info.Channels() > MaxBlockBytes {
+	// fewer to a block, and so do those a stage makes many of (a
+	// channelizer with little decimation): at most MaxBlockBytes of
+	// float32 in and out of every stage, which leaves a block of one
+	// complex channel, and of a few, as it was.
+	for block > 1 && (block*4*info.Channels() > MaxBlockBytes || chainBytes(chain, block) > MaxBlockBytes) {
 		block /= 2
 	}
 	return block, fmt.Sprintf("an unpaced %s source on the %s backend (%d cores): blocks of %d KiB as stored, for throughput", cfg.Source.Type, backend, procs, block*stored>>10)

@@ -52,7 +52,7 @@ func (ch *Channelize) check(c *Config, path string, _ float64, add addFunc) bool
 	tp := path + ".taps_per_channel"
 	if given := c.tapsGiven(&ch.Filter, path); len(given) > 0 && c.idx.has(tp) {
 		add(tp, "give taps_per_channel (the default prototype) or %s, not both", given[0])
-	} else if t := ch.TapsPerChannel; ok && (t < 1 || t*m > filter.MaxTaps) {
+	} else if t := ch.TapsPerChannel; ok && (t < 1 || t > filter.MaxTaps/m) {
 		add(tp, "must be in 1..%d for %d channels, got %d", filter.MaxTaps/m, m, t)
 	}
 	return ok

@@ -64,6 +64,7 @@ func TestChannelizeErrors(t *testing.T) {
 		{"decimate zero", "{channels: 64, decimate: 0}", "stages[1].channelize.decimate"},
 		{"both prototypes", "{channels: 64, taps_per_channel: 8, taps: [1]}", "stages[1].channelize.taps_per_channel: give taps_per_channel (the default prototype) or taps, not both"},
 		{"taps per channel zero", "{channels: 64, taps_per_channel: 0}", "stages[1].channelize.taps_per_channel"},
+		{"taps per channel overflowing", "{channels: 4, taps_per_channel: 4611686018427387905}", "stages[1].channelize.taps_per_channel: must be in 1..262144 for 4 channels"},
 		{"method", "{channels: 64, taps: [1], method: fft}", "stages[1].channelize.method: not used by channelize"},
 		{"empty taps", "{channels: 64, taps: []}", "stages[1].channelize.taps: must not be empty"},
 	} {

@@ -109,7 +109,7 @@ func (s *Stage) Filter() *Filter {
 	return nil
 }
 
-// kindList lists Stage's kinds for a message: "shift, fir, resample or channelize".
+// kindList lists Stage's kinds for a message: "shift, fir, … or select".
 func kindList() string {
 	var keys []string
 	for _, f := range (&Stage{}).fields() {

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -68,5 +69,56 @@ func TestSpectrumOfChannels(t *testing.T) {
 	}
 	if code, _ = get("point=output&channel=16"); code != http.StatusBadRequest {
 		t.Errorf("channel 16 of 16: %d, want 400", code)
+	}
+}
+
+// TestChannelAnswersBounded: the cache keeps at most maxChannelAnswers
+// answers of channels other than 0, however many channels are asked for.
+func TestChannelAnswersBounded(t *testing.T) {
+	c := New(Options{Chain: stage.FIR(1000, false, []float32{1})})
+	c.entry(renderKey{kind: "spectrum", name: "output"})
+	for ch := 1; ch <= 4095; ch++ {
+		c.entry(renderKey{kind: "spectrum", name: "output", b: 1024, c: ch})
+		if n := len(c.cache); n > maxChannelAnswers+1 {
+			t.Fatalf("after channel %d: %d answers cached", ch, n)
+		}
+	}
+	if _, ok := c.cache[renderKey{kind: "spectrum", name: "output"}]; !ok {
+		t.Error("channel 0's answer was dropped")
+	}
+}
+
+// TestPointsApart: a stage that runs on each of several channels apart,
+// but the last, is no spectrum point (the backend shows only the chain's
+// output); the input and output are.
+func TestPointsApart(t *testing.T) {
+	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{
+		stage.NewShift(10), stage.NewChannelize([]float32{1}, 8, 8), stage.NewSelect(1, 2), stage.NewShift(5), stage.NewFIR([]float32{1}, 1)}}
+	be, err := cpu.New(c, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := New(Options{Backend: be, Chain: c, BlockSize: 512, Slots: 4, Watch: true})
+	if got := fmt.Sprint(ctl.points()); got != "[input stage-0 stage-1 stage-2 stage-4 output]" {
+		t.Errorf("points %s", got)
+	}
+	srv := httptest.NewServer(ctl.Handler(nil))
+	defer srv.Close()
+	x := make([]float32, 2*512*32)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)))
+	}
+	if _, err := pipeline.Run(context.Background(), &sliceSource{x: x}, be, discard{}, pipeline.Config{BlockSize: 512, Complex: true, OutChannels: 2, Slots: 4}, ctl.Instrument(pipeline.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	for point, want := range map[string]int{"stage-3": http.StatusNotFound, "output": http.StatusOK, "input": http.StatusOK, "stage-2": http.StatusOK} {
+		resp, err := http.Get(srv.URL + "/api/spectrum?nfft=64&point=" + point)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", point, resp.StatusCode, want)
+		}
 	}
 }

@@ -60,6 +60,8 @@ type Control struct {
 	reads   *limiter      // the API's reads
 	cacheMu sync.Mutex
 	cache   map[renderKey]*rendered
+	// channelAnswers counts the cache's keys of channels other than 0.
+	channelAnswers int
 }
 
 // maxBodies is how many request bodies are decoded at once; each holds

@@ -22,11 +22,15 @@ const (
 )
 
 // renderKey names one cached answer: a spectrum (point, nfft, the
-// point's canonical name) or a response (stage).
+// point's canonical name, channel) or a response (stage).
 type renderKey struct {
 	kind, name string
 	a, b, c    int
 }
+
+// maxChannelAnswers bounds the cached spectra of channels other than 0:
+// a point may have 4096 channels, each answer with their power strip.
+const maxChannelAnswers = 64
 
 // rendered is one cached answer of an expensive read, kept encoded.
 type rendered struct {
@@ -40,12 +44,24 @@ type rendered struct {
 
 // entry returns the cache entry of k, made on first use. Keys are
 // validated before (a point and a power of two, or a stage), so the cache
-// is bounded.
+// is bounded; the answers for channels other than 0 are dropped, all of
+// them, when there are more than maxChannelAnswers.
 func (c *Control) entry(k renderKey) *rendered {
 	c.cacheMu.Lock()
 	defer c.cacheMu.Unlock()
 	e := c.cache[k]
 	if e == nil {
+		if k.c != 0 {
+			c.channelAnswers++
+			if c.channelAnswers > maxChannelAnswers {
+				for key := range c.cache {
+					if key.c != 0 {
+						delete(c.cache, key)
+					}
+				}
+				c.channelAnswers = 1
+			}
+		}
 		e = &rendered{}
 		c.cache[k] = e
 	}

@@ -33,7 +33,6 @@ const MaxBankChannels = 4096
 // of the stream into blocks. Input is real or interleaved I/Q. Not safe
 // for concurrent use.
 type Channelizer struct {
-	taps    []float32
 	m, d, p int
 	complex bool
 	max     int
@@ -63,7 +62,7 @@ func NewChannelizer(taps []float32, m, d int, complex bool, maxBlock int) (*Chan
 		return nil, fmt.Errorf("filter: decimation %d must divide the %d channels", d, m)
 	}
 	p := (len(taps) + m - 1) / m
-	c := &Channelizer{taps: append([]float32(nil), taps...), m: m, d: d, p: p, complex: complex, max: maxBlock,
+	c := &Channelizer{m: m, d: d, p: p, complex: complex, max: maxBlock,
 		hist: p*m - 1, rev: make([]float32, p*m),
 		vr: make([]float32, m), vi: make([]float32, m), ar: make([]float32, m), ai: make([]float32, m)}
 	for i, t := range taps {
@@ -102,12 +101,6 @@ func scrambledOrder(p *fftPlan) []int32 {
 	return perm
 }
 
-// Channels returns M.
-func (c *Channelizer) Channels() int { return c.m }
-
-// Taps returns the prototype (not a copy: do not modify).
-func (c *Channelizer) Taps() []float32 { return c.taps }
-
 // MaxOut returns the most frames one call outputs for n input samples.
 func (c *Channelizer) MaxOut(n int) int { return (n + c.d - 1) / c.d }
 
@@ -117,9 +110,6 @@ func (c *Channelizer) Reset() {
 	clear(c.im[:c.hist])
 	c.seen = 0
 }
-
-// Pos returns the index of the next input sample.
-func (c *Channelizer) Pos() int64 { return c.seen }
 
 // Seek makes c continue a stream at input sample at, history being the
 // input samples just before it, oldest first, in the stream's layout; a
@@ -293,7 +283,7 @@ func BankPrototype(m, tapsPerChannel int) ([]float32, error) {
 	if m < 2 || m > MaxBankChannels {
 		return nil, fmt.Errorf("filter: %d channels: want 2..%d", m, MaxBankChannels)
 	}
-	if tapsPerChannel < 1 || tapsPerChannel*m > MaxTaps {
+	if tapsPerChannel < 1 || tapsPerChannel > MaxTaps/m {
 		return nil, fmt.Errorf("filter: %d taps per channel × %d channels: want 1..%d taps", tapsPerChannel, m, MaxTaps)
 	}
 	return Design(BankSpec(m, tapsPerChannel))

@@ -6,7 +6,7 @@ import (
 )
 
 // MaxChannels bounds the channels of a stream a sink writes: a
-// channelizer's output (filter.MaxBankChannels), beyond the 64 a source
+// channelizer's output (filter.MaxBankChannels), as many as a source
 // reads (capture.MaxChannels).
 const MaxChannels = 4096
 

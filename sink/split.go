@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,26 @@ func prepareSplit(s Spec) (*Plan, error) {
 	case len(s.Labels) != n || len(s.Centres) != n:
 		return nil, fmt.Errorf("sink: split: %d labels and %d centres for %d channels", len(s.Labels), len(s.Centres), n)
 	}
+	// The path must name a file (or a SigMF base) before labels are put
+	// in: "dir/" would become the hidden dir/.ch0.
+	if s.Type == TypeSigMF {
+		if _, err := sigmfBase(s.Path); err != nil {
+			return nil, err
+		}
+	} else if last := filepath.Base(s.Path); s.Path == "" || strings.HasSuffix(s.Path, "/") || last == "." || last == ".." {
+		return nil, fmt.Errorf("sink: file path %q names a directory, not a file", s.Path)
+	}
+	files := n // each channel's open files: data, and a SigMF recording's directory
+	if s.Type == TypeSigMF {
+		files = 2 * n
+	}
+	if limit := openFileLimit(); limit > 0 && uint64(files)+64 > limit {
+		return nil, fmt.Errorf("sink: split: %d channels keep %d files open, and the limit is %d (ulimit -n)", n, files, limit)
+	}
+	if clip := s.OnClip; clip != nil {
+		var once sync.Once // warned once for the whole split, not once a channel
+		s.OnClip = func(total uint64) { once.Do(func() { clip(total) }) }
+	}
 	p := &Plan{spec: s}
 	seen := map[string]bool{}
 	for j, label := range s.Labels {
@@ -40,6 +61,7 @@ func prepareSplit(s Spec) (*Plan, error) {
 		seen[label] = true
 		cs := s
 		cs.Split, cs.Labels, cs.Centres, cs.Channels = false, nil, nil, 1
+		cs.MakeDirs = false // createSplit makes the directory once, and takes it back on failure
 		cs.Path = labelPath(s.Path, s.Type, label)
 		cs.Meta = s.Meta.moved(s.Centres[j])
 		cs.Meta.Channels = 1
@@ -75,11 +97,20 @@ func (m SigMFMeta) moved(df float64) SigMFMeta {
 }
 
 // createSplit creates every channel's recording, or none: on a failure
-// the ones created are closed and their new files removed.
+// the ones created are closed and their new files removed, and the
+// directories made for them.
 func (p *Plan) createSplit() (Sink, error) {
 	s := &Split{v: 1, buf: make([][]float32, len(p.parts))}
 	if p.spec.Complex {
 		s.v = 2
+	}
+	var dirs []string
+	if p.spec.MakeDirs {
+		var err error
+		if dirs, err = mkdirTracked(filepath.Dir(p.outputs[0].path)); err != nil {
+			removeDirs(dirs)
+			return nil, fmt.Errorf("sink: create output directory: %w", err)
+		}
 	}
 	for _, part := range p.parts {
 		ps, err := part.Create()
@@ -88,6 +119,7 @@ func (p *Plan) createSplit() (Sink, error) {
 				made.Close()
 				p.parts[k].removeCreated()
 			}
+			removeDirs(dirs)
 			return nil, err
 		}
 		s.parts = append(s.parts, ps)
@@ -178,8 +210,17 @@ func (s *Split) Close() error {
 	return errors.Join(errs...)
 }
 
-// Samples returns the frames written to every recording.
-func (s *Split) Samples() uint64 { return s.Written() }
+// Samples returns the frames written to every recording (buffered ones
+// included, as Raw.Samples counts them).
+func (s *Split) Samples() uint64 {
+	var w uint64
+	for j, p := range s.parts {
+		if n := p.(Counter).Samples(); j == 0 || n < w {
+			w = n
+		}
+	}
+	return w
+}
 
 // Written returns the frames that reached every recording.
 func (s *Split) Written() uint64 {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/sink"
@@ -139,12 +140,41 @@ func TestSplitRefusals(t *testing.T) {
 		"labels":   func(s *sink.Spec) { s.Labels = []string{"a"} },
 		"repeated": func(s *sink.Spec) { s.Labels = []string{"a", "a"} },
 		"slash":    func(s *sink.Spec) { s.Labels = []string{"a", "../b"} },
+		"file dir": func(s *sink.Spec) { s.Path = dir + "/" },
+		"sigmf dir": func(s *sink.Spec) {
+			s.Type, s.Path, s.Meta = sink.TypeSigMF, dir+"/", sink.SigMFMeta{SampleRate: 1}
+		},
 	} {
 		s := spec
 		s.Path = filepath.Join(dir, "y.cf32")
 		mod(&s)
+		if _, err := sink.Prepare(s); err != nil && name == "sigmf dir" && !strings.Contains(err.Error(), "names a directory") {
+			t.Errorf("%s: %v", name, err)
+		}
 		if _, err := sink.Prepare(s); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestSplitWarnsOnce: values clipped in several channels call OnClip
+// once for the whole split, and Clipped counts them all.
+func TestSplitWarnsOnce(t *testing.T) {
+	calls := 0
+	p, err := sink.Prepare(sink.Spec{Type: sink.TypeFile, Path: filepath.Join(t.TempDir(), "c.ci16"), Format: "ci16_le", Complex: true,
+		Channels: 3, Split: true, Labels: []string{"a", "b", "c"}, Centres: []float64{0, 0, 0}, OnClip: func(uint64) { calls++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Deferred()
+	if err := d.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Write([]float32{2, 0, -3, 0, 0, 5}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if calls != 1 || d.Clipped() != 3 {
+		t.Errorf("OnClip called %d times, %d clipped; want once, 3", calls, d.Clipped())
 	}
 }

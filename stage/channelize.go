@@ -75,6 +75,9 @@ func (channelize) Fan(s Stage, in []Channel, rate float64) ([]Channel, error) {
 	if len(in) != 1 {
 		return nil, fmt.Errorf("channelize takes one input channel; the stream has %d", len(in))
 	}
+	if err := (channelize{}).Check(s, rate); err != nil { // Fan may come before Check
+		return nil, err
+	}
 	out := make([]Channel, s.Bank)
 	for k := range out {
 		b := k

@@ -7,11 +7,10 @@ import (
 
 // A stage kind is one type in one table, as image.RegisterFormat's
 // formats and database/sql's drivers are, and as liquid-dsp has one
-// object per block: each kind's Def (shift.go, fir.go, resample.go, channelize.go,
-// select.go) says
-// what its stages compute — validation, output rate and complexness, the
-// rate its taps are designed at, what a retune may change — and builds
-// its CPU kernel. The rest of the code asks the table (Stage.Def) instead
+// object per block: each kind's Def (shift.go, fir.go, resample.go,
+// channelize.go, select.go) says what its stages compute — validation,
+// output rate and complexness, the rate its taps are designed at, what a
+// retune may change — and builds its CPU kernel. The rest of the code asks the table (Stage.Def) instead
 // of switching on the kind. The table is a literal list, not a registry
 // filled by init functions, so that it is complete in every binary and
 // there is no order of registration to get wrong.
@@ -195,7 +194,7 @@ func (u unknown) NewProcessor(Stage, Input) (Processor, error) {
 	return nil, fmt.Errorf("unknown stage kind %q", u.kind)
 }
 
-// kindNames lists the kinds for a message: "shift, fir, resample or channelize".
+// kindNames lists the kinds for a message: "shift, fir, … or select".
 func kindNames() string {
 	var b strings.Builder
 	for i, d := range kinds {

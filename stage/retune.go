@@ -16,10 +16,13 @@ import (
 //   - shift f → f': the phase stays continuous, φ[n+1] = φ[n] + 2π·f(n)/fs
 //     with f(n) the frequency in force at n, so φ[n] = φ[K] + 2π·f'·(n−K)/fs
 //     for n ≥ K, where φ[K] is the old frequency's phase at K.
+//   - channelize h → h', M channels, decimate D: the frames at n·D < K use
+//     h, those at n·D ≥ K use h', over the same input history (the tap
+//     count may change; M and D may not).
 //
 // Only parameters change: a retune that alters the structure (the stage's
-// kind, a fir's decimation, a resampler, the number of stages) fails with
-// ErrStructure. K is always a block boundary: the first sample of the
+// kind, a fir's decimation, a channelizer's channels or decimation, a
+// selection, a resampler, the number of stages) fails with ErrStructure. K is always a block boundary: the first sample of the
 // first block the backend processes after the retune was accepted.
 
 // ErrStructure is wrapped by CheckRetune when a retune would change the

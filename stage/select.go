@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sigproc/sigproc/filter"
 )
 
 // KindSelect keeps some channels of its input's frames: output channel j
@@ -111,8 +113,11 @@ type selector struct {
 func (p *selector) Process(dst, src []float32) (int, error) {
 	frames := len(src) / p.in
 	out := len(p.keep) * p.v
-	if len(dst) < frames*out {
-		return 0, fmt.Errorf("select: dst holds %d values, need %d", len(dst), frames*out)
+	switch {
+	case len(src)%p.in != 0:
+		return 0, fmt.Errorf("%w: select: %d values are not whole frames of %d", filter.ErrBlockLength, len(src), p.in)
+	case len(dst) < frames*out:
+		return 0, fmt.Errorf("%w: select: dst holds %d values, need %d", filter.ErrBlockLength, len(dst), frames*out)
 	}
 	for f := range frames {
 		fr, o := src[f*p.in:(f+1)*p.in], dst[f*out:(f+1)*out]

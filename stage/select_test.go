@@ -1,9 +1,12 @@
 package stage
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sigproc/sigproc/filter"
 )
 
 // TestSelect: the kernel keeps the listed channels of each frame in the
@@ -76,6 +79,14 @@ func TestSelect(t *testing.T) {
 	multi.Stages = []Stage{NewShift(1), NewSelect(3, 1)}
 	if err := multi.Validate(); err == nil || !strings.Contains(err.Error(), "stage 1: select must be the first stage on a stream of 4 channels") {
 		t.Errorf("select after a shift on 4 channels: %v", err)
+	}
+	sel, _ := NewSelect(1).Def().NewProcessor(NewSelect(1), Input{Complex: true, MaxIn: 4, Channels: 2})
+	if _, err := sel.Process(make([]float32, 8), make([]float32, 7)); !errors.Is(err, filter.ErrBlockLength) {
+		t.Errorf("a partial frame: %v, want ErrBlockLength", err)
+	}
+	bad := Chain{SampleRate: 1, Complex: true, Stages: []Stage{NewChannelize([]float32{1}, -1, 1)}}
+	if n := bad.OutChannels(); n != 1 || bad.Validate() == nil {
+		t.Errorf("a bank of -1 channels: %d output channels, Validate %v", n, bad.Validate())
 	}
 	if _, err := (selection{}).Retune(NewSelect(1, 2), NewSelect(2, 1)); err == nil {
 		t.Error("a retune changed the selection")

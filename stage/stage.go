@@ -42,7 +42,7 @@ import (
 
 // Kind names a stage kind, as written in a config's stages list. Each
 // kind is defined in a file of its own (shift.go, fir.go, resample.go,
-// channelize.go)
+// channelize.go, select.go)
 // and listed in the table of kind.go; Stage.Def returns its Def.
 type Kind string
 

@@ -37,6 +37,7 @@ type Chain struct {
 	// of every stage whose kind resumes from it, and the chain inputs
 	// processed so far.
 	geo   []stage.Input
+	outV  []int   // the float32 values of a frame of each stage's output
 	tails []*tail // nil but for stages that keep their input history
 	seen  int64
 	watch func(point int, samples []float32)
@@ -79,9 +80,14 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
 		rate, cplx, n, chans = s.Rate(rate), s.OutComplex(cplx), s.MaxOut(n), s.OutChannels(chans)
+		if b := int64(n) * int64(chans) * int64(channels(cplx)) * 4; b > maxStageBytes {
+			return nil, fmt.Errorf("stage %d (%s): its output for a block of %d samples is %d MiB (%d channels); give a smaller block_size",
+				i, s.Kind, maxBlock, b>>20, chans)
+		}
 		ch.procs = append(ch.procs, p)
 		ch.kinds = append(ch.kinds, string(s.Kind))
 		ch.geo = append(ch.geo, g)
+		ch.outV = append(ch.outV, chans*channels(cplx))
 		ch.tails = append(ch.tails, newTail(s, g))
 		if i < len(c.Stages)-1 {
 			ch.bufs = append(ch.bufs, make([]float32, n*chans*channels(cplx)))
@@ -94,6 +100,9 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	ch.split = sp
 	return ch, nil
 }
+
+// maxStageBytes bounds a stage's output for one block.
+const maxStageBytes = 1 << 30
 
 // newFanChain builds c, whose stages from f on run on each channel of
 // the frames the Fanout stages before them make: the stages before f as
@@ -108,7 +117,7 @@ func newFanChain(c stage.Chain, f, maxBlock, workers int) (*Chain, error) {
 	rest := restOf(c, f)
 	if ch.rest, err = newChain(rest, head.MaxOut(maxBlock), workers); err != nil {
 		ch.Close()
-		return nil, err
+		return nil, fmt.Errorf("the stages from %d on, on each channel: %w", f, err)
 	}
 	ch.rest.setBase(f)
 	ch.desc, ch.restAt = c, f
@@ -118,6 +127,7 @@ func newFanChain(c stage.Chain, f, maxBlock, workers int) (*Chain, error) {
 			ch.watch(point+f, samples)
 		}
 	}
+	ch.rest.watch = nil
 	return ch, nil
 }
 
@@ -181,7 +191,16 @@ func (c *Chain) useMapped(region []byte) {
 
 func (c *Chain) process(dst, src []float32) (int, error) {
 	if c.multi != nil {
-		return c.multi.process(dst, src)
+		// Channels run apart show the chain's input and output, whole,
+		// and no stage's output between.
+		if c.watch != nil {
+			c.watch(-1, src)
+		}
+		n, err := c.multi.process(dst, src)
+		if err == nil && c.watch != nil {
+			c.watch(len(c.desc.Stages)-1, dst[:n])
+		}
+		return n, err
 	}
 	if c.rest == nil {
 		return c.stages(dst, src)
@@ -211,9 +230,7 @@ func (c *Chain) stages(dst, src []float32) (int, error) {
 		var n int
 		var err error
 		if c.split != nil {
-			g := c.geo[i]
-			s := c.desc.Stages[i]
-			n, err = c.split.process(i, s, p, out, in, frameValues(g), s.OutChannels(max(1, g.Channels))*channels(s.OutComplex(g.Complex)))
+			n, err = c.split.process(i, c.desc.Stages[i], p, out, in, frameValues(c.geo[i]), c.outV[i])
 		} else {
 			n, err = p.Process(out, in)
 		}

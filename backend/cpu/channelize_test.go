@@ -183,3 +183,40 @@ func TestStagesAfterSelect(t *testing.T) {
 	}
 	checkSplit(t, r, full)
 }
+
+// TestChannelizeChainAllocs: a chain with a channelizer, a selection and
+// stages per channel allocates nothing a block, cut across cores or not,
+// and shows its output to a watcher.
+func TestChannelizeChainAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 7))
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 256), 32, 16), stage.NewSelect(1, 2), firStage(randTaps(r, 9), 2)}}
+	for _, workers := range []int{1, 4} {
+		p, err := newChain(c, 4096, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := 0
+		p.watch = func(point int, x []float32) {
+			if point == 2 {
+				last = len(x)
+			}
+		}
+		x := randTaps(r, 2*4096)
+		dst := make([]float32, 2*2*p.MaxOut(4096))
+		n, _ := p.Process(dst, x)
+		if a := testing.AllocsPerRun(10, func() { p.Process(dst, x) }); a != 0 || last != n || n == 0 {
+			t.Errorf("%d workers: %v allocations a block; the watcher saw %d of %d output values", workers, a, last, n)
+		}
+		p.Close()
+	}
+}
+
+// TestChainRefusesHugeOutput: a block whose output would pass 1 GiB (4096
+// channels, no decimation, 64 Ki samples: 2 GiB) is refused, saying what
+// to change.
+func TestChainRefusesHugeOutput(t *testing.T) {
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1}, 4096, 1)}}
+	if _, err := NewChain(c, 1<<16); err == nil || !strings.Contains(err.Error(), "stage 0 (channelize): its output for a block of 65536 samples is 2048 MiB (4096 channels); give a smaller block_size") {
+		t.Errorf("err %v", err)
+	}
+}
