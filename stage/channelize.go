@@ -12,6 +12,12 @@ import (
 // k, sample n is y_k[n] = Σ_i h[i]·x[nD − i]·exp(−j2πk(nD − i)/M): the
 // input shifted by −k·fs/M, filtered with the prototype h and kept at
 // samples 0, D, 2D, …. The output is complex, in frames of M channels.
+//
+// GNU Radio's pfb.channelizer_ccf(M, h, M/D) computes the same channels
+// in the same order (output k centred at k·fs/M), but one input sample
+// later and turned by a fixed phase: its output k, sample n, is
+// exp(−j2πkD/M)·y'_k[n+1], y' this stage's output for the input delayed
+// by one sample (cmd/sigproc's TestChannelizeGNURadio checks it).
 const KindChannelize Kind = "channelize"
 
 // NewChannelize returns a channelize stage of m channels decimating by d
