@@ -36,8 +36,14 @@ type checker struct {
 
 // startChecker starts the goroutine that checks submitted blocks with ver
 // and hands each verdict to verdict, on that goroutine, in submission order.
+// ch is the values of an input frame; a chain's blocks are its output's,
+// which may hold more (an upsampler, a channelizer).
 func startChecker(cfg Config, ch int, ver *verifier, verdict func(seq uint64, vd verdict, e float64)) (*checker, error) {
-	l := pipeline.Layout{BlockSize: cfg.BlockSize, Channels: ch, Slots: checkerSlots}
+	block := cfg.BlockSize
+	if cfg.chain() {
+		block, ch = cfg.Chain.MaxOut(cfg.BlockSize), pipeline.FrameValues(cfg.Chain.OutChannels(), cfg.Chain.OutComplex())
+	}
+	l := pipeline.Layout{BlockSize: block, Channels: ch, Slots: checkerSlots}
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return nil, fmt.Errorf("probe: check ring: %w", err)
