@@ -45,6 +45,10 @@ const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass
   # In a pipe: raw samples in on stdin, out on stdout; the summary and logs go to stderr
   rtl_sdr -f 100e6 -s 2.4e6 - | sigproc run configs/rtl-sdr.yaml --sink-path - | nc host 5000
 
+  # A filter bank: 64 channels of a 2.048 MS/s stream in one SigMF recording
+  # (sink.split: true in the config writes a recording per channel)
+  sigproc run configs/filterbank.yaml
+
   # Serve Prometheus metrics while it runs
   sigproc run configs/paced-live.yaml --metrics-listen 127.0.0.1:9100
 
@@ -85,7 +89,8 @@ summary goes to stdout, or to stderr when stdout carries the samples
 came out of the backend (it failed or the run aborted), and "gaps" sequence
 numbers the sink side never saw. in = drops + filter drops + filtered, all
 counted in input samples; with stages that change the rate (decimate,
-resample) "out" counts output samples. The rates are both given: "MS/s
+resample, channelize) "out" counts output samples, frames of every
+channel after a channelize. The rates are both given: "MS/s
 out" the samples written, "MS/s in" the samples filtered, per second.
 "startup" is the backend's start (on a GPU: context, kernels, pinned
 buffers); "wall" and the rate count from then on.`,
