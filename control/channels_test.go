@@ -122,3 +122,26 @@ func TestPointsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRetuneChannelizer: new taps for a channelizer go through the API
+// (its channels restated, its decimation kept); other channels or another
+// decimation are a change of structure (409).
+func TestRetuneChannelizer(t *testing.T) {
+	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8)}}
+	be, err := cpu.New(c, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := New(Options{Backend: be, Chain: c, BlockSize: 256, Slots: 4})
+	srv := httptest.NewServer(ctl.Handler(nil))
+	defer srv.Close()
+	code, v := post(t, srv.URL+"/api/stages/0", `{"channelize": {"channels": 16, "taps": [0.5, 1, 0.5]}}`)
+	if st := ctl.Chain().Stages[0]; code != http.StatusOK || len(st.Taps) != 3 || st.Decimate != 8 || st.Bank != 16 {
+		t.Errorf("new taps: %d %v; stage now %+v", code, v, st)
+	}
+	for _, body := range []string{`{"channelize": {"channels": 32, "taps": [1]}}`, `{"channelize": {"channels": 16, "decimate": 16, "taps": [1]}}`} {
+		if code, v := post(t, srv.URL+"/api/stages/0", body); code != http.StatusConflict {
+			t.Errorf("%s: %d %v, want 409", body, code, v)
+		}
+	}
+}
