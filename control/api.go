@@ -348,13 +348,13 @@ func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
 	}
 	c.serveCached(w, r, renderKey{kind: "spectrum", name: name, a: i, b: nfft, c: ch}, sc.total.Load(), spectrumTTL, func() (int, any) {
 		frames := sc.snapshot()
-		spec, err := Welch(channelOf(frames, sc.chans, sc.complex, ch), sc.complex, sc.rate, nfft)
+		spec, err := Welch(channelOf(frames, sc.chans, sc.ch/sc.chans, ch), sc.complex, sc.rate, nfft)
 		if errors.Is(err, errFewSamples) {
 			return http.StatusConflict, map[string]string{"error": fmt.Sprintf("point %s: not enough samples yet", name)}
 		}
 		out := spectrumAnswer{Point: name, RateHz: sc.rate, Complex: sc.complex, PeakHz: spec.Peak(), Channels: sc.chans, Channel: ch, Spectrum: spec}
 		if sc.chans > 1 {
-			out.ChannelPowerDB = channelPower(frames, sc.chans, sc.complex)
+			out.ChannelPowerDB = channelPower(frames, sc.chans, sc.ch/sc.chans)
 		}
 		return http.StatusOK, out
 	})
@@ -377,14 +377,11 @@ type spectrumAnswer struct {
 	Spectrum
 }
 
-// channelOf returns channel k's values of frames of chans channels.
-func channelOf(frames []float32, chans int, complex bool, k int) []float32 {
+// channelOf returns channel k's values of frames of chans channels, v
+// values (1 or 2) a sample.
+func channelOf(frames []float32, chans, v, k int) []float32 {
 	if chans == 1 {
 		return frames
-	}
-	v := 1
-	if complex {
-		v = 2
 	}
 	n := len(frames) / (chans * v)
 	out := make([]float32, 0, n*v)
@@ -394,21 +391,17 @@ func channelOf(frames []float32, chans int, complex bool, k int) []float32 {
 	return out
 }
 
-// channelPower is each channel's mean |x|² in dB over frames (NaN and
-// Inf samples left out), −300 where there is none.
-func channelPower(frames []float32, chans int, complex bool) []float64 {
-	v := 1
-	if complex {
-		v = 2
-	}
+// channelPower is each channel's mean |x|² in dB over frames of chans
+// channels, v values a sample (NaN and Inf samples left out), −300 where
+// there is none.
+func channelPower(frames []float32, chans, v int) []float64 {
 	sum, cnt := make([]float64, chans), make([]int, chans)
 	for i := 0; i+v <= len(frames); i += v {
-		k := (i / v) % chans
-		p := float64(frames[i]) * float64(frames[i])
-		if complex {
-			p += float64(frames[i+1]) * float64(frames[i+1])
+		var p float64
+		for _, x := range frames[i : i+v] {
+			p += float64(x) * float64(x)
 		}
-		if !math.IsNaN(p) && !math.IsInf(p, 0) {
+		if k := (i / v) % chans; !math.IsNaN(p) && !math.IsInf(p, 0) {
 			sum[k] += p
 			cnt[k]++
 		}

@@ -184,10 +184,7 @@ func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
 				t.Run(fmt.Sprintf("complex=%v/taps=%d/block=%d", complex, ntaps, block), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(5, uint64(ntaps)))
 					taps := randSlice(rng, ntaps)
-					ch := 1
-					if complex {
-						ch = 2
-					}
+					ch := channelsOf(complex)
 					x := randSlice(rng, 6*block*ch)
 					apart, err := NewFIRMethod(taps, complex, block, MethodFFT)
 					if err != nil {

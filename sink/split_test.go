@@ -2,7 +2,6 @@ package sink_test
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -73,18 +72,7 @@ func TestSplit(t *testing.T) {
 			if typ != sink.TypeSigMF {
 				continue
 			}
-			raw, err := os.ReadFile(data[:len(data)-len("data")] + "meta")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m struct {
-				Global      map[string]any   `json:"global"`
-				Captures    []map[string]any `json:"captures"`
-				Annotations []map[string]any `json:"annotations"`
-			}
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatal(err)
-			}
+			m := readMeta(t, data[:len(data)-len("data")]+"meta")
 			if _, ok := m.Global["core:num_channels"]; ok || m.Captures[0]["core:frequency"] != 100e6+centres[j] {
 				t.Errorf("%s: global %v, captures %v: want one channel at %g", label, m.Global, m.Captures, 100e6+centres[j])
 			}
