@@ -207,24 +207,10 @@ func (c *Control) points() []string {
 	if c.watched {
 		p = append(p, "input")
 		for i := range c.o.Chain.Stages {
-			if !apart(c.o.Chain, i) {
-				p = append(p, "stage-"+strconv.Itoa(i))
-			}
+			p = append(p, "stage-"+strconv.Itoa(i))
 		}
 	}
 	return append(p, "output")
-}
-
-// apart reports whether stage i, not the last, runs on each of several
-// channels apart: the backend shows no output of such a stage, only the
-// chain's.
-func apart(c stage.Chain, i int) bool {
-	if i >= len(c.Stages)-1 || i < c.FanEnd() {
-		return false
-	}
-	head := c
-	head.Stages = c.Stages[:i]
-	return head.OutChannels() > 1
 }
 
 // Handler serves the page, the API and, when metrics is not nil, /metrics,
@@ -312,10 +298,6 @@ func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
 	}
 	if !c.watched && i != len(c.scopes)-1 {
 		fail(w, http.StatusNotFound, "point %s: the %s backend shows only the output", name, c.o.Backend.Name())
-		return
-	}
-	if i > 0 && apart(c.o.Chain, i-1) {
-		fail(w, http.StatusNotFound, "point %s: the stage runs on each channel apart, and shows its output only as the chain's (output)", name)
 		return
 	}
 	nfft := 1024

@@ -44,16 +44,7 @@ func TestSpectrumOfChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(q string) (int, spectrumAnswer) {
-		resp, err := http.Get(srv.URL + "/api/spectrum?" + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var a spectrumAnswer
-		json.NewDecoder(resp.Body).Decode(&a)
-		return resp.StatusCode, a
-	}
+	get := func(q string) (int, spectrumAnswer) { return getSpectrum(t, srv.URL, q) }
 	code, a := get("point=output")
 	if code != http.StatusOK || a.Channels != m || len(a.ChannelPowerDB) != m || a.RateHz != rate/(m/2) {
 		t.Fatalf("output: %d, %d channels, %d powers, rate %g", code, a.Channels, len(a.ChannelPowerDB), a.RateHz)
@@ -72,6 +63,19 @@ func TestSpectrumOfChannels(t *testing.T) {
 	}
 }
 
+// getSpectrum asks the server at url for /api/spectrum?q.
+func getSpectrum(t *testing.T, url, q string) (int, spectrumAnswer) {
+	t.Helper()
+	resp, err := http.Get(url + "/api/spectrum?" + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a spectrumAnswer
+	json.NewDecoder(resp.Body).Decode(&a)
+	return resp.StatusCode, a
+}
+
 // TestChannelAnswersBounded: the cache keeps at most maxChannelAnswers
 // answers of channels other than 0, however many channels are asked for.
 func TestChannelAnswersBounded(t *testing.T) {
@@ -88,10 +92,10 @@ func TestChannelAnswersBounded(t *testing.T) {
 	}
 }
 
-// TestPointsApart: a stage that runs on each of several channels apart,
-// but the last, is no spectrum point (the backend shows only the chain's
-// output); the input and output are.
-func TestPointsApart(t *testing.T) {
+// TestPointsOfChannels: a stage that runs on each of several channels
+// apart (after a channelizer's selection) is a spectrum point like any
+// other, of the channels it outputs.
+func TestPointsOfChannels(t *testing.T) {
 	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{
 		stage.NewShift(10), stage.NewChannelize([]float32{1}, 8, 8), stage.NewSelect(1, 2), stage.NewShift(5), stage.NewFIR([]float32{1}, 1)}}
 	be, err := cpu.New(c, 512)
@@ -99,7 +103,7 @@ func TestPointsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := New(Options{Backend: be, Chain: c, BlockSize: 512, Slots: 4, Watch: true})
-	if got := fmt.Sprint(ctl.points()); got != "[input stage-0 stage-1 stage-2 stage-4 output]" {
+	if got := fmt.Sprint(ctl.points()); got != "[input stage-0 stage-1 stage-2 stage-3 stage-4 output]" {
 		t.Errorf("points %s", got)
 	}
 	srv := httptest.NewServer(ctl.Handler(nil))
@@ -111,14 +115,9 @@ func TestPointsApart(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), &sliceSource{x: x}, be, discard{}, pipeline.Config{BlockSize: 512, Complex: true, OutChannels: 2, Slots: 4}, ctl.Instrument(pipeline.Options{})); err != nil {
 		t.Fatal(err)
 	}
-	for point, want := range map[string]int{"stage-3": http.StatusNotFound, "output": http.StatusOK, "input": http.StatusOK, "stage-2": http.StatusOK} {
-		resp, err := http.Get(srv.URL + "/api/spectrum?nfft=64&point=" + point)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("%s: %d, want %d", point, resp.StatusCode, want)
+	for point, chans := range map[string]int{"input": 1, "stage-1": 8, "stage-2": 2, "stage-3": 2, "output": 2} {
+		if code, a := getSpectrum(t, srv.URL, fmt.Sprintf("nfft=64&channel=%d&point=%s", chans-1, point)); code != http.StatusOK || a.Channel != chans-1 || a.Channels != chans || (chans > 1 && len(a.ChannelPowerDB) != chans) {
+			t.Errorf("%s: %d, %d channels (%d powers), want %d", point, code, a.Channels, len(a.ChannelPowerDB), chans)
 		}
 	}
 }

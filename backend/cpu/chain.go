@@ -38,6 +38,7 @@ type Chain struct {
 	// processed so far.
 	geo   []stage.Input
 	outV  []int   // the float32 values of a frame of each stage's output
+	outN  []int   // the float32 values each stage output in the last call
 	tails []*tail // nil but for stages that keep their input history
 	seen  int64
 	watch func(point int, samples []float32)
@@ -88,6 +89,7 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 		ch.kinds = append(ch.kinds, string(s.Kind))
 		ch.geo = append(ch.geo, g)
 		ch.outV = append(ch.outV, chans*channels(cplx))
+		ch.outN = append(ch.outN, 0)
 		ch.tails = append(ch.tails, newTail(s, g))
 		if i < len(c.Stages)-1 {
 			ch.bufs = append(ch.bufs, make([]float32, n*chans*channels(cplx)))
@@ -191,11 +193,13 @@ func (c *Chain) useMapped(region []byte) {
 
 func (c *Chain) process(dst, src []float32) (int, error) {
 	if c.multi != nil {
-		// Channels run apart show the chain's input and output, whole,
-		// and no stage's output between.
+		// Channels run apart show the chain's input and output whole,
+		// and each stage's output between as the frames it would have
+		// made (perChannel.show).
 		if c.watch != nil {
 			c.watch(-1, src)
 		}
+		c.multi.watch = c.watch
 		n, err := c.multi.process(dst, src)
 		if err == nil && c.watch != nil {
 			c.watch(len(c.desc.Stages)-1, dst[:n])
@@ -241,6 +245,7 @@ func (c *Chain) stages(dst, src []float32) (int, error) {
 			t.push(in)
 		}
 		in = out[:n]
+		c.outN[i] = n
 		if c.watch != nil {
 			c.watch(i, in)
 		}

@@ -27,6 +27,10 @@ type perChannel struct {
 	mem              mapped    // the source's memory src may lie in
 	frames           int       // input frames of the current chunk
 	chunk            int       // frames per chunk
+	// watch, when set, is shown every stage's output but the last, as
+	// frames of every channel joined in tap (made on the first call).
+	watch func(point int, samples []float32)
+	tap   []float32
 }
 
 // newChannels builds c.Channels copies of c's one-channel chain.
@@ -90,8 +94,33 @@ func (m *perChannel) process(dst, src []float32) (int, error) {
 		}
 		m.pool.Do(k/m.outV, frameGrain, 64, m.join)
 		total += k * m.n
+		if m.watch != nil {
+			m.show()
+		}
 	}
 	return total, nil
+}
+
+// show joins each stage's output but the last, of the current chunk,
+// into frames of every channel and passes them to watch: what one chain
+// on whole frames would have shown. It runs only while a watcher is
+// installed (the control page), on the caller's goroutine.
+func (m *perChannel) show() {
+	one := m.per[0]
+	if m.tap == nil {
+		size := 0
+		for _, b := range one.bufs {
+			size = max(size, len(b))
+		}
+		m.tap = make([]float32, size*m.n)
+	}
+	for i := range one.bufs {
+		k, v := one.outN[i], one.outV[i]
+		for c, p := range m.per {
+			scatter(m.tap[c*v:], p.bufs[i][:k], m.n*v, v)
+		}
+		m.watch(i, m.tap[:k*m.n])
+	}
 }
 
 // frameGrain is the fewest frames worth a goroutine when splitting or

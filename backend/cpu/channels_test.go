@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sigproc/sigproc/pipeline"
@@ -192,6 +193,57 @@ func TestChannelsLargeBlocks(t *testing.T) {
 		for ch := 0; ch < 3; ch++ {
 			if e := maxErrRMS(split(dst[:w], ch, 3, 2), reference(one, split(x, ch, 3, 2))); e > 2e-5 {
 				t.Errorf("%s: channel %d: max error %.3g of RMS", name, ch, e)
+			}
+		}
+	}
+}
+
+// TestWatchStagesOfChannels: a chain whose stages run on each channel
+// apart (several channels in, or the stages after a channelizer's
+// selection) shows every stage's output to a watcher as whole frames:
+// the values the chain cut after that stage outputs, in blocks of more
+// frames than one chunk of channels too.
+func TestWatchStagesOfChannels(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 1))
+	for name, c := range map[string]stage.Chain{
+		"3 channels": {Channels: 3, Stages: []stage.Stage{shiftStage(1000), firStage(randTaps(r, 31), 2), shiftStage(-300)}},
+		"select then stages": {Stages: []stage.Stage{stage.NewChannelize(randTaps(r, 130), 16, 8), stage.NewSelect(3, 12, 0),
+			shiftStage(1000), firStage(randTaps(r, 33), 2), shiftStage(-500)}},
+	} {
+		c.SampleRate, c.Complex = 1.6e6, true
+		const block, blocks = 30000, 3 // 30000 frames: more than one chunk of 3 channels
+		x := randTaps(r, 2*c.ChannelCount()*block*blocks)
+		run := func(c stage.Chain, watch func(int, []float32)) []float32 {
+			p, err := newChain(c, block, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			p.watch = watch
+			dst := make([]float32, 2*c.OutChannels()*p.MaxOut(block))
+			var out []float32
+			for b := range blocks {
+				fv := 2 * c.ChannelCount()
+				n, err := p.Process(dst, x[fv*b*block:fv*(b+1)*block])
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, dst[:n]...)
+			}
+			return out
+		}
+		seen := make([][]float32, len(c.Stages))
+		run(c, func(point int, v []float32) {
+			if point >= 0 {
+				seen[point] = append(seen[point], v...)
+			}
+		})
+		for i := range c.Stages {
+			cut := c
+			cut.Stages = c.Stages[:i+1]
+			want := run(cut, nil)
+			if !slices.Equal(seen[i], want) {
+				t.Errorf("%s: stage %d showed %d values, not the %d its chain outputs", name, i, len(seen[i]), len(want))
 			}
 		}
 	}
