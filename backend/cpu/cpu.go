@@ -53,7 +53,7 @@ func NewBackend(fir *filter.FIR) pipeline.Backend {
 	s := desc.Stages[0]
 	c := &Chain{desc: desc, max: fir.MaxBlock(),
 		procs: []stage.Processor{stage.FIRProcessor(fir)}, kinds: []string{string(s.Kind)},
-		geo: []stage.Input{g}, outV: []int{channels(g.Complex)}, tails: []*tail{newTail(s, g)}}
+		geo: []stage.Input{g}, outV: []int{channels(g.Complex)}, outN: []int{0}, tails: []*tail{newTail(s, g)}}
 	return &backend{chain: c, desc: desc}
 }
 
