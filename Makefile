@@ -63,19 +63,22 @@ test:
 	CGO_ENABLED=0 $(GO) test -count=1 -tags purego ./filter/... ./mixer/...
 	$(MAKE) --no-print-directory fuzz
 
-# Short fuzz runs of every Fuzz target. A failing run prints its log; one
-# that left no crasher in testdata/fuzz (the fuzzer's own worker hiccup on a
-# loaded 2-core box) is retried once, and a crasher always fails.
+# Short fuzz runs of every Fuzz target. Minimizing a new input may take a
+# second, not the default minute: the minute outlasted a short run, whose
+# workers then sat minimizing (0 execs/s) until the deadline failed it. A
+# failing run prints its log; one that left no crasher in testdata/fuzz
+# (the fuzzer's own worker hiccup on a loaded 2-core box) is retried once,
+# and a crasher always fails.
 fuzz:
 	@set -e; log=$$(mktemp); for pkg in ./config ./capture ./filter ./internal/zmq; do \
 	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$fz ($(FUZZTIME))"; \
-	    if ! $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg >$$log 2>&1; then \
 	      cat $$log; \
 	      if ls $$pkg/testdata/fuzz/$$fz/* >/dev/null 2>&1 && [ -n "$$(git status --porcelain -- $$pkg/testdata/fuzz/$$fz)" ]; then \
 	        echo "fuzz $$pkg $$fz: new crasher in $$pkg/testdata/fuzz/$$fz"; exit 1; fi; \
 	      echo "fuzz $$pkg $$fz: failed without a crasher; retrying once"; \
-	      $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	      $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg || exit 1; \
 	    fi; \
 	  done; \
 	done; rm -f $$log
