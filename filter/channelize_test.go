@@ -55,7 +55,8 @@ func TestChannelizerMatchesDefinition(t *testing.T) {
 			banks = append(banks, bank{m, d, 3*m + 1}, bank{m, d, 5*m - m/2 + 1})
 		}
 	}
-	banks = append(banks, bank{64, 16, 1000}, bank{6, 3, 25}, bank{12, 4, 50}, bank{100, 50, 333}, bank{3, 1, 7}, bank{8, 8, 5}, bank{16, 8, 1})
+	banks = append(banks, bank{64, 16, 1000}, bank{6, 3, 25}, bank{12, 4, 50}, bank{100, 50, 333}, bank{3, 1, 7}, bank{8, 8, 5}, bank{16, 8, 1},
+		bank{96, 48, 16 * 96}, bank{80, 80, 700}, bank{28, 14, 100}, bank{15, 5, 61})
 	for _, b := range banks {
 		for _, cplx := range []bool{false, true} {
 			for _, style := range []string{"one", "random", "short"} {
