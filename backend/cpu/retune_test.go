@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
@@ -381,5 +382,57 @@ func TestRetuneChannels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrepareWhileApplying: a retune is prepared outside the backend's
+// lock (backend.Retune) while the consumer applies the one before it and
+// runs blocks cut across cores; `go test -race` (make test) checks that
+// the two share nothing unguarded.
+func TestPrepareWhileApplying(t *testing.T) {
+	taps, err := filter.BankPrototype(16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewChannelize(taps, 16, 8)}}
+	ch, err := newChain(c, 40000, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	var mu sync.Mutex
+	desc, pending := c, []*Prepared(nil)
+	done := make(chan error, 1)
+	go func() {
+		for k := range 50 {
+			mu.Lock()
+			d := desc
+			mu.Unlock()
+			p, err := ch.prepareOn(d, 0, stage.Stage{Kind: stage.KindChannelize, Taps: taps[:len(taps)-k]})
+			if err != nil {
+				done <- err
+				return
+			}
+			mu.Lock()
+			pending, desc = append(pending, p), p.desc
+			mu.Unlock()
+		}
+		done <- nil
+	}()
+	src := make([]float32, 2*40000)
+	dst := make([]float32, 2*16*ch.MaxOut(40000))
+	for range 60 {
+		mu.Lock()
+		for _, p := range pending {
+			ch.Apply(p)
+		}
+		pending = pending[:0]
+		mu.Unlock()
+		if _, err := ch.Process(dst, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -47,6 +47,9 @@ type splitter struct {
 	pool    *par.Pool
 	workers int
 	copies  [][]stage.Processor // copies[i][g]: goroutine g's copy of stage i's kernel; nil for a kind run whole
+	// ncopies[i] is len(copies[i]), fixed when built: a retune being
+	// prepared reads it while the consumer swaps copies[i] (Apply).
+	ncopies []int
 	pos     []int64             // each stage's input samples so far
 	cuts    int64               // blocks of a stage cut into segments (tests)
 
@@ -88,6 +91,7 @@ func newSplitter(c stage.Chain, geo []stage.Input, workers int) (*splitter, erro
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
 		sp.copies = append(sp.copies, cp)
+		sp.ncopies = append(sp.ncopies, len(cp))
 	}
 	return sp, nil
 }
@@ -201,8 +205,8 @@ func (sp *splitter) close() {
 // copiesOf returns how many copies of stage i's kernel a retune builds
 // (none for an index out of range, which prepare refuses).
 func (sp *splitter) copiesOf(i int) int {
-	if sp == nil || i < 0 || i >= len(sp.copies) {
+	if sp == nil || i < 0 || i >= len(sp.ncopies) {
 		return 0
 	}
-	return len(sp.copies[i])
+	return sp.ncopies[i]
 }
