@@ -46,7 +46,7 @@ func (ch *Channelize) check(c *Config, path string, _ float64, add addFunc) bool
 		add(path+".channels", "must be in 2..%d, got %d", filter.MaxBankChannels, m)
 		ok = false
 	case d < 1 || m%d != 0:
-		add(path+".decimate", "must divide channels (%d: critically sampled, %d: 2× oversampled), got %d", m, m/2, d)
+		add(path+".decimate", "must divide channels (%s), got %d", stage.DecimateChoices(m), d)
 		ok = false
 	}
 	tp := path + ".taps_per_channel"

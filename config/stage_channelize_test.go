@@ -61,6 +61,7 @@ func TestChannelizeErrors(t *testing.T) {
 		{"one channel", "{channels: 1}", "stages[1].channelize.channels: must be in 2..4096, got 1"},
 		{"too many", "{channels: 8192}", "stages[1].channelize.channels: must be in 2..4096, got 8192"},
 		{"decimate not a divisor", "{channels: 64, decimate: 24}", "stages[1].channelize.decimate: must divide channels (64: critically sampled, 32: 2× oversampled), got 24"},
+		{"decimate not a divisor of an odd count", "{channels: 15, decimate: 7}", "stages[1].channelize.decimate: must divide channels (15: critically sampled; an odd count's divisors: 1, 3, 5, 15), got 7"},
 		{"decimate zero", "{channels: 64, decimate: 0}", "stages[1].channelize.decimate"},
 		{"both prototypes", "{channels: 64, taps_per_channel: 8, taps: [1]}", "stages[1].channelize.taps_per_channel: give taps_per_channel (the default prototype) or taps, not both"},
 		{"taps per channel zero", "{channels: 64, taps_per_channel: 0}", "stages[1].channelize.taps_per_channel"},

@@ -24,7 +24,7 @@ func TestSelectEntry(t *testing.T) {
 	}
 	for _, tt := range []struct{ list, frag string }{
 		{"{}", "x.yaml:5: stages[2].select.channels: required: the channels kept"},
-		{"{channels: [64]}", "x.yaml:5: stages[2].select: select: channel 64 is not in the stream's 64 (0..63)"},
+		{"{channels: [64]}", "x.yaml:5: stages[2].select: channel 64 is not one of the stream's 64 channels (0..63)"},
 		{"{channels: [1, 1]}", "x.yaml:5: stages[2].select.channels: channel 1 is listed twice"},
 		{"{channels: [1.5]}", "x.yaml:5: stages[2].select.channels[0]: must be an integer"},
 	} {

@@ -68,11 +68,12 @@ const stagePrefix = "stages[0]"
 // Resolve checks the stage by the config file's rules (the same
 // validator, so an explicit decimate: 0 is refused as in a file, while an
 // absent one is not) and returns it resolved for a stage whose input runs
-// at rate S/s; designs are computed here, at that rate. Keys left out stay
+// at rate S/s on channels channels (a select's are checked against
+// them; 0 means 1); designs are computed here, at that rate. Keys left out stay
 // zero where the running stage's value applies: a fir's decimate and
 // method (see stage.CheckRetune). taps_file is refused: a remote client
 // must not name files on this machine.
-func (b *StageBody) Resolve(rate float64) (stage.Stage, error) {
+func (b *StageBody) Resolve(rate float64, channels int) (stage.Stage, error) {
 	c := b.c
 	s := &c.Stages[0]
 	for _, k := range s.fields() {
@@ -90,7 +91,7 @@ func (b *StageBody) Resolve(rate float64) (stage.Stage, error) {
 		c.SetDefaults() // fills an absent decimate (1 here, checked against the running stage later) and method
 		c.validateStages(rate, &errs, add, enumOf(add))
 		if errs == nil {
-			ch, err := c.Chain(rate, true)
+			ch, err := c.ChainOf(rate, true, channels)
 			if err != nil {
 				var ce *Error
 				if errors.As(err, &ce) {
@@ -282,10 +283,34 @@ func (d *jsonDoc) value(v reflect.Value, path string) error {
 	return nil
 }
 
-// list decodes a list of numbers (taps) into the []float32 v. The list
-// is read whole (at most the body) and scanned in place: a token per tap
-// would cost ten times the time and garbage.
+// list decodes a list of numbers (taps) into the []float32 v, or of
+// whole numbers (a select's channels) into the []int v. Taps are read
+// whole (at most the body) and scanned in place: a token per tap would
+// cost ten times the time and garbage.
 func (d *jsonDoc) list(v reflect.Value, path string) error {
+	if v.Type() == reflect.TypeOf([]int(nil)) {
+		var items []json.RawMessage
+		if err := d.dec.Decode(&items); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return d.fail(path, "wrong type: %s where a list is expected", te.Value)
+			}
+			return d.readError(err, path)
+		}
+		ks := make([]int, len(items))
+		for i, it := range items {
+			if c := it[0]; c != '-' && (c < '0' || c > '9') {
+				return d.fail(fmt.Sprintf("%s[%d]", path, i), "wrong type: %s where a whole number is expected", rawKind(it))
+			}
+			k, err := strconv.Atoi(string(it))
+			if err != nil {
+				return d.fail(fmt.Sprintf("%s[%d]", path, i), "must be an integer, got %s", it)
+			}
+			ks[i] = k
+		}
+		v.Set(reflect.ValueOf(ks))
+		return nil
+	}
 	if v.Type() != reflect.TypeOf([]float32(nil)) {
 		return d.fail(path, "cannot decode into %s", v.Type())
 	}

@@ -13,13 +13,18 @@ import (
 	"github.com/sigproc/sigproc/stage"
 )
 
-// parseStage is DecodeStage and Resolve of data.
+// parseStage is DecodeStage and Resolve of data, for a stage whose input
+// is 64 channels when it is a select.
 func parseStage(data []byte, name string, rate float64) (stage.Stage, error) {
 	b, err := DecodeStage(bytes.NewReader(data), name)
 	if err != nil {
 		return stage.Stage{}, err
 	}
-	return b.Resolve(rate)
+	channels := 1
+	if bytes.Contains(data, []byte(`"select"`)) {
+		channels = 64
+	}
+	return b.Resolve(rate, channels)
 }
 
 func TestParseStage(t *testing.T) {
@@ -38,6 +43,7 @@ func TestParseStage(t *testing.T) {
 		{"resample", `{"resample": {"up": 3, "down": 2, "taps": [1]}}`, "", func(s stage.Stage) bool { return s.Up == 3 }},
 		{"integral float", `{"fir": {"taps": [1], "decimate": 2.0}}`, "", func(s stage.Stage) bool { return s.Decimate == 2 }},
 		{"explicit method", `{"fir": {"taps": [1], "method": "fft"}}`, "", func(s stage.Stage) bool { return s.Method == "fft" }},
+		{"select", `{"select": {"channels": [3, 56, 0]}}`, "", func(s stage.Stage) bool { return s.Kind == stage.KindSelect && fmt.Sprint(s.Keep) == "[3 56 0]" }},
 		// Refused as the file parser refuses them, by its validator.
 		{"yaml", "fir: {taps: [1, 2]}\n", "not valid JSON", nil},
 		{"empty", ``, "empty", nil},
@@ -67,6 +73,10 @@ func TestParseStage(t *testing.T) {
 		{"resample method", `{"resample": {"up": 2, "down": 1, "taps": [1], "method": "fft"}}`, "resample.method: not used by resample", nil},
 		{"zero up", `{"resample": {"up": 0, "down": 1, "taps": [1]}}`, "resample.up: must be in 1..65536, got 0", nil},
 		{"empty window", `{"fir": {"design": {"type": "lowpass", "cutoff_hz": 4000, "num_taps": 65, "window": ""}}}`, "fir.design.window: must not be zero or empty", nil},
+		{"fraction channel", `{"select": {"channels": [1.5]}}`, "select.channels[0]: must be an integer, got 1.5", nil},
+		{"string channel", `{"select": {"channels": ["3"]}}`, "select.channels[0]: wrong type: string \"3\" where a whole number is expected", nil},
+		{"channels not a list", `{"select": {"channels": 3}}`, "select.channels: wrong type: number where a list is expected", nil},
+		{"negative channel", `{"select": {"channels": [-1]}}`, "channel -1: channels count from 0", nil},
 		{"not an object", `[1, 2]`, "must be a JSON object", nil},
 		{"two documents", `{"shift": {"frequency_hz": 1}} {"shift": {"frequency_hz": 2}}`, "more after the stage's object", nil},
 		{"truncated", `{"fir": {"taps": [1, 2`, "not valid JSON", nil},
@@ -182,6 +192,9 @@ func TestParseStageAgreesWithFile(t *testing.T) {
 		`{"fir": {"design": {"type": "lowpass", "cutoff_hz": 4000, "num_taps": 2000000}}}`,
 		`{"shift": {"frequency_hz": 1000}}`,
 		`{"shift": {"frequency_hz": 0}}`,
+		`{"select": {"channels": [0]}}`,
+		`{"select": {"channels": [1.5]}}`,
+		`{"select": {"channels": []}}`,
 		`{"shift": {}}`,
 		`{"shift": {"frequency_hz": -24001}}`,
 		`{"resample": {"up": 3, "down": 2, "taps": [1, 1]}}`,

@@ -323,6 +323,10 @@ func (c *Control) spectrum(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("channel"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n >= sc.chans {
+			if sc.chans == 1 {
+				fail(w, http.StatusBadRequest, "channel: want 0 (point %s has one channel), got %q", name, v)
+				return
+			}
 			fail(w, http.StatusBadRequest, "channel: want 0..%d (point %s has %d channels), got %q", sc.chans-1, name, sc.chans, v)
 			return
 		}
@@ -465,17 +469,16 @@ func (c *Control) postStage(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	rate := ch.SampleRate
-	for _, s := range ch.Stages[:n] {
-		rate = s.Rate(rate)
-	}
+	head := ch
+	head.Stages = ch.Stages[:n]
+	rate, chans := head.OutRate(), head.OutChannels()
 	// Checking (a design may be up to stage.MaxTaps long) and retuning
 	// take the one slot for expensive work.
 	if !c.acquire(r.Context()) {
 		return
 	}
 	defer c.release()
-	s, err := doc.Resolve(rate)
+	s, err := doc.Resolve(rate, chans)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/backend/cpu"
@@ -141,6 +142,35 @@ func TestRetuneChannelizer(t *testing.T) {
 	for _, body := range []string{`{"channelize": {"channels": 32, "taps": [1]}}`, `{"channelize": {"channels": 16, "decimate": 16, "taps": [1]}}`} {
 		if code, v := post(t, srv.URL+"/api/stages/0", body); code != http.StatusConflict {
 			t.Errorf("%s: %d %v, want 409", body, code, v)
+		}
+	}
+}
+
+// TestRetuneSelect: a select's channels are read from a body as in a
+// file and checked against the stream it selects from; they cannot
+// change during a run (409), and a channel the stream lacks is a bad
+// request (400).
+func TestRetuneSelect(t *testing.T) {
+	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8), stage.NewSelect(3, 12, 0)}}
+	be, err := cpu.New(c, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := New(Options{Backend: be, Chain: c, BlockSize: 256, Slots: 4})
+	srv := httptest.NewServer(ctl.Handler(nil))
+	defer srv.Close()
+	for _, tt := range []struct {
+		body string
+		code int
+		frag string
+	}{
+		{`{"select": {"channels": [3, 12, 1]}}`, http.StatusConflict, "keeps channels [3 12 0]; a retune cannot change them"},
+		{`{"select": {"channels": [3, 56, 0]}}`, http.StatusBadRequest, "channel 56 is not one of the stream's 16 channels (0..15)"},
+		{`{"select": {"channels": [3.5]}}`, http.StatusBadRequest, "select.channels[0]: must be an integer, got 3.5"},
+	} {
+		code, v := post(t, srv.URL+"/api/stages/1", tt.body)
+		if code != tt.code || !strings.Contains(fmt.Sprint(v["error"]), tt.frag) {
+			t.Errorf("%s: %d %v, want %d %q", tt.body, code, v, tt.code, tt.frag)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package stage
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/sigproc/sigproc/filter"
 )
@@ -46,10 +48,25 @@ func (channelize) Check(s Stage, _ float64) *StageError {
 		return fieldError("channels", "must be in 2..%d, got %d", filter.MaxBankChannels, s.Bank)
 	}
 	if s.Decimate < 1 || s.Bank%s.Decimate != 0 {
-		return fieldError("decimate", "must divide the %d channels (%d: critically sampled, %d: 2× oversampled), got %d",
-			s.Bank, s.Bank, s.Bank/2, s.Decimate)
+		return fieldError("decimate", "must divide the %d channels (%s), got %d", s.Bank, DecimateChoices(s.Bank), s.Decimate)
 	}
 	return nil
+}
+
+// DecimateChoices says which decimations a bank of m channels takes, for
+// messages: "64: critically sampled, 32: 2× oversampled", or for an odd
+// m its divisors.
+func DecimateChoices(m int) string {
+	if m%2 == 0 {
+		return fmt.Sprintf("%d: critically sampled, %d: 2× oversampled", m, m/2)
+	}
+	var d []string
+	for k := 1; k <= m && len(d) < 12; k++ {
+		if m%k == 0 {
+			d = append(d, strconv.Itoa(k))
+		}
+	}
+	return fmt.Sprintf("%d: critically sampled; an odd count's divisors: %s", m, strings.Join(d, ", "))
 }
 
 // Retune takes new taps; the channels and decimation may not change, and

@@ -52,11 +52,14 @@ func (selection) Check(s Stage, _ float64) *StageError {
 }
 
 // Fan keeps the channels listed.
-func (selection) Fan(s Stage, in []Channel, _ float64) ([]Channel, error) {
+func (selection) Fan(s Stage, in []Channel, rate float64) ([]Channel, error) {
+	if err := (selection{}).Check(s, rate); err != nil { // Fan may come before Check
+		return nil, err
+	}
 	out := make([]Channel, len(s.Keep))
 	for j, k := range s.Keep {
 		if k >= len(in) {
-			return nil, fmt.Errorf("select: channel %d is not in the stream's %d (0..%d)", k, len(in), len(in)-1)
+			return nil, fmt.Errorf("channel %d is not one of the stream's %d channels (0..%d)", k, len(in), len(in)-1)
 		}
 		out[j] = in[k]
 	}
@@ -96,8 +99,8 @@ func (selection) NewProcessor(s Stage, in Input) (Processor, error) {
 	}
 	n := max(1, in.Channels)
 	for _, k := range s.Keep {
-		if k >= n {
-			return nil, fmt.Errorf("select: channel %d is not in the stream's %d", k, n)
+		if k < 0 || k >= n {
+			return nil, fmt.Errorf("channel %d is not one of the stream's %d channels (0..%d)", k, n, n-1)
 		}
 	}
 	return &selector{keep: slices.Clone(s.Keep), in: n * v, v: v}, nil

@@ -54,11 +54,18 @@ func TestSelect(t *testing.T) {
 		{nil, "must list at least one channel"},
 		{[]int{1, -1}, "channel -1: channels count from 0"},
 		{[]int{3, 3}, "channel 3 is listed twice"},
-		{[]int{16}, "stage 2: select: channel 16 is not in the stream's 16 (0..15)"},
+		{[]int{16}, "stage 2: channel 16 is not one of the stream's 16 channels (0..15)"},
 	} {
 		c.Stages[2] = NewSelect(tt.keep...)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.frag) {
 			t.Errorf("keep %v: %v, want %q", tt.keep, err, tt.frag)
+		}
+		// Before Validate too: the frame is an error, never a panic.
+		if _, err := c.OutFrame(); err == nil {
+			t.Errorf("keep %v: OutFrame gave no error", tt.keep)
+		}
+		if _, err := c.Stages[2].Def().NewProcessor(c.Stages[2], Input{Channels: 16}); err == nil && slices.ContainsFunc(tt.keep, func(k int) bool { return k < 0 || k >= 16 }) {
+			t.Errorf("keep %v: NewProcessor gave no error", tt.keep)
 		}
 	}
 	c.Stages = append(c.Stages, NewShift(1), NewSelect(0))
