@@ -50,8 +50,8 @@ type splitter struct {
 	// ncopies[i] is len(copies[i]), fixed when built: a retune being
 	// prepared reads it while the consumer swaps copies[i] (Apply).
 	ncopies []int
-	pos     []int64             // each stage's input samples so far
-	cuts    int64               // blocks of a stage cut into segments (tests)
+	pos     []int64 // each stage's input samples so far
+	cuts    int64   // blocks of a stage cut into segments (tests)
 
 	// The current stage's call, set by process before pool.Share;
 	// runPart made once so that Share allocates nothing.
