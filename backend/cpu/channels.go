@@ -33,30 +33,32 @@ type perChannel struct {
 	tap   []float32
 }
 
-// newChannels builds c.Channels copies of c's one-channel chain.
+// newChannels builds c.Channels copies of c's one-channel chain. Each
+// runs a chunk of frames at a time, so it is built for a chunk, not for
+// maxBlock: the channels' memory does not grow with the block.
 func newChannels(c stage.Chain, maxBlock int) (*perChannel, error) {
 	n := c.ChannelCount()
 	one := c
 	one.Channels = 1
 	m := &perChannel{n: n, inV: valuesOf(c.Complex), outV: valuesOf(c.OutComplex()),
 		got: make([]int, n), errs: make([]error, n)}
+	// About 256 KiB of input and of output per chunk, whole blocks of the
+	// filter's FFT size or more (a short chunk costs an FFT stage no more
+	// than a block split by the ring would).
+	m.chunk = min(maxBlock, max(4096, (256<<10)/(4*n*max(m.inV, m.outV))))
 	for i := 0; i < n; i++ {
-		ch, err := newChain(one, maxBlock, 1) // the channels share the cores
+		ch, err := newChain(one, m.chunk, 1) // the channels share the cores
 		if err != nil {
 			return nil, err
 		}
 		m.per = append(m.per, ch)
-		m.in = append(m.in, make([]float32, maxBlock*m.inV))
-		m.out = append(m.out, make([]float32, ch.MaxOut(maxBlock)*m.outV))
+		m.in = append(m.in, make([]float32, m.chunk*m.inV))
+		m.out = append(m.out, make([]float32, ch.MaxOut(m.chunk)*m.outV))
 	}
 	m.pool = par.NewPool(min(n, runtime.GOMAXPROCS(0)))
 	m.run, m.join = m.part, m.joinFrames
 	// Splitting reads the frames, which may lie in the source's memory.
 	m.split = func(lo, hi int) error { return m.mem.guard(m.splitFrames, lo, hi) }
-	// About 256 KiB of input and of output per chunk, whole blocks of the
-	// filter's FFT size or more (a short chunk costs an FFT stage no more
-	// than a block split by the ring would).
-	m.chunk = max(4096, (256<<10)/(4*n*max(m.inV, m.outV)))
 	return m, nil
 }
 
