@@ -123,18 +123,25 @@ func TestPointsOfChannels(t *testing.T) {
 	}
 }
 
-// TestRetuneChannelizer: new taps for a channelizer go through the API
-// (its channels restated, its decimation kept); other channels or another
-// decimation are a change of structure (409).
-func TestRetuneChannelizer(t *testing.T) {
-	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8)}}
+// serveChain serves a Control of c on the CPU backend, 256-sample blocks,
+// until the test ends.
+func serveChain(t *testing.T, c stage.Chain) (*Control, *httptest.Server) {
+	t.Helper()
 	be, err := cpu.New(c, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctl := New(Options{Backend: be, Chain: c, BlockSize: 256, Slots: 4})
 	srv := httptest.NewServer(ctl.Handler(nil))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return ctl, srv
+}
+
+// TestRetuneChannelizer: new taps for a channelizer go through the API
+// (its channels restated, its decimation kept); other channels or another
+// decimation are a change of structure (409).
+func TestRetuneChannelizer(t *testing.T) {
+	ctl, srv := serveChain(t, stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8)}})
 	code, v := post(t, srv.URL+"/api/stages/0", `{"channelize": {"channels": 16, "taps": [0.5, 1, 0.5]}}`)
 	if st := ctl.Chain().Stages[0]; code != http.StatusOK || len(st.Taps) != 3 || st.Decimate != 8 || st.Bank != 16 {
 		t.Errorf("new taps: %d %v; stage now %+v", code, v, st)
@@ -151,14 +158,7 @@ func TestRetuneChannelizer(t *testing.T) {
 // change during a run (409), and a channel the stream lacks is a bad
 // request (400).
 func TestRetuneSelect(t *testing.T) {
-	c := stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8), stage.NewSelect(3, 12, 0)}}
-	be, err := cpu.New(c, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := New(Options{Backend: be, Chain: c, BlockSize: 256, Slots: 4})
-	srv := httptest.NewServer(ctl.Handler(nil))
-	defer srv.Close()
+	_, srv := serveChain(t, stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8), stage.NewSelect(3, 12, 0)}})
 	for _, tt := range []struct {
 		body string
 		code int
