@@ -103,6 +103,9 @@ const (
 	MaxBlockSize = 1 << 24
 	// MaxRingSlots is the largest accepted ring_slots.
 	MaxRingSlots = 1 << 16
+	// maxLevel bounds a synthetic signal's amplitude and noise_std:
+	// float32 samples reach 3.4e38, and a sum or a noise tail must not.
+	maxLevel = 1e30
 	// MaxRingBytes bounds block_size*ring_slots*4 (*2 for complex), so a
 	// typo cannot ask for terabytes of ring memory.
 	MaxRingBytes = 4 << 30

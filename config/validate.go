@@ -573,6 +573,13 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 		}
 		return true
 	}
+	// A level is a float32 sample's: within maxLevel, so that a sum of
+	// components or a noise tail stays finite.
+	level := func(p string, v float64) {
+		if finite(p, v) && math.Abs(v) > maxLevel {
+			add(p, "must be within ±%g (samples are float32), got %s", maxLevel, num(v))
+		}
+	}
 	freq := func(p string, f float64) {
 		if !finite(p, f) || !(rate > 0) {
 			return
@@ -588,7 +595,7 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 	switch w.Signal {
 	case SignalTone:
 		freq(join(path, "frequency_hz"), w.FrequencyHz)
-		finite(join(path, "amplitude"), w.Amplitude)
+		level(join(path, "amplitude"), w.Amplitude)
 		finite(join(path, "phase_rad"), w.PhaseRad)
 	case SignalMultitone:
 		if len(w.Tones) == 0 {
@@ -597,13 +604,13 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 		for i, t := range w.Tones {
 			p := fmt.Sprintf("%s.tones[%d]", path, i)
 			freq(p+".frequency_hz", t.FrequencyHz)
-			finite(p+".amplitude", t.Amplitude)
+			level(p+".amplitude", t.Amplitude)
 			finite(p+".phase_rad", t.PhaseRad)
 		}
 	case SignalChirp:
 		freq(join(path, "frequency_hz"), w.FrequencyHz)
 		freq(join(path, "chirp_end_hz"), w.ChirpEndHz)
-		finite(join(path, "amplitude"), w.Amplitude)
+		level(join(path, "amplitude"), w.Amplitude)
 		finite(join(path, "phase_rad"), w.PhaseRad)
 		if p := join(path, "chirp_period_s"); !(w.ChirpPeriodS > 0) || math.IsInf(w.ChirpPeriodS, 0) {
 			add(p, "must be > 0, got %s", num(w.ChirpPeriodS))
@@ -611,9 +618,11 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 	case SignalNoise:
 		if p := join(path, "noise_std"); !(w.NoiseStd > 0) || math.IsInf(w.NoiseStd, 0) {
 			add(p, "must be > 0, got %s", num(w.NoiseStd))
+		} else {
+			level(p, w.NoiseStd)
 		}
 	case SignalImpulse:
-		finite(join(path, "amplitude"), w.Amplitude)
+		level(join(path, "amplitude"), w.Amplitude)
 		if w.ImpulseEvery < 0 {
 			add(join(path, "impulse_every"), "must be >= 0 samples (0 = one impulse at sample 0), got %d", w.ImpulseEvery)
 		}

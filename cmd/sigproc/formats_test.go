@@ -406,6 +406,13 @@ func TestRunFlags(t *testing.T) {
 			t.Errorf("%v: %q %v\n%s", tc.args, stdout, err, stderr)
 		}
 	}
+	if _, _, err := execute(t, nil, nil, "run", cfg, "--duration", "0s"); err == nil || !strings.Contains(err.Error(), "--duration: must be > 0") {
+		t.Errorf("--duration 0s (no bound, where a bound was asked for): %v", err)
+	}
+	ring := writeConfig(t, "source: {type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 1000, num_samples: 1000}\nring_slots: 65536\nfilter: {taps: [1]}\nsink: {type: null}\n")
+	if _, _, err := execute(t, nil, nil, "run", ring); err == nil || !strings.Contains(err.Error(), "ring_slots: 65536 slots of the") || !strings.Contains(err.Error(), "lower ring_slots or give a smaller block_size") {
+		t.Errorf("ring_slots past the ring's limit with the block chosen: %v", err)
+	}
 	_, _, err := execute(t, nil, nil, "run", cfg, "--metrics-listen", "nohost")
 	if err == nil || !strings.Contains(err.Error(), "--metrics-listen: metrics.listen: want host:port") {
 		t.Errorf("bad --metrics-listen: %v", err)

@@ -15,15 +15,15 @@ import (
 const rootLong = `sigproc is a real-time signal-processing pipeline for radio, sensing and
 instrumentation work. A capture source fills a ring of fixed-size blocks; a
 chain of stages (frequency shift, FIR filter with decimation, rational
-resampler) runs on them on the CPU or, built with CUDA, on the GPU; a sink
-writes the result.
+resampler, polyphase channelizer, channel select) runs on them on the CPU
+or, built with CUDA, on the GPU; a sink writes the result.
 
   sources: synthetic signals; raw files and pipes (rf32_le, ri16_le, cf32_le,
            ci16_le, cu8 from rtl_sdr, cs8 from HackRF); WAV (8-bit to 32-bit
            PCM, float); SigMF recordings; live ADCs through Linux IIO and ALSA;
            ZeroMQ (GNU Radio)
   sinks:   raw files or stdout ("-"), WAV, SigMF (metadata carried through),
-           ZeroMQ, null
+           ZeroMQ, null; a file or SigMF recording per channel (split)
   streams: N channels per frame, each real or complex I/Q, filtered apart
 
 A run is described by one strict YAML config (see configs/ and README.md).

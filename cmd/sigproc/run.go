@@ -66,10 +66,10 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run CONFIG | -c CONFIG",
 		Short: "Run a filtering pipeline described by a YAML config",
-		Long: `Run builds the source, the FIR filter (from filter.taps, filter.taps_file or
-filter.design), the backend and the sink that CONFIG describes, then streams
-samples through them until the source ends, the run's bound (duration_s or
-num_samples) is reached, or Ctrl-C.
+		Long: `Run builds the source, the stages (stages:, or the one FIR of filter:), the
+backend and the sink that CONFIG describes, then streams samples through
+them until the source ends, the run's bound (duration_s or num_samples) is
+reached, or Ctrl-C.
 
 Flags override the config; an invalid override is reported with the flag's
 name. On Ctrl-C the blocks already captured are still filtered, the sink is
@@ -140,6 +140,10 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 	}
 	// Each bound replaces the other, whichever the file gave.
 	if changed("duration") {
+		if o.duration <= 0 {
+			// 0 in the file means no bound: a flag given is one.
+			return fmt.Errorf("--duration: must be > 0 (leave it out to run to the source's end), got %v", o.duration)
+		}
 		cfg.Source.DurationS = o.duration.Seconds()
 		cfg.Source.NumSamples = 0
 		cfg.MarkOverride("source.duration_s", "--duration")
