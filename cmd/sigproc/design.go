@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -33,6 +34,7 @@ type designOptions struct {
 	transition float64
 	atten      float64
 	response   string
+	overwrite  bool
 	points     int
 }
 
@@ -109,6 +111,7 @@ writes freq_hz,magnitude_db from DC to Nyquist for plotting.`,
 	f.Float64Var(&o.atten, "attenuation", 0, "design by specification: stopband attenuation in dB over --transition (Kaiser, as scipy's kaiserord)")
 	f.StringVar(&o.response, "response", "", "write the magnitude response as CSV (freq_hz,magnitude_db) to this file")
 	f.IntVar(&o.points, "points", 1024, "number of frequencies in --response")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --response file (default: refuse it)")
 	return cmd
 }
 
@@ -159,7 +162,7 @@ func runDesign(cmd *cobra.Command, o *designOptions) error {
 		return fmt.Errorf("write taps: %w", err)
 	}
 	if o.response != "" {
-		if err := writeResponse(o.response, taps, spec.SampleRate, o.points); err != nil {
+		if err := writeResponse(o.response, o.overwrite, taps, spec.SampleRate, o.points); err != nil {
 			return err
 		}
 	}
@@ -354,8 +357,15 @@ func writeTaps(w io.Writer, taps []float32, spec filter.Spec, format string) err
 const maxPoints = 1 << 20
 
 // writeResponse writes |H| in dB at points frequencies from DC to Nyquist.
-func writeResponse(path string, taps []float32, rate float64, points int) (err error) {
-	f, err := os.Create(path)
+func writeResponse(path string, overwrite bool, taps []float32, rate float64, points int) (err error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("--response: %s exists; give --overwrite to replace it", path)
+	}
 	if err != nil {
 		return fmt.Errorf("--response: %w", err)
 	}

@@ -118,8 +118,17 @@ func TestDesignResponse(t *testing.T) {
 	if len(rows) != 12 || rows[0] != "freq_hz,magnitude_db" {
 		t.Fatalf("response rows = %q", rows)
 	}
+	if _, _, err := execute(t, nil, nil, "design", "--rate", "1e6", "--cutoff", "1e5", "--taps", "101", "--response", p); err == nil || !strings.Contains(err.Error(), "exists; give --overwrite to replace it") {
+		t.Errorf("an existing --response file: %v", err)
+	}
+	if _, _, err := execute(t, nil, nil, "design", "--rate", "1e6", "--cutoff", "1e5", "--taps", "101", "--response", p, "--points", "5", "--overwrite"); err != nil {
+		t.Errorf("--overwrite: %v", err)
+	}
 	first := strings.Split(rows[1], ",")
 	last := strings.Split(rows[11], ",")
+	if b, _ := os.ReadFile(p); strings.Count(string(b), "\n") != 6 {
+		t.Errorf("--overwrite left %q", b)
+	}
 	if first[0] != "0.000" || last[0] != "500000.000" {
 		t.Errorf("frequencies %s..%s, want 0..500000", first[0], last[0])
 	}
