@@ -126,11 +126,13 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Bool("live", rs.Live).Int64("frames", rs.Frames).
 			Int("ring_mib", r.Pipeline.Layout().Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source, seconds of slack for a live one")
 	}
-	if l := r.Pipeline.Layout(); cfg.RingSlots > 0 && int64(l.Slots)*int64(l.SlotStride()) > config.MaxRingBytes {
-		// The config checks ring_slots against a block_size it gives; a
-		// block chosen here is checked here.
-		return r, cfg.Wrap("ring_slots", fmt.Errorf("%d slots of the %d-frame blocks chosen for this source (block_size unset) need %d MiB, more than the %d MiB limit; lower ring_slots or give a smaller block_size",
-			l.Slots, cfg.BlockSize, int64(l.Slots)*int64(l.SlotStride())>>20, int64(config.MaxRingBytes)>>20))
+	// The config checks ring_slots against a block_size it gives; a block
+	// chosen here is checked here.
+	if l := r.Pipeline.Layout(); cfg.RingSlots > 0 {
+		if bytes := int64(l.Slots) * int64(l.SlotStride()); bytes > config.MaxRingBytes {
+			return r, cfg.Wrap("ring_slots", fmt.Errorf("%d slots of the %d-frame blocks chosen for this source (block_size unset) need %d MiB, more than the %d MiB limit; lower ring_slots or give a smaller block_size",
+				l.Slots, cfg.BlockSize, bytes>>20, int64(config.MaxRingBytes)>>20))
+		}
 	}
 	err = Preflight(cfg, r.Backend, r.Pipeline)
 	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
