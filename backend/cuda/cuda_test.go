@@ -415,7 +415,10 @@ func TestExplicitInPlaceTruncated(t *testing.T) {
 	l := pipeline.Layout{BlockSize: block, Channels: 1, Slots: 8}
 	o := testOptions(TransportExplicit)
 	o.PinSource, o.PinThreads = true, 1
-	o.MaxPinned = explicitPinned(l, l.BlockValues()) + 4*minWindow // pinned whole, in two windows
+	// Pinned whole, in two windows: the window is set, as the default
+	// follows the blocks in flight (8 MiB here, so 16 MiB windows).
+	o.PinWindow = 2 * minWindow
+	o.MaxPinned = explicitPinned(l, l.BlockValues()) + 4*minWindow
 	be, err := NewBackend(randSignal(rand.New(rand.NewPCG(1, 1)), 33), false, o)
 	if err != nil {
 		t.Fatal(err)
