@@ -151,6 +151,10 @@ type Ring struct {
 	acquired bool
 	hook     PublishHook
 	spin     time.Duration // consumer: busy-wait this long before sleeping
+	// A side that has waited past its spin parks on its waker, and the
+	// other side wakes it: Publish and Close the consumer, Release the
+	// producer.
+	filled, freed waker
 	// views[i%Slots] is block i's samples when they were published in
 	// place (PublishView), raws[i%Slots] its stored bytes when published
 	// encoded (PublishEncoded); nil without EnableViews.
@@ -244,6 +248,8 @@ func NewRing(mem []byte, l Layout) (*Ring, error) {
 		mask:   uint64(l.Slots - 1),
 		write:  (*atomic.Uint64)(unsafe.Pointer(&mem[offWriteSeq])),
 		read:   (*atomic.Uint64)(unsafe.Pointer(&mem[offReadSeq])),
+		filled: newWaker(),
+		freed:  newWaker(),
 	}
 	r.write.Store(0)
 	r.read.Store(0)
@@ -284,9 +290,10 @@ func (r *Ring) Acquire(ctx context.Context, wait bool) ([]float32, error) {
 		if !wait {
 			return nil, ErrFull
 		}
+		full := func() bool { return w-r.read.Load() >= uint64(r.l.Slots) }
 		var b backoff
-		for w-r.read.Load() >= uint64(r.l.Slots) {
-			if err := b.wait(ctx); err != nil {
+		for full() {
+			if err := b.wait(ctx, &r.freed, full); err != nil {
 				return nil, err
 			}
 		}
@@ -308,9 +315,10 @@ func (r *Ring) AcquireAhead(ctx context.Context, k int) ([]float32, error) {
 		return nil, fmt.Errorf("pipeline: slot %d ahead of a %d-slot ring", k, r.l.Slots)
 	}
 	w := r.write.Load() + uint64(k)
+	full := func() bool { return w-r.read.Load() >= uint64(r.l.Slots) }
 	var b backoff
-	for w-r.read.Load() >= uint64(r.l.Slots) {
-		if err := b.wait(ctx); err != nil {
+	for full() {
+		if err := b.wait(ctx, &r.freed, full); err != nil {
 			return nil, err
 		}
 	}
@@ -382,24 +390,29 @@ func (r *Ring) publish(count int, seq uint64, ts int64, view []float32, raw []by
 		r.hook(w, Block{Seq: seq, Timestamp: ts, Samples: r.data(s, count*r.l.Channels)})
 	}
 	r.write.Store(w + 1)
+	r.filled.wake()
 	return nil
 }
 
 // Close tells the consumer that no more blocks follow; Next returns io.EOF
 // once the published blocks are drained.
-func (r *Ring) Close() { r.closed.Store(true) }
+func (r *Ring) Close() {
+	r.closed.Store(true)
+	r.filled.wake()
+}
 
 // Next waits for the next published block and returns it without consuming
 // it; call Release when done with its samples. It returns io.EOF after Close
 // once every block has been consumed.
 func (r *Ring) Next(ctx context.Context) (Block, error) {
 	rd := r.read.Load()
+	empty := func() bool { return r.write.Load() == rd && !r.closed.Load() }
 	b := backoff{spin: r.spin}
 	for r.write.Load() == rd {
 		if r.closed.Load() && r.write.Load() == rd {
 			return Block{}, io.EOF
 		}
-		if err := b.wait(ctx); err != nil {
+		if err := b.wait(ctx, &r.filled, empty); err != nil {
 			return Block{}, err
 		}
 	}
@@ -439,19 +452,30 @@ func (r *Ring) blockAt(i uint64) Block {
 }
 
 // Release consumes the block returned by the last Next, freeing its slot.
-func (r *Ring) Release() { r.read.Add(1) }
+func (r *Ring) Release() {
+	r.read.Add(1)
+	r.freed.wake()
+}
 
-// backoff spins briefly, then yields, then sleeps with growing intervals, so
-// a waiting side reacts within microseconds when the other is busy and costs
-// little CPU when it is idle. With spin set it keeps spinning and yielding
-// for that long before it sleeps.
+// backoff spins briefly, then yields, then parks on a waker until the
+// other side wakes it, so a waiting side reacts within microseconds
+// whether the other is busy or not, and costs no CPU when it is idle.
+// With spin set it keeps spinning for that long before it parks.
+//
+// Before the waker, an idle side slept with intervals growing to 1 ms: a
+// CPU pipeline fed a 256-sample block every 100 µs answered in 530 µs at
+// the median (probe), and one fed every 10 µs dropped blocks.
 type backoff struct {
 	n     int
 	spin  time.Duration
 	start time.Time
 }
 
-func (b *backoff) wait(ctx context.Context) error {
+// wait waits a little while the caller's condition holds, and parks on w
+// once it has spun and yielded long enough; waiting reports whether it
+// still holds, checked after the park is announced so that no wake is
+// lost.
+func (b *backoff) wait(ctx context.Context, w *waker, waiting func() bool) error {
 	b.n++
 	if b.n&63 == 0 {
 		if err := ctx.Err(); err != nil {
@@ -472,19 +496,52 @@ func (b *backoff) wait(ctx context.Context) error {
 		if b.n&63 != 0 || time.Since(b.start) < b.spin {
 			return nil
 		}
-		b.spin = 0 // spun long enough: fall back to sleeping
+		b.spin = 0 // spun long enough: park
 		b.n = 256
 	case b.n < 256:
 		runtime.Gosched()
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	return w.park(ctx, waiting)
+}
+
+// waker parks one side of the ring until the other wakes it. The parked
+// flag is set before the waiting side checks its condition again, and the
+// waking side publishes its change before it reads the flag, so one of
+// the two always sees the other (both are sequentially consistent
+// atomics); the channel holds one wake, so a wake that finds no one
+// parked yet is kept for the next park.
+type waker struct {
+	parked *atomic.Bool
+	ch     chan struct{}
+}
+
+func newWaker() waker {
+	return waker{parked: new(atomic.Bool), ch: make(chan struct{}, 1)}
+}
+
+// wake wakes the parked side, if any; it costs one atomic load when none
+// is parked.
+func (w *waker) wake() {
+	if w.parked.Load() {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
 	}
-	d := time.Duration(b.n-255) * time.Microsecond
-	if d > time.Millisecond {
-		d = time.Millisecond
+}
+
+// park waits for a wake or ctx's end, unless waiting no longer holds.
+func (w *waker) park(ctx context.Context, waiting func() bool) error {
+	w.parked.Store(true)
+	defer w.parked.Store(false)
+	if !waiting() {
+		return nil
 	}
-	time.Sleep(d)
-	return nil
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

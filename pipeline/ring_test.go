@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -314,5 +315,152 @@ func TestRingAcquireAhead(t *testing.T) {
 	r.Close()
 	if _, err := r.AcquireAhead(ctx, 0); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after close: %v", err)
+	}
+}
+
+// TestRingParkedSidesWake parks each side of the ring, with no deadline
+// that would end the wait, and checks that the other side's call wakes
+// it: Publish and Close the consumer's Next, Release the producer's
+// Acquire. A lost wake hangs the test until its timeout.
+func TestRingParkedSidesWake(t *testing.T) {
+	l := Layout{BlockSize: 4, Channels: 1, Slots: 2}
+	tests := []struct {
+		name  string
+		setup func(r *Ring)                 // before the waiting call
+		wait  func(r *Ring) error           // the call that parks
+		w     func(r *Ring) *waker          // the waker it parks on
+		wake  func(t *testing.T, r *Ring)   // the other side's call
+		check func(t *testing.T, err error) // the waiting call's result
+	}{
+		{"publish wakes Next", func(*Ring) {},
+			func(r *Ring) error { _, err := r.Next(context.Background()); return err },
+			func(r *Ring) *waker { return &r.filled },
+			func(t *testing.T, r *Ring) {
+				if _, err := r.Acquire(context.Background(), true); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.Publish(4, 0, 0); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(t *testing.T, err error) {
+				if err != nil {
+					t.Fatalf("Next: %v", err)
+				}
+			}},
+		{"close wakes Next", func(*Ring) {},
+			func(r *Ring) error { _, err := r.Next(context.Background()); return err },
+			func(r *Ring) *waker { return &r.filled },
+			func(_ *testing.T, r *Ring) { r.Close() },
+			func(t *testing.T, err error) {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("Next after Close: %v, want io.EOF", err)
+				}
+			}},
+		{"release wakes Acquire",
+			func(r *Ring) {
+				for i := range 2 {
+					if _, err := r.Acquire(context.Background(), true); err != nil {
+						t.Fatal(err)
+					}
+					if err := r.Publish(4, uint64(i), 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			func(r *Ring) error { _, err := r.Acquire(context.Background(), true); return err },
+			func(r *Ring) *waker { return &r.freed },
+			func(t *testing.T, r *Ring) {
+				if _, err := r.Next(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				r.Release()
+			},
+			func(t *testing.T, err error) {
+				if err != nil {
+					t.Fatalf("Acquire: %v", err)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newTestRing(t, l)
+			tt.setup(r)
+			done := make(chan error, 1)
+			go func() { done <- tt.wait(r) }()
+			for !tt.w(r).parked.Load() {
+				select {
+				case err := <-done:
+					t.Fatalf("returned before it parked: %v", err)
+				default:
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+			tt.wake(t, r)
+			tt.check(t, <-done)
+		})
+	}
+}
+
+// TestRingParkCancel ends a parked Next with its context.
+func TestRingParkCancel(t *testing.T) {
+	r := newTestRing(t, Layout{BlockSize: 4, Channels: 1, Slots: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := r.Next(ctx); done <- err }()
+	for !r.filled.parked.Load() {
+		time.Sleep(100 * time.Microsecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// TestRingNoLostWake passes blocks one at a time through a two-slot ring
+// with pauses on both sides, so that each side often parks just as the
+// other wakes it; any lost wake hangs the run (no deadline ends a park).
+func TestRingNoLostWake(t *testing.T) {
+	ctx := context.Background()
+	r := newTestRing(t, Layout{BlockSize: 4, Channels: 1, Slots: 2})
+	const blocks = 3000
+	pause := func(i int) {
+		switch i % 7 {
+		case 0:
+			time.Sleep(20 * time.Microsecond)
+		case 3:
+			runtime.Gosched()
+		}
+	}
+	go func() {
+		defer r.Close()
+		for i := range blocks {
+			if _, err := r.Acquire(ctx, true); err != nil {
+				t.Error(err)
+				return
+			}
+			pause(i)
+			if err := r.Publish(4, uint64(i), 0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for n := 0; ; n++ {
+		b, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			if n != blocks {
+				t.Fatalf("received %d blocks, want %d", n, blocks)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Seq != uint64(n) {
+			t.Fatalf("seq %d, want %d", b.Seq, n)
+		}
+		pause(n + 3)
+		r.Release()
 	}
 }
