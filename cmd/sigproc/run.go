@@ -34,6 +34,7 @@ type runOptions struct {
 	overwrite  bool
 	input      string
 	metrics    string
+	drainLimit time.Duration
 }
 
 const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass, SigMF output
@@ -72,8 +73,10 @@ them until the source ends, the run's bound (duration_s or num_samples) is
 reached, or Ctrl-C.
 
 Flags override the config; an invalid override is reported with the flag's
-name. On Ctrl-C the blocks already captured are still filtered, the sink is
-flushed and closed, and the summary is printed.
+name. On Ctrl-C (or SIGTERM) the blocks already captured are still filtered,
+for up to --drain-limit, the sink is flushed and closed, and the summary is
+printed; blocks the limit or a second signal leaves unfiltered are counted
+as filter drops and, in SigMF, annotated.
 
 Progress goes to stderr when stderr is a terminal or --progress is given: a
 bar with the percentage and time left when the length is known (a file, or
@@ -121,6 +124,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace existing output files (overrides sink.overwrite)")
+	f.DurationVar(&o.drainLimit, "drain-limit", defaultDrainLimit, "after a stop signal, filter the blocks already captured for at most this long, then write what is filtered and stop (0: no limit); under a supervisor keep it well inside its stop timeout (docker stop: 10s)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
 	cmd.MarkFlagsMutuallyExclusive("paced", "no-paced")
 	cmd.MarkFlagsMutuallyExclusive("duration", "num-samples")
@@ -284,7 +288,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Msg("starting")
 
 	// Outputs are created (a zmq sink bound) once the run has started.
-	opts := pipeline.Options{Log: log, Abort: abortContext(ctx), Started: func() error {
+	abort, stopDrainLimit := drainAbort(ctx, o.drainLimit, stderr)
+	defer stopDrainLimit()
+	opts := pipeline.Options{Log: log, Abort: abort, Started: func() error {
 		if err := context.Cause(ctx); err != nil {
 			return err // stopped during start-up: create nothing
 		}

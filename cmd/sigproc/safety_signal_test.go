@@ -175,7 +175,7 @@ sink: {type: sigmf, path: %q}
 		c := startChild(t, bin, nil, "run", "-c", cfg, "--log-level", "warn")
 		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
 		c.cmd.Process.Signal(syscall.SIGINT)
-		waitFor(t, "the first signal's message", func() bool { return strings.Contains(c.stderrText(), "a second signal cuts that short") })
+		waitFor(t, "the first signal's message", func() bool { return strings.Contains(c.stderrText(), "a second signal, or run's --drain-limit, cuts that short") })
 		took := c.signal(syscall.SIGINT)
 		out := c.checkStopped(130, base, 4)
 		t.Logf("stopped %v after the second SIGINT, %d samples out", took, out)
@@ -194,6 +194,37 @@ sink: {type: sigmf, path: %q}
 		}
 		if annotated != in-out {
 			t.Errorf("annotations account for %d samples, want in %d - out %d", annotated, in, out)
+		}
+	})
+
+	// A drain slower than --drain-limit is cut short as by a second
+	// signal, so that a supervisor's one SIGTERM (then SIGKILL after its
+	// timeout) still gets a flushed, final recording.
+	t.Run("drain limit", func(t *testing.T) {
+		base := filepath.Join(t.TempDir(), "rec")
+		cfg := writeConfig(t, fmt.Sprintf(`source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.1, seed: 1}
+block_size: 65536
+ring_slots: 256
+filter:
+  method: direct # slow on purpose: the filter must fall behind
+  design: {type: lowpass, cutoff_hz: 1e5, num_taps: 16385}
+sink: {type: sigmf, path: %q}
+`, base))
+		const limit = 300 * time.Millisecond
+		c := startChild(t, bin, nil, "run", "-c", cfg, "--log-level", "warn", "--drain-limit", limit.String())
+		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
+		took := c.signal(syscall.SIGTERM)
+		out := c.checkStopped(143, base, 4)
+		t.Logf("stopped %v after SIGTERM, %d samples out", took, out)
+		if took > limit+stopBound {
+			t.Errorf("took %v after SIGTERM, want <= %v", took, limit+stopBound)
+		}
+		if !strings.Contains(c.stderrText(), "still filtering after --drain-limit 300ms") {
+			t.Errorf("stderr does not say the limit cut the drain short:\n%s", c.stderrText())
+		}
+		m := lossRE.FindStringSubmatch(strings.TrimSpace(c.stdout.String()))
+		if m == nil || m[2] == "0" {
+			t.Fatalf("summary %q: want blocks dropped at the filter", c.stdout.String())
 		}
 	})
 

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -144,7 +145,7 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 				}
 				n++
 				if n == 1 {
-					fmt.Fprintf(stderr, "sigproc: %v: stopping; filtering the blocks already captured (a second signal cuts that short)\n", s)
+					fmt.Fprintf(stderr, "sigproc: %v: stopping; filtering the blocks already captured (a second signal, or run's --drain-limit, cuts that short)\n", s)
 					cancel(signalCause{s})
 					continue
 				}
@@ -164,6 +165,45 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 		close(done)
 		cancel(nil)
 		abortNow()
+	}
+}
+
+// defaultDrainLimit bounds the drain after a stop signal: a chain far
+// slower than its source can hold minutes of blocks in a large ring (146 s
+// measured), and a supervisor kills a stop that outlasts its timeout
+// (systemd's TimeoutStopSec, 90 s by default; docker stop's 10 s) before
+// the sink is flushed and its metadata finalised.
+const defaultDrainLimit = 5 * time.Second
+
+// drainAbort returns the run's abort context (pipeline.Options.Abort):
+// abortContext's, which a second signal cancels, also cancelled limit
+// after the first (none when limit is 0); stop releases its timer.
+func drainAbort(ctx context.Context, limit time.Duration, stderr io.Writer) (abort context.Context, stop func()) {
+	parent := abortContext(ctx)
+	if parent == nil || limit <= 0 {
+		return parent, func() {}
+	}
+	a, cancel := context.WithCancel(parent)
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(limit, func() {
+			if a.Err() == nil {
+				fmt.Fprintf(stderr, "sigproc: still filtering after --drain-limit %v: not filtering the blocks still queued; writing what is filtered\n", limit)
+			}
+			cancel()
+		})
+	})
+	return a, func() {
+		stopAfter()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
 	}
 }
 
