@@ -63,7 +63,10 @@ memory), explicit (pinned staging, copy, launch, copy, sync), explicit-pageable
 (the same from ordinary memory) and cpu.
 
 The period defaults to block_size / source.sample_rate of the config, so a
-256-sample block at 25.6 MS/s is one block every 10 µs.
+256-sample block at 25.6 MS/s is one block every 10 µs. A paced path that
+drops a block (ring full: it did not keep up) prints its figures and fails
+(exit status 1), as its latencies leave those blocks out; --period 0 drops
+on purpose and does not fail.
 
 Latency from the first sample: the end-to-end figures start when a block's
 last sample is in. A live ADC's first sample of the block is older by the
@@ -295,7 +298,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		for _, n := range pathNames {
 			paths = append(paths, probePath(n, cfg, chain, pt.block, f, log))
 		}
-		log.Info().Int("block", pt.block).Str("chain", chain.String()).Dur("period", pc.Period).Bool("complex", complex).
+		log.Info().Int("block", pt.block).Str("chain", chain.String()).Float64("period_us", float64(pc.Period)/1e3).Bool("complex", complex).
 			Str("paths", names).Msg("probe")
 		if f.duration > 0 {
 			out := cmd.OutOrStdout()
@@ -314,15 +317,22 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	if err := writeProbeReport(cmd, f, device, all); err != nil {
 		return err
 	}
-	return soakVerdict(all)
+	return probeVerdict(all)
 }
 
-// soakVerdict fails a soak that did not run its whole duration; losses and
-// mismatches are already errors from probe.Run.
-func soakVerdict(rs []probe.Result) error {
+// probeVerdict fails a soak that did not run its whole duration, and a
+// paced measurement that dropped blocks: its latencies leave out the
+// blocks the path could not keep up with (unpaced, --period 0, the source
+// outruns every path on purpose). Mismatches, and a soak's losses, are
+// already errors from probe.Run.
+func probeVerdict(rs []probe.Result) error {
 	for _, r := range rs {
 		if s := r.Soak; s != nil && !s.Passed {
 			return fmt.Errorf("probe %s: soak interrupted after %d intervals of %gs: not a pass", r.Path, len(s.Intervals), s.IntervalS)
+		}
+		if r.Soak == nil && r.Dropped > 0 && r.PeriodUs > 0 {
+			return fmt.Errorf("probe %s: %d blocks of %d samples dropped (ring full): the path did not keep up with one block every %.3g µs, and its latencies leave them out; a longer --period or larger --block-size measures what it sustains",
+				r.Path, r.Dropped, r.BlockSize, r.PeriodUs)
 		}
 	}
 	return nil

@@ -113,3 +113,35 @@ func TestProbeBlockModeReportUnchanged(t *testing.T) {
 		t.Errorf("histogram PNG: %v", err)
 	}
 }
+
+// TestProbeVerdict: a measurement that dropped blocks fails, as a soak
+// cut short does; a soak's own losses are probe.Run's errors.
+func TestProbeVerdict(t *testing.T) {
+	tests := []struct {
+		name string
+		rs   []probe.Result
+		want string
+	}{
+		{"clean", []probe.Result{{Path: "cpu", Blocks: 10}}, ""},
+		{"drops", []probe.Result{{Path: "cpu"}, {Path: "explicit", Dropped: 3, BlockSize: 256, PeriodUs: 2}},
+			"probe explicit: 3 blocks of 256 samples dropped (ring full): the path did not keep up with one block every 2 µs"},
+		{"unpaced drops", []probe.Result{{Path: "cpu", Dropped: 100, BlockSize: 64}}, ""},
+		{"soak cut short", []probe.Result{{Path: "zero-copy", Soak: &probe.Soak{IntervalS: 60, Intervals: make([]probe.Interval, 2)}}},
+			"probe zero-copy: soak interrupted after 2 intervals of 60s"},
+		{"soak passed, drops left to probe.Run", []probe.Result{{Path: "cpu", Dropped: 1, Soak: &probe.Soak{Passed: true}}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := probeVerdict(tt.rs)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

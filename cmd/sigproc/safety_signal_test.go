@@ -175,7 +175,9 @@ sink: {type: sigmf, path: %q}
 		c := startChild(t, bin, nil, "run", "-c", cfg, "--log-level", "warn")
 		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
 		c.cmd.Process.Signal(syscall.SIGINT)
-		waitFor(t, "the first signal's message", func() bool { return strings.Contains(c.stderrText(), "a second signal, or run's --drain-limit, cuts that short") })
+		waitFor(t, "the first signal's message", func() bool {
+			return strings.Contains(c.stderrText(), "a second signal, or run's --drain-limit, cuts that short")
+		})
 		took := c.signal(syscall.SIGINT)
 		out := c.checkStopped(130, base, 4)
 		t.Logf("stopped %v after the second SIGINT, %d samples out", took, out)
