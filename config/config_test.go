@@ -35,6 +35,7 @@ func TestParseErrors(t *testing.T) {
 		{"wrong type", strings.Replace(base, "sample_rate: 1e6", "sample_rate: fast", 1), 3, "source.sample_rate: wrong type: string `fast` where a number is expected"},
 		{"wrong type bool", strings.Replace(base, "  frequency_hz: 1000\n", "  frequency_hz: 1000\n  complex: maybe\n", 1), 6, "source.complex: wrong type"},
 		{"non-integral int", base + "block_size: 1.5\n", 10, "block_size: must be an integer, got 1.5"},
+		{"int overflow", base + "block_size: 99999999999999999999\n", 10, "block_size: out of range: `9999999...` is too large for an integer"},
 		{"negative sample rate", strings.Replace(base, "sample_rate: 1e6", "sample_rate: -5", 1), 3, "source.sample_rate: must be > 0, got -5"},
 		{"zero sample rate", strings.Replace(base, "sample_rate: 1e6", "sample_rate: 0", 1), 3, "source.sample_rate: must be > 0, got 0"},
 		{"missing sample rate", strings.Replace(base, "  sample_rate: 1e6\n", "", 1), 1, "source.sample_rate: required for synthetic"},

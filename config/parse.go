@@ -316,6 +316,9 @@ var (
 	reLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 	reNotFound = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
 	reCannot   = regexp.MustCompile("^cannot unmarshal (\\S+) (`.*` )?into (\\S+)$")
+	// reWhole is a whole number as the decoder quotes it (cut short with
+	// "..." when long).
+	reWhole = regexp.MustCompile("^`[-+]?[0-9_]+(\\.\\.\\.)?` $")
 )
 
 // yamlError turns a yaml error into positioned *Errors.
@@ -346,6 +349,10 @@ func yamlError(name string, err error, idx *index) error {
 		} else if sm := reCannot.FindStringSubmatch(e.Msg); sm != nil {
 			e.Field = idx.typedPathAt(e.Line, sm[1], strings.TrimSuffix(strings.TrimPrefix(sm[2], "`"), "` "))
 			e.Msg = fmt.Sprintf("wrong type: %s%s where %s is expected", yamlKind(sm[1]), strings.TrimSuffix(" "+sm[2], " "), goKind(sm[3]))
+			if sm[1] == "!!float" && goKind(sm[3]) == "an integer" && reWhole.MatchString(sm[2]) {
+				// A whole number too large for int64 resolves as a float.
+				e.Msg = fmt.Sprintf("out of range: %s is too large for an integer", strings.TrimSpace(sm[2]))
+			}
 		}
 		list.add(e)
 	}

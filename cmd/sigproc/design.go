@@ -236,6 +236,9 @@ func designSpec(cmd *cobra.Command, o *designOptions) (spec filter.Spec, inputs 
 		}
 		spec = filter.Spec{Type: o.typ, Window: o.window}
 	}
+	if changed("taps") && changed("attenuation") {
+		return spec, nil, 1, errors.New("--taps and --attenuation are exclusive: --attenuation with --transition picks the Kaiser length itself (drop --taps), or --taps fixes the length (drop --attenuation)")
+	}
 	if changed("type") {
 		spec.Type = o.typ
 	}

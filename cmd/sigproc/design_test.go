@@ -175,6 +175,7 @@ func TestDesignErrors(t *testing.T) {
 		{[]string{"design", "--rate", "1e6", "--taps", "11", "--cutoff", "1e5", "--format", "xml"}, `--format: unknown value "xml"`},
 		{[]string{"design", "--rate", "1e6", "--taps", "11", "--cutoff", "1e5", "--transition", "1e6"}, "try a smaller --transition"},
 		{[]string{"design", "-c", inline}, "filter has no design"},
+		{[]string{"design", "--rate", "2e6", "--cutoff", "1e5", "--transition", "5e4", "--attenuation", "70", "--taps", "31"}, "--taps and --attenuation are exclusive"},
 	}
 	for _, tt := range tests {
 		_, _, err := execute(t, nil, nil, tt.args...)

@@ -176,6 +176,9 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 		}
 	}
 	if changed("sink-path") {
+		if cfg.Sink.Type == config.SinkNull {
+			return fmt.Errorf("--sink-path %q: a null sink writes nothing; leave --sink-path out, or give --sink-type file, sigmf or wav", o.sinkPath)
+		}
 		cfg.Sink.Path = o.sinkPath
 		cfg.MarkOverride("sink.path", "--sink-path")
 	}
@@ -341,6 +344,11 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if st.DroppedFilterBlocks > 0 {
 		log.Warn().Uint64("blocks", st.DroppedFilterBlocks).Uint64("samples", st.DroppedFilterSamples).
 			Msg("blocks dropped at the filter: captured but never filtered")
+	}
+	if st.SamplesIn == 0 && runErr == nil && !st.Interrupted {
+		// Not an error (an empty recording filters to an empty one), but
+		// an empty or wrong input file should not pass unnoticed.
+		log.Warn().Str("source", assemble.DescribeSource(cfg)).Msg("the source ended before its first sample: the output is empty")
 	}
 	busyLine(log, st)
 	fmt.Fprintln(summaryOut, summary)

@@ -247,6 +247,8 @@ sink: {type: null}
 		{"bad backend override", []string{"run", "-c", good, "--backend", "tpu"}, `--backend: backend: unknown value "tpu" (allowed: cpu, cuda, auto)`},
 		{"bad overrun override", []string{"run", "-c", good, "--overrun", "skip"}, `--overrun: overrun: unknown value "skip"`},
 		{"sink file needs path", []string{"run", "-c", good, "--sink-type", "file"}, "sink.path: required for sink type file"},
+		{"null sink with a path", []string{"run", "-c", good, "--sink-path", "out.f32"}, `--sink-path "out.f32": a null sink writes nothing`},
+		{"null sink type with a path", []string{"run", "-c", good, "--sink-type", "null", "--sink-path", "x"}, "a null sink writes nothing"},
 		{"paced and no-paced", []string{"run", "-c", good, "--paced", "--no-paced"}, "none of the others can be"},
 		{"duration and num-samples", []string{"run", "-c", good, "--duration", "1s", "--num-samples", "5"}, "none of the others can be"},
 		{"bad num-samples", []string{"run", "-c", good, "--num-samples", "2.5"}, "want a positive whole number"},
@@ -425,5 +427,26 @@ sink: {type: file, path: /dev/full}
 	}
 	if n(l[2]) > 0 && !strings.Contains(stderr, "dropped at the filter") {
 		t.Errorf("stderr %q: want a warning about the blocks dropped at the filter", stderr)
+	}
+}
+
+// TestRunEmptyInputWarns: an empty recording runs (its output is empty
+// too) but says so, rather than passing unnoticed.
+func TestRunEmptyInputWarns(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "empty.f32")
+	if err := os.WriteFile(in, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "source: {type: file, path: "+in+", format: rf32_le, sample_rate: 1e6}\nfilter: {taps: [1]}\nsink: {type: null}\n")
+	stdout, stderr, err := execute(t, nil, nil, "run", "-c", cfg)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "samples in 0 ") {
+		t.Errorf("summary %q: want 0 samples in", stdout)
+	}
+	if !strings.Contains(stderr, "the source ended before its first sample: the output is empty") {
+		t.Errorf("stderr does not warn of the empty input:\n%s", stderr)
 	}
 }
