@@ -85,12 +85,7 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 			return nil, fmt.Errorf("stage %d (%s): its output for a block of %d samples is %d MiB (%d channels); give a smaller block_size",
 				i, s.Kind, maxBlock, b>>20, chans)
 		}
-		ch.procs = append(ch.procs, p)
-		ch.kinds = append(ch.kinds, string(s.Kind))
-		ch.geo = append(ch.geo, g)
-		ch.outV = append(ch.outV, chans*channels(cplx))
-		ch.outN = append(ch.outN, 0)
-		ch.tails = append(ch.tails, newTail(s, g))
+		ch.push(s, g, p)
 		if i < len(c.Stages)-1 {
 			ch.bufs = append(ch.bufs, make([]float32, n*chans*channels(cplx)))
 		}
@@ -101,6 +96,17 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 	}
 	ch.split = sp
 	return ch, nil
+}
+
+// push appends stage s, which p runs on input g, to the chain's stages;
+// the buffer between it and the next is the caller's.
+func (ch *Chain) push(s stage.Stage, g stage.Input, p stage.Processor) {
+	ch.procs = append(ch.procs, p)
+	ch.kinds = append(ch.kinds, string(s.Kind))
+	ch.geo = append(ch.geo, g)
+	ch.outV = append(ch.outV, s.OutChannels(g.Channels)*channels(s.OutComplex(g.Complex)))
+	ch.outN = append(ch.outN, 0)
+	ch.tails = append(ch.tails, newTail(s, g))
 }
 
 // maxStageBytes bounds a stage's output for one block.

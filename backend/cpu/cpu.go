@@ -48,12 +48,9 @@ func NewBackend(fir *filter.FIR) pipeline.Backend {
 	if fir == nil {
 		return &backend{}
 	}
-	g := stage.Input{Rate: 1, Complex: fir.Complex(), MaxIn: fir.MaxBlock()}
 	desc := stage.FIR(1, fir.Complex(), fir.Taps())
-	s := desc.Stages[0]
-	c := &Chain{desc: desc, max: fir.MaxBlock(),
-		procs: []stage.Processor{stage.FIRProcessor(fir)}, kinds: []string{string(s.Kind)},
-		geo: []stage.Input{g}, outV: []int{channels(g.Complex)}, outN: []int{0}, tails: []*tail{newTail(s, g)}}
+	c := &Chain{desc: desc, max: fir.MaxBlock()}
+	c.push(desc.Stages[0], stage.Input{Rate: 1, Complex: fir.Complex(), MaxIn: fir.MaxBlock(), Channels: 1}, stage.FIRProcessor(fir))
 	return &backend{chain: c, desc: desc}
 }
 
