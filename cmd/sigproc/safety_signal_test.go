@@ -159,12 +159,10 @@ func TestSafetySignals(t *testing.T) {
 		}
 	})
 
-	// Issue item 3: a second signal cuts a long drain short, and still
-	// writes the samples already filtered and a valid, final metadata
-	// whose annotations count the blocks never filtered.
-	t.Run("second signal", func(t *testing.T) {
-		base := filepath.Join(t.TempDir(), "rec")
-		cfg := writeConfig(t, fmt.Sprintf(`source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.1, seed: 1}
+	// slowDrain is a run whose filter falls far behind its source, so that
+	// a stop leaves a long drain.
+	slowDrain := func(t *testing.T, base string) string {
+		return writeConfig(t, fmt.Sprintf(`source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.1, seed: 1}
 block_size: 65536
 ring_slots: 256
 filter:
@@ -172,6 +170,14 @@ filter:
   design: {type: lowpass, cutoff_hz: 1e5, num_taps: 16385}
 sink: {type: sigmf, path: %q}
 `, base))
+	}
+
+	// Issue item 3: a second signal cuts a long drain short, and still
+	// writes the samples already filtered and a valid, final metadata
+	// whose annotations count the blocks never filtered.
+	t.Run("second signal", func(t *testing.T) {
+		base := filepath.Join(t.TempDir(), "rec")
+		cfg := slowDrain(t, base)
 		c := startChild(t, bin, nil, "run", "-c", cfg, "--log-level", "warn")
 		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
 		c.cmd.Process.Signal(syscall.SIGINT)
@@ -204,14 +210,7 @@ sink: {type: sigmf, path: %q}
 	// timeout) still gets a flushed, final recording.
 	t.Run("drain limit", func(t *testing.T) {
 		base := filepath.Join(t.TempDir(), "rec")
-		cfg := writeConfig(t, fmt.Sprintf(`source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.1, seed: 1}
-block_size: 65536
-ring_slots: 256
-filter:
-  method: direct # slow on purpose: the filter must fall behind
-  design: {type: lowpass, cutoff_hz: 1e5, num_taps: 16385}
-sink: {type: sigmf, path: %q}
-`, base))
+		cfg := slowDrain(t, base)
 		const limit = 300 * time.Millisecond
 		c := startChild(t, bin, nil, "run", "-c", cfg, "--log-level", "warn", "--drain-limit", limit.String())
 		waitFor(t, "output", func() bool { fi, err := os.Stat(base + ".sigmf-data"); return err == nil && fi.Size() > 0 })
