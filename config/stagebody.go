@@ -71,11 +71,18 @@ const stagePrefix = "stages[0]"
 // at rate S/s on channels channels (a select's are checked against
 // them; 0 means 1); designs are computed here, at that rate. Keys left out stay
 // zero where the running stage's value applies: a fir's decimate and
-// method (see stage.CheckRetune). taps_file is refused: a remote client
-// must not name files on this machine.
-func (b *StageBody) Resolve(rate float64, channels int) (stage.Stage, error) {
+// method (see stage.CheckRetune). A channelize body may leave out its
+// channels, which a retune cannot change: running's (the stage it
+// retunes) apply, and its default prototype is designed for them.
+// taps_file is refused: a remote client must not name files on this
+// machine.
+func (b *StageBody) Resolve(rate float64, channels int, running stage.Stage) (stage.Stage, error) {
 	c := b.c
 	s := &c.Stages[0]
+	if p := stagePrefix + ".channelize.channels"; s.Channelize != nil && running.Kind == stage.KindChannelize && !c.idx.has(p) {
+		s.Channelize.Channels = running.Bank
+		c.idx.line[p] = c.idx.line[stagePrefix+".channelize"]
+	}
 	for _, k := range s.fields() {
 		if p := stagePrefix + "." + k.key + ".taps_file"; c.idx.has(p) {
 			return stage.Stage{}, &Error{File: c.name, Field: trimStagePrefix(p), Msg: "not accepted here: send the taps themselves (taps) or a design"}

@@ -24,7 +24,7 @@ func parseStage(data []byte, name string, rate float64) (stage.Stage, error) {
 	if bytes.Contains(data, []byte(`"select"`)) {
 		channels = 64
 	}
-	return b.Resolve(rate, channels)
+	return b.Resolve(rate, channels, stage.Stage{})
 }
 
 func TestParseStage(t *testing.T) {

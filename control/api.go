@@ -478,7 +478,7 @@ func (c *Control) postStage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.release()
-	s, err := doc.Resolve(rate, chans)
+	s, err := doc.Resolve(rate, chans, ch.Stages[n])
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return

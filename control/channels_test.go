@@ -138,13 +138,19 @@ func serveChain(t *testing.T, c stage.Chain) (*Control, *httptest.Server) {
 }
 
 // TestRetuneChannelizer: new taps for a channelizer go through the API
-// (its channels restated, its decimation kept); other channels or another
-// decimation are a change of structure (409).
+// (its channels restated or left out, its decimation kept); other
+// channels or another decimation are a change of structure (409).
 func TestRetuneChannelizer(t *testing.T) {
 	ctl, srv := serveChain(t, stage.Chain{SampleRate: 64000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1, 1}, 16, 8)}})
 	code, v := post(t, srv.URL+"/api/stages/0", `{"channelize": {"channels": 16, "taps": [0.5, 1, 0.5]}}`)
 	if st := ctl.Chain().Stages[0]; code != http.StatusOK || len(st.Taps) != 3 || st.Decimate != 8 || st.Bank != 16 {
 		t.Errorf("new taps: %d %v; stage now %+v", code, v, st)
+	}
+	// Channels left out: the running stage's, and its default prototype
+	// (taps_per_channel × channels taps) is designed for them.
+	code, v = post(t, srv.URL+"/api/stages/0", `{"channelize": {"taps_per_channel": 4}}`)
+	if st := ctl.Chain().Stages[0]; code != http.StatusOK || len(st.Taps) != 4*16 || st.Decimate != 8 || st.Bank != 16 {
+		t.Errorf("default prototype, channels left out: %d %v; stage now %d taps, %+v", code, v, len(st.Taps), st.Bank)
 	}
 	for _, body := range []string{`{"channelize": {"channels": 32, "taps": [1]}}`, `{"channelize": {"channels": 16, "decimate": 16, "taps": [1]}}`} {
 		if code, v := post(t, srv.URL+"/api/stages/0", body); code != http.StatusConflict {
