@@ -115,7 +115,7 @@ func PathBackend(name string, cfg *config.Config, chain stage.Chain, block int, 
 // settings, checked against this machine (CPUs available to the process).
 // Check it before any device or output file is opened.
 func Realtime(cfg *config.Config) (pipeline.Realtime, error) {
-	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock}
+	rt := pipeline.Realtime{LockThread: cfg.Realtime.LockThread, CPUs: cfg.Realtime.CPUs, Mlock: cfg.Realtime.Mlock, BusyPoll: cfg.Realtime.BusyPoll}
 	return rt, cfg.Wrap("realtime", rt.Validate())
 }
 

@@ -35,6 +35,11 @@ type Realtime struct {
 	// complex, plus headers) must fit under RLIMIT_MEMLOCK: raise it with
 	// ulimit -l or LimitMEMLOCK= in a systemd unit.
 	Mlock bool `yaml:"mlock"`
+	// BusyPoll makes the filter side poll the ring for the next block
+	// rather than sleep until the capture side wakes it: about 1.5 µs
+	// rather than 70 µs from a block's arrival to its filtering, for a
+	// core kept busy while blocks flow (pipeline.Realtime.BusyPoll).
+	BusyPoll bool `yaml:"busy_poll"`
 }
 
 // validateRealtime checks the realtime section independently of the

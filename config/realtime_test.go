@@ -24,7 +24,7 @@ func TestRealtimeParseGood(t *testing.T) {
 		want Realtime
 	}{
 		{"absent: all off", rtBase, Realtime{}},
-		{"all keys", rtBase + "realtime:\n  lock_thread: true\n  cpus: [2]\n  mlock: true\n", Realtime{LockThread: true, CPUs: []int{2}, Mlock: true}},
+		{"all keys", rtBase + "realtime:\n  lock_thread: true\n  cpus: [2]\n  mlock: true\n  busy_poll: true\n", Realtime{LockThread: true, CPUs: []int{2}, Mlock: true, BusyPoll: true}},
 		{"flow style", rtBase + "realtime: {lock_thread: true, cpus: [2], mlock: true}\n", Realtime{LockThread: true, CPUs: []int{2}, Mlock: true}},
 		{"cpus without lock_thread", rtBase + "realtime:\n  cpus: [0, 3, 1023]\n", Realtime{CPUs: []int{0, 3, 1023}}},
 		{"lock only", rtBase + "realtime:\n  lock_thread: true\n", Realtime{LockThread: true}},
@@ -54,8 +54,8 @@ func TestRealtimeParseErrors(t *testing.T) {
 		line int
 		frag string
 	}{
-		{"unknown key", rt("  lock_thread: true\n  priority: 99\n"), 11, "realtime.priority: unknown key (allowed here: lock_thread, cpus, mlock)"},
-		{"misspelt key", rt("  cpu: [2]\n"), 10, "realtime.cpu: unknown key (allowed here: lock_thread, cpus, mlock)"},
+		{"unknown key", rt("  lock_thread: true\n  priority: 99\n"), 11, "realtime.priority: unknown key (allowed here: lock_thread, cpus, mlock, busy_poll)"},
+		{"misspelt key", rt("  cpu: [2]\n"), 10, "realtime.cpu: unknown key (allowed here: lock_thread, cpus, mlock, busy_poll)"},
 		{"negative cpu", rt("  cpus: [1, -2]\n"), 10, "realtime.cpus[1]: must be a CPU number >= 0, got -2"},
 		{"cpu too large", rt("  cpus:\n    - 0\n    - 1024\n"), 12, "realtime.cpus[1]: must be below 1024, got 1024"},
 		{"duplicate cpu", rt("  cpus: [2, 2]\n"), 10, "realtime.cpus[1]: CPU 2 is given twice"},

@@ -499,6 +499,9 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if _, ok := src.(WordSource); ok && viewer == nil && ring.words.Slot != nil {
 		opts.Log.Debug().Msg("the source writes the backend's mapped slots (no staging copy)")
 	}
+	if cfg.Realtime.BusyPoll && ring.spin < BusyPollSpin {
+		ring.SetSpin(BusyPollSpin)
+	}
 	unlockRing, err := cfg.Realtime.lockRing(ring.Mem())
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRealtimeValidateRejectsBadCPUs(t *testing.T) {
@@ -106,4 +107,48 @@ func TestFormatCPUs(t *testing.T) {
 			t.Errorf("formatCPUs(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestRunBusyPoll: BusyPoll makes the ring's consumer spin for
+// BusyPollSpin before it parks, and never shortens a longer spin a
+// backend set itself (the CUDA backend's).
+func TestRunBusyPoll(t *testing.T) {
+	tests := []struct {
+		name     string
+		busy     bool
+		own      time.Duration // the backend's own spin
+		wantSpin time.Duration
+	}{
+		{"off", false, 0, 0},
+		{"on", true, 0, BusyPollSpin},
+		{"backend spins longer", true, time.Second, time.Second},
+		{"backend spins, off", false, time.Millisecond, time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			be := &spinBackend{own: tt.own}
+			_, err := Run(context.Background(), &countSource{total: 64 * 8, ch: 1}, be, &sliceSink{},
+				Config{BlockSize: 64, Slots: 2, Realtime: Realtime{BusyPoll: tt.busy}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if be.ring.spin != tt.wantSpin {
+				t.Fatalf("ring spins %v, want %v", be.ring.spin, tt.wantSpin)
+			}
+		})
+	}
+}
+
+// spinBackend is scaleBackend with a spin of its own set at Start.
+type spinBackend struct {
+	scaleBackend
+	own time.Duration
+}
+
+func (b *spinBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
+	r, err := b.scaleBackend.Start(ctx, l)
+	if r != nil {
+		r.SetSpin(b.own)
+	}
+	return r, err
 }
