@@ -150,7 +150,7 @@ type Ring struct {
 	// producer-local: slot handed out by Acquire but not yet published.
 	acquired bool
 	hook     PublishHook
-	spin     time.Duration // consumer: busy-wait this long before sleeping
+	spin     time.Duration // consumer: busy-wait this long before parking
 	// A side that has waited past its spin parks on its waker, and the
 	// other side wakes it: Publish and Close the consumer, Release the
 	// producer.
@@ -213,9 +213,9 @@ func (r *Ring) PublishWords(count int, seq uint64, ts int64) error {
 }
 
 // SetSpin makes Next busy-wait, without yielding, for up to d before
-// it starts sleeping between polls. Latency-critical consumers set it to
+// it parks until Publish wakes it. Latency-critical consumers set it to
 // more than the block period, trading a core for microseconds; the default
-// sleeps after a few microseconds.
+// parks after a few microseconds.
 func (r *Ring) SetSpin(d time.Duration) { r.spin = d }
 
 // PublishHook is called by Publish, on the producer goroutine, with the

@@ -19,7 +19,7 @@ import (
 )
 
 // spinWait is how long the consumer busy-waits for the next input block
-// before it sleeps.
+// before it parks until the producer wakes it.
 const spinWait = 50 * time.Millisecond
 
 // Built reports whether this binary was built with CUDA support.
@@ -144,8 +144,8 @@ func (b *backend) Start(ctx context.Context, l pipeline.Layout) (r *pipeline.Rin
 	if r, err = b.tr.start(l); err != nil {
 		return nil, err
 	}
-	// The consumer waits for the producer between blocks; sleeping there
-	// would cost tens of microseconds of latency.
+	// The consumer waits for the producer between blocks; parked there,
+	// its wake would cost tens of microseconds of latency.
 	r.SetSpin(spinWait)
 	b.live.Store(&running{kind: b.transport, tr: b.tr})
 	return r, nil

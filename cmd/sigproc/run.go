@@ -134,6 +134,9 @@ buffers); "wall" and the rate count from then on.`,
 // applyOverrides copies the flags that were given into cfg and validates it.
 func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error {
 	changed := func(name string) bool { return cmd.Flags().Changed(name) }
+	if o.drainLimit < 0 {
+		return fmt.Errorf("--drain-limit: must be >= 0 (0: no limit), got %v", o.drainLimit)
+	}
 	if changed("block-size") {
 		cfg.BlockSize = o.blockSize
 		cfg.MarkOverride("block_size", "--block-size")
@@ -291,7 +294,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Msg("starting")
 
 	// Outputs are created (a zmq sink bound) once the run has started.
-	abort, stopDrainLimit := drainAbort(ctx, o.drainLimit, stderr)
+	abort, stopDrainLimit := drainAbort(ctx, o.drainLimit)
 	defer stopDrainLimit()
 	opts := pipeline.Options{Log: log, Abort: abort, Started: func() error {
 		if err := context.Cause(ctx); err != nil {
@@ -319,8 +322,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 
 	opts = rc.instrument(opts)
 	st, runErr := pipeline.Run(ctx, r.Source, be, snk, pcfg, opts)
+	stopDrainLimit() // the drain is over: closing the sink is not cut short
 	if bar != nil {
 		bar.stop()
+	}
+	if errors.Is(context.Cause(abort), errDrainLimit) && st.DroppedFilterBlocks > 0 {
+		fmt.Fprintf(stderr, "sigproc: still filtering after --drain-limit %v: the %d blocks still queued were not filtered (counted as filter drops); what was filtered is written\n",
+			o.drainLimit, st.DroppedFilterBlocks)
 	}
 	if !started && runErr != nil && context.Cause(ctx) != nil {
 		return runErr // stopped during start-up: nothing ran, nothing to summarise

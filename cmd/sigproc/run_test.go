@@ -249,6 +249,7 @@ sink: {type: null}
 		{"sink file needs path", []string{"run", "-c", good, "--sink-type", "file"}, "sink.path: required for sink type file"},
 		{"null sink with a path", []string{"run", "-c", good, "--sink-path", "out.f32"}, `--sink-path "out.f32": a null sink writes nothing`},
 		{"null sink type with a path", []string{"run", "-c", good, "--sink-type", "null", "--sink-path", "x"}, "a null sink writes nothing"},
+		{"negative drain limit", []string{"run", "-c", good, "--drain-limit", "-1s"}, "--drain-limit: must be >= 0"},
 		{"paced and no-paced", []string{"run", "-c", good, "--paced", "--no-paced"}, "none of the others can be"},
 		{"duration and num-samples", []string{"run", "-c", good, "--duration", "1s", "--num-samples", "5"}, "none of the others can be"},
 		{"bad num-samples", []string{"run", "-c", good, "--num-samples", "2.5"}, "want a positive whole number"},
@@ -448,5 +449,33 @@ func TestRunEmptyInputWarns(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "the source ended before its first sample: the output is empty") {
 		t.Errorf("stderr does not warn of the empty input:\n%s", stderr)
+	}
+}
+
+// TestDrainAbort: the limit cuts a drain short only while the run has not
+// returned; stopped first (the drain ended in time, the sink is closing),
+// it never fires.
+func TestDrainAbort(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		drain     time.Duration // from the signal to the run's return
+		wantLimit bool
+	}{
+		{"drain outlasts the limit", 100 * time.Millisecond, true},
+		{"drain ends in time", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent, cancelParent := context.WithCancel(context.Background())
+			defer cancelParent()
+			ctx, signal := context.WithCancel(context.WithValue(context.Background(), abortKey{}, context.Context(parent)))
+			abort, stop := drainAbort(ctx, 20*time.Millisecond)
+			signal()
+			time.Sleep(tt.drain)
+			stop()
+			time.Sleep(50 * time.Millisecond) // past the limit: a timer left armed would fire now
+			if got := errors.Is(context.Cause(abort), errDrainLimit); got != tt.wantLimit {
+				t.Fatalf("cut by the limit: %v, want %v (cause %v)", got, tt.wantLimit, context.Cause(abort))
+			}
+		})
 	}
 }

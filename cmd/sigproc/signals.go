@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -175,35 +176,45 @@ func watchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 // the sink is flushed and its metadata finalised.
 const defaultDrainLimit = 5 * time.Second
 
+// errDrainLimit is the cause of a drain cut short by run's --drain-limit.
+var errDrainLimit = errors.New("drain limit passed")
+
 // drainAbort returns the run's abort context (pipeline.Options.Abort):
-// abortContext's, which a second signal cancels, also cancelled limit
-// after the first (none when limit is 0); stop releases its timer.
-func drainAbort(ctx context.Context, limit time.Duration, stderr io.Writer) (abort context.Context, stop func()) {
+// abortContext's, which a second signal cancels, also cancelled with
+// errDrainLimit limit after the first (never when limit is 0). Call stop
+// as soon as the run returns: the limit then no longer applies.
+func drainAbort(ctx context.Context, limit time.Duration) (abort context.Context, stop func()) {
 	parent := abortContext(ctx)
 	if parent == nil || limit <= 0 {
 		return parent, func() {}
 	}
-	a, cancel := context.WithCancel(parent)
+	a, cancel := context.WithCancelCause(parent)
 	var mu sync.Mutex
 	var timer *time.Timer
+	stopped := false
 	stopAfter := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
+		if stopped {
+			return
+		}
 		timer = time.AfterFunc(limit, func() {
-			if a.Err() == nil {
-				fmt.Fprintf(stderr, "sigproc: still filtering after --drain-limit %v: not filtering the blocks still queued; writing what is filtered\n", limit)
+			mu.Lock()
+			defer mu.Unlock()
+			if !stopped {
+				cancel(errDrainLimit)
 			}
-			cancel()
 		})
 	})
 	return a, func() {
 		stopAfter()
 		mu.Lock()
+		stopped = true
 		if timer != nil {
 			timer.Stop()
 		}
 		mu.Unlock()
-		cancel()
+		cancel(nil)
 	}
 }
 
