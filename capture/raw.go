@@ -337,6 +337,11 @@ func reopenPollable(f *os.File) *os.File {
 // happens on another goroutine and a cancelled ctx abandons it.
 func openInput(ctx context.Context, path string) (*os.File, error) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		if err == nil && fi.IsDir() {
+			// Refused here, before any output is created: a directory
+			// opens, and only its first read fails.
+			return nil, fmt.Errorf("open %s: is a directory, not a sample file", path)
+		}
 		return os.Open(path)
 	}
 	type result struct {

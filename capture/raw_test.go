@@ -225,6 +225,7 @@ func TestOpenFileErrors(t *testing.T) {
 		{"raw without rate", raw, "rf32_le", 0, "sample rate 0", nil},
 		{"bad format", raw, "rf64_le", 1, `unsupported datatype "rf64_le"`, capture.ErrUnsupported},
 		{"rate mismatch", wav, "", 44100, "sample rate 44100 S/s was given but the file says 8000", nil},
+		{"directory", dir, "ci16_le", 1e6, "is a directory, not a sample file", nil},
 	}
 	for _, tc := range tests {
 		src, err := capture.OpenFile(tc.path, tc.format, tc.rate)
