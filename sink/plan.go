@@ -181,7 +181,35 @@ func Prepare(s Spec) (*Plan, error) {
 		}
 		p.outputs = append(p.outputs, o)
 	}
+	if err := distinct(p.outputs); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// distinct refuses outputs of which two are one file (links to it, or a
+// link of one to the other, such as a .sigmf-data linked to its
+// .sigmf-meta): the second written would destroy the first. Only
+// existing outputs can be; a device or FIFO may be written twice.
+func distinct(outs []output) error {
+	var seen []os.FileInfo
+	var paths []string
+	for _, o := range outs {
+		if !o.existing {
+			continue
+		}
+		fi, err := os.Stat(o.path)
+		if err != nil {
+			continue // gone since checkOutput: the open says so
+		}
+		for i, s := range seen {
+			if os.SameFile(fi, s) {
+				return fmt.Errorf("%w: %s and %s are the same file (links to one); refusing to write two outputs over it", ErrExists, paths[i], o.path)
+			}
+		}
+		seen, paths = append(seen, fi), append(paths, o.path)
+	}
+	return nil
 }
 
 // Paths returns the files Create will write.

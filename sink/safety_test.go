@@ -346,3 +346,50 @@ func TestSigMFOutputsValidate(t *testing.T) {
 	}
 	sigmftest.ValidateFile(t, base+".sigmf-meta")
 }
+
+// TestOutputsThatAreOneFile: two outputs of one sink that are one file
+// (a split channel's file linked to another's, a .sigmf-data linked to
+// its .sigmf-meta) are refused, even with overwrite, and left as they were.
+func TestOutputsThatAreOneFile(t *testing.T) {
+	tests := []struct {
+		name        string
+		target, lnk string // lnk is made a link to target
+		hard        bool
+		spec        func(dir string) sink.Spec
+	}{
+		{"split channels, symlink", "out.ch0.cf32", "out.ch1.cf32", false, func(dir string) sink.Spec {
+			return sink.Spec{Type: sink.TypeFile, Path: filepath.Join(dir, "out.cf32"), Format: "cf32_le", Complex: true, Channels: 2,
+				Split: true, Labels: []string{"ch0", "ch1"}, Centres: []float64{0, 1}, Overwrite: true}
+		}},
+		{"split channels, hard link", "out.ch0.cf32", "out.ch1.cf32", true, func(dir string) sink.Spec {
+			return sink.Spec{Type: sink.TypeFile, Path: filepath.Join(dir, "out.cf32"), Format: "cf32_le", Complex: true, Channels: 2,
+				Split: true, Labels: []string{"ch0", "ch1"}, Centres: []float64{0, 1}, Overwrite: true}
+		}},
+		{"sigmf data linked to its meta", "o.sigmf-meta", "o.sigmf-data", false, func(dir string) sink.Spec {
+			return sink.Spec{Type: sink.TypeSigMF, Path: filepath.Join(dir, "o"), Format: "rf32_le", Meta: sink.SigMFMeta{SampleRate: 1}, Overwrite: true}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, tt.target)
+			if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := os.Symlink
+			if tt.hard {
+				link = os.Link
+			}
+			if err := link(target, filepath.Join(dir, tt.lnk)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sink.Prepare(tt.spec(dir))
+			if !errors.Is(err, sink.ErrExists) || !strings.Contains(err.Error(), "are the same file") {
+				t.Fatalf("Prepare: %v, want ErrExists: the same file", err)
+			}
+			if b, _ := os.ReadFile(target); string(b) != "keep" {
+				t.Fatalf("the refused sink changed %s to %q", tt.target, b)
+			}
+		})
+	}
+}

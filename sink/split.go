@@ -72,6 +72,9 @@ func prepareSplit(s Spec) (*Plan, error) {
 		p.parts = append(p.parts, part)
 		p.outputs = append(p.outputs, part.outputs...)
 	}
+	if err := distinct(p.outputs); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
