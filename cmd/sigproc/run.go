@@ -326,7 +326,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if bar != nil {
 		bar.stop()
 	}
-	if errors.Is(context.Cause(abort), errDrainLimit) && st.DroppedFilterBlocks > 0 {
+	if abort != nil && errors.Is(context.Cause(abort), errDrainLimit) && st.DroppedFilterBlocks > 0 {
 		fmt.Fprintf(stderr, "sigproc: still filtering after --drain-limit %v: the %d blocks still queued were not filtered (counted as filter drops); what was filtered is written\n",
 			o.drainLimit, st.DroppedFilterBlocks)
 	}
