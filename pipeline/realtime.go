@@ -31,9 +31,9 @@ type Realtime struct {
 	// BusyPoll makes the consumer (the backend's side of the ring) spin
 	// for up to BusyPollSpin waiting for the next block before it parks
 	// until the producer wakes it. A parked consumer takes a futex wake,
-	// tens of µs on a virtual machine (p50 63-76 µs against 1.4-1.6 µs
+	// tens of µs on a virtual machine (p50 56-82 µs against 1.26-1.55 µs
 	// spinning: sigproc probe --paths cpu at 100 µs pacing on the 2-core
-	// dev VM); spinning keeps a core busy while blocks flow. It is the
+	// dev VM, docs/BENCHMARKS.md); spinning keeps a core busy while blocks flow. It is the
 	// consumer's setting, so Enabled does not count it.
 	BusyPoll bool
 }

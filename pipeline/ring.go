@@ -248,9 +248,8 @@ func NewRing(mem []byte, l Layout) (*Ring, error) {
 		mask:   uint64(l.Slots - 1),
 		write:  (*atomic.Uint64)(unsafe.Pointer(&mem[offWriteSeq])),
 		read:   (*atomic.Uint64)(unsafe.Pointer(&mem[offReadSeq])),
-		filled: newWaker(),
-		freed:  newWaker(),
 	}
+	r.filled.ch, r.freed.ch = make(chan struct{}, 1), make(chan struct{}, 1)
 	r.write.Store(0)
 	r.read.Store(0)
 	return r, nil
@@ -512,12 +511,8 @@ func (b *backoff) wait(ctx context.Context, w *waker, waiting func() bool) error
 // atomics); the channel holds one wake, so a wake that finds no one
 // parked yet is kept for the next park.
 type waker struct {
-	parked *atomic.Bool
+	parked atomic.Bool
 	ch     chan struct{}
-}
-
-func newWaker() waker {
-	return waker{parked: new(atomic.Bool), ch: make(chan struct{}, 1)}
 }
 
 // wake wakes the parked side, if any; it costs one atomic load when none
