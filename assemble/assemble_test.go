@@ -96,7 +96,7 @@ func TestOpenCreatesOutputAtStarted(t *testing.T) {
 		got.Policy != want.Policy || got.MaxSamples != want.MaxSamples || got.Complex || got.OutComplex {
 		t.Fatalf("pipeline config %+v, want %+v", got, want)
 	}
-	if err := r.Started(); err != nil {
+	if err := r.Started(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st := pipeline.Stats{}

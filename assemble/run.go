@@ -151,12 +151,24 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 
 // Started creates the outputs (binds a zmq sink); it is the run's
 // pipeline.Options.Started, called once the backend and ring have started.
-func (r *Run) Started() error {
-	if err := r.Sink.Open(); err != nil {
+// ctx ends the wait for a FIFO output's reader.
+func (r *Run) Started(ctx context.Context) error {
+	if err := r.Sink.Open(ctx); err != nil {
 		return err
 	}
 	r.unlink = linkZMQSink(r.Source, r.Sink.Sink(), r.log)
 	return nil
+}
+
+// Retuned records a retune in the output (control.Options.Retuned): where
+// it changed the chain's frequency shift, a SigMF recording starts a
+// capture segment at the first output sample the new shift applies to,
+// with the centre frequency it gives.
+func (r *Run) Retuned(now stage.Chain, done []stage.Retune) {
+	if len(done) == 0 {
+		return
+	}
+	r.Sink.Recentre(uint64(done[0].ChainAt), r.Chain.Shift()-now.Shift())
 }
 
 // Finish closes the sink after pipeline.Run, exactly once, whatever

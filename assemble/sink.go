@@ -107,6 +107,9 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 			log.Warn().Uint64("clipped", total).Str("format", format).
 				Msg("output clipping: values beyond the integer format's full scale are clipped (count in the summary and sigproc_clipped_values_total)")
 		},
+		OnWaitReader: func(path string) {
+			log.Info().Str("path", path).Msg("the output is a FIFO with no reader yet: waiting for one (Ctrl-C stops)")
+		},
 	}
 	if s.Type == config.SinkSigMF {
 		// What the source knows, carried through the chain: rate,

@@ -36,6 +36,10 @@ type Options struct {
 	AllowedHosts []string
 	// Token, when not empty, is what writes must carry (control.token).
 	Token string
+	// Retuned, if set, is told of each accepted retune, with the chain as
+	// it runs from then on (a SigMF sink records a shift's new centre
+	// frequency). Calls are serialised.
+	Retuned func(now stage.Chain, done []stage.Retune)
 }
 
 // Control is the live view of one run and its retuning. Its methods are
@@ -148,6 +152,9 @@ func (c *Control) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	c.retunes += uint64(len(done))
 	c.last = done
 	c.version.Add(1)
+	if c.o.Retuned != nil {
+		c.o.Retuned(c.retuner.Chain(), done)
+	}
 	for _, r := range done {
 		c.o.Log.Info().Int("stage", r.Index).Str("to", describe(r.Stage)).Int64("at_sample", r.At).
 			Int64("chain_input_sample", r.ChainAt).Msg("stage retuned")

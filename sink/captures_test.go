@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,7 +102,7 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := p.Create()
+			s, err := p.Create(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,6 +139,114 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 			}
 			if fi, _ := os.Stat(base + ".sigmf-data"); fi.Size() != int64(tt.wantOut)*8 {
 				t.Errorf("data %d bytes, want %d samples", fi.Size(), tt.wantOut)
+			}
+			sigmftest.ValidateFile(t, base+".sigmf-meta")
+		})
+	}
+}
+
+// TestSigMFRecentre: a retune of the chain's shift (Recentre, at a count
+// of chain inputs) starts a capture segment at the output sample that
+// count maps to, with the frequency moved by the retune, and moves the
+// input's later segments too, whether it is reported before its samples
+// are written or after (the control API answers once the backend has
+// accepted it, while blocks flow). A retune that changes nothing there
+// starts none.
+func TestSigMFRecentre(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const first = "2026-01-02T03:04:05Z"
+	chain := stage.Chain{SampleRate: 1000, Complex: true, Stages: []stage.Stage{
+		{Kind: stage.KindShift, FrequencyHz: -250}, {Kind: stage.KindFIR, Taps: []float32{1}, Decimate: 8}}}
+	type move struct {
+		when, at uint64 // reported before writing the block at input when (≥ n: after the last)
+		delta    float64
+	}
+	type capt struct {
+		start float64
+		freq  any
+		dt    string
+	}
+	tests := []struct {
+		name    string
+		srcFreq bool
+		caps    []capture.Capture
+		drop    uint64 // the block starting here is dropped (0: none)
+		moves   []move
+		want    []capt
+	}{
+		{"reported before", true, nil, 0, []move{{0, 1024, -1000}},
+			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+		{"reported after its samples", true, nil, 0, []move{{2048, 1024, -1000}},
+			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+		{"reported after the last write", true, nil, 0, []move{{1 << 20, 1024, -1000}},
+			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+		{"an input capture after it is moved too", true,
+			[]capture.Capture{{SampleStart: 2500, FrequencyHz: 101e6, HasFrequency: true}}, 0,
+			[]move{{0, 1024, -1000}},
+			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {313, 100999250.0, ""}}},
+		{"retuned and back", true, nil, 0, []move{{0, 1024, -1000}, {1536, 2048, 0}},
+			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {256, 100000250.0, "2026-01-02T03:04:07.048Z"}}},
+		{"no change", true, nil, 0, []move{{0, 1024, 0}},
+			[]capt{{0, 100000250.0, first}}},
+		{"after a gap: counted in chain inputs", true, nil, 512, []move{{0, 1024, -1000}},
+			[]capt{{0, 100000250.0, first}, {64, 100000250.0, "2026-01-02T03:04:06.024Z"}, {128, 99999250.0, "2026-01-02T03:04:06.536Z"}}},
+		{"no source frequency: the shift's", false, nil, 0, []move{{0, 1024, -250}},
+			[]capt{{0, 250.0, ""}, {128, 0.0, ""}}},
+		{"beyond the recording", true, nil, 0, []move{{0, 1 << 20, -1000}},
+			[]capt{{0, 100000250.0, first}}},
+	}
+	const n, block = 4096, 512
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := capture.Meta{Captures: tt.caps}
+			if tt.srcFreq {
+				src.FrequencyHz, src.HasFrequency, src.Datetime = 100e6, true, t0
+			}
+			m := sink.SigMFMeta{Datatype: "cf32_le"}
+			m.Carry(&src, chain)
+			base := filepath.Join(t.TempDir(), "r")
+			p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := p.Create(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm := s.(*sink.SigMF)
+			report := func(i uint64) {
+				for _, mv := range tt.moves {
+					if mv.when == i {
+						sm.Recentre(mv.at, mv.delta)
+					}
+				}
+			}
+			var consumed int64
+			for i := uint64(0); i < n; i += block {
+				report(i)
+				if tt.drop != 0 && i == tt.drop {
+					continue
+				}
+				outs := chain.Count(consumed+block) - chain.Count(consumed)
+				consumed += block
+				if err := sm.WriteIndexed(i, block, make([]float32, 2*outs)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			report(1 << 20)
+			if err := sm.Close(); err != nil {
+				t.Fatal(err)
+			}
+			d := readMeta(t, base+".sigmf-meta")
+			if len(d.Captures) != len(tt.want) {
+				t.Fatalf("captures %v, want %v", d.Captures, tt.want)
+			}
+			for i, w := range tt.want {
+				c := d.Captures[i]
+				dt, _ := c["core:datetime"].(string)
+				if c["core:sample_start"] != w.start || c["core:frequency"] != w.freq || dt != w.dt {
+					t.Errorf("capture %d = %v, want %+v", i, c, w)
+				}
 			}
 			sigmftest.ValidateFile(t, base+".sigmf-meta")
 		})

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestManyChannels(t *testing.T) {
 			}
 			continue
 		}
-		s, err := p.Create()
+		s, err := p.Create(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestSigMFMetaThroughDirHandle(t *testing.T) {
 			p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: filepath.Join(dir, "rec"), Format: "rf32_le",
 				Meta: sink.SigMFMeta{SampleRate: 1000, Datetime: time.Unix(0, 0)}, MetaEvery: time.Nanosecond})
 			mustDo(t, err)
-			s, err := p.Create()
+			s, err := p.Create(context.Background())
 			mustDo(t, err)
 			sm := s.(*sink.SigMF)
 			mustDo(t, sm.WriteIndexed(0, 10, make([]float32, 10)))

@@ -26,7 +26,7 @@ func create(t *testing.T, spec sink.Spec) sink.Sink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.Create()
+	s, err := p.Create(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestWAVSinkOddPad(t *testing.T) {
 		t.Fatal(err) // the rate is checked on Create
 	}
 	p, _ := sink.Prepare(sink.Spec{Type: sink.TypeWAV, Path: path + "2", Format: sink.WAVPCM16, SampleRate: 44100.5})
-	if _, err := p.Create(); err == nil || !strings.Contains(err.Error(), "not a whole number") {
+	if _, err := p.Create(context.Background()); err == nil || !strings.Contains(err.Error(), "not a whole number") {
 		t.Errorf("fractional rate: %v", err)
 	}
 }

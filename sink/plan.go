@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,6 +79,9 @@ type Spec struct {
 	// itself (a network sink): Create calls it, and nothing else of the
 	// Spec but Type applies.
 	Open func() (Sink, error)
+	// OnWaitReader, if set, is called once when an output is a FIFO that
+	// no reader has open yet; Create waits for one until its context ends.
+	OnWaitReader func(path string)
 }
 
 // Plan is a checked Spec: everything that can be verified without writing
@@ -95,6 +99,7 @@ type output struct {
 	path     string
 	existing bool // a regular file that Overwrite allows replacing
 	special  bool // an existing device or FIFO: written to, not created
+	fifo     bool // a FIFO: opening it waits for a reader
 }
 
 // Prepare checks a Spec without touching the filesystem: the format and
@@ -237,7 +242,7 @@ func checkOutput(path string, overwrite bool) (output, error) {
 	case fi.IsDir():
 		return o, fmt.Errorf("sink: %s is a directory", path)
 	case !fi.Mode().IsRegular():
-		o.special = true
+		o.special, o.fifo = true, fi.Mode()&fs.ModeNamedPipe != 0
 		return o, nil
 	case !overwrite:
 		return o, fmt.Errorf("%w: %s already exists (%d bytes); choose another path, remove it, or set sink.overwrite: true (--overwrite)", ErrExists, path, fi.Size())
@@ -291,8 +296,9 @@ func resolve(path string) string {
 
 // Create makes missing parent directories and the output files and returns
 // the sink. On failure it removes the files and directories it created, so
-// a failed start leaves the filesystem as it found it.
-func (p *Plan) Create() (s Sink, err error) {
+// a failed start leaves the filesystem as it found it. ctx ends the wait
+// for a FIFO output's reader.
+func (p *Plan) Create(ctx context.Context) (s Sink, err error) {
 	if p.spec.Open != nil {
 		return p.spec.Open()
 	}
@@ -300,7 +306,7 @@ func (p *Plan) Create() (s Sink, err error) {
 		return NewNull(), nil
 	}
 	if p.parts != nil {
-		return p.createSplit()
+		return p.createSplit(ctx)
 	}
 	if p.outputs == nil { // standard output
 		raw := newRaw(p.spec.Stdout, nil, "standard output", p.f)
@@ -336,7 +342,7 @@ func (p *Plan) Create() (s Sink, err error) {
 		}
 	}
 	o := p.outputs[0]
-	file, err := p.open(o)
+	file, err := p.open(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -404,12 +410,18 @@ func openDirOf(f *os.File, path string) (*os.Root, error) {
 // open opens an output for writing. An existing regular file is truncated
 // only after its identity has been checked on the open descriptor, so a
 // path swapped for an input since Prepare is still refused.
-func (p *Plan) open(o output) (*os.File, error) {
+func (p *Plan) open(ctx context.Context, o output) (*os.File, error) {
 	flags := os.O_WRONLY
 	if !o.existing && !o.special {
 		flags |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(o.path, flags, 0o644)
+	var f *os.File
+	var err error
+	if o.fifo {
+		f, err = openFIFO(ctx, o.path, p.spec.OnWaitReader)
+	} else {
+		f, err = os.OpenFile(o.path, flags, 0o644)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("%w: %s appeared after the start checks", ErrExists, o.path)
@@ -472,6 +484,14 @@ type Deferred struct {
 	plan *Plan
 	s    Sink
 	file atomic.Value // a fileCounts: the encoder(s), for Clipped from other goroutines
+	// A recentrer (a SigMF recording or a split), for Recentre from other
+	// goroutines.
+	moved atomic.Value
+}
+
+// recentrer is a sink that records retunes of the chain's shift.
+type recentrer interface {
+	Recentre(at uint64, delta float64)
 }
 
 // fileCounts are the counts of a sink that writes files: a *Raw (its
@@ -488,11 +508,11 @@ func (p *Plan) Deferred() *Deferred { return &Deferred{plan: p} }
 var errNotOpen = errors.New("sink: written before Open")
 
 // Open creates the output (Plan.Create). Calling it again does nothing.
-func (d *Deferred) Open() error {
+func (d *Deferred) Open(ctx context.Context) error {
 	if d.s != nil {
 		return nil
 	}
-	s, err := d.plan.Create()
+	s, err := d.plan.Create(ctx)
 	if err != nil {
 		return err
 	}
@@ -501,6 +521,9 @@ func (d *Deferred) Open() error {
 		d.file.Store(fileCounts(sp))
 	} else if r := rawOf(s); r != nil {
 		d.file.Store(fileCounts(r))
+	}
+	if m, ok := s.(recentrer); ok {
+		d.moved.Store(m)
 	}
 	return nil
 }
@@ -513,6 +536,15 @@ func (d *Deferred) SetDatetime(t time.Time) {
 		s.SetDatetime(t)
 	case *Split:
 		s.SetDatetime(t)
+	}
+}
+
+// Recentre passes a retune of the chain's frequency shift to a SigMF
+// recording (SigMF.Recentre); other sinks, and one not open yet, ignore
+// it. It is safe to call from any goroutine.
+func (d *Deferred) Recentre(at uint64, delta float64) {
+	if m, ok := d.moved.Load().(recentrer); ok {
+		m.Recentre(at, delta)
 	}
 }
 

@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -93,7 +94,7 @@ func TestNoClobber(t *testing.T) {
 	if b, _ := os.ReadFile(old); string(b) != "keep" {
 		t.Fatalf("a sink never opened changed the output: %q", b)
 	}
-	if err := d.Open(); err != nil {
+	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(old); fi.Size() != 0 {
@@ -116,7 +117,7 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 	deep := dir + strings.Repeat("/d", 3000) + "/out.f32"
 	p, err := sink.Prepare(sink.Spec{Type: sink.TypeFile, Path: deep, Format: "rf32_le", MakeDirs: true})
 	if err == nil {
-		_, err = p.Create()
+		_, err = p.Create(context.Background())
 	}
 	if err == nil {
 		t.Fatal("a 3000-level path was created")
@@ -222,7 +223,7 @@ func TestSigMFMetaDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.Create()
+	s, err := p.Create(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

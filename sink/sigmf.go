@@ -3,6 +3,7 @@ package sink
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +13,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sigproc/sigproc/capture"
@@ -128,6 +132,31 @@ type SigMF struct {
 	lastMeta time.Time
 	metaCost time.Duration // how long the last metadata write took
 	scratch  []byte        // reused by encode for one segment at a time
+
+	freqHz  float64    // the first segment's core:frequency, if freq is not nil
+	shifts  []shiftAt  // retunes of the chain's shift placed in the output, in output order
+	moves   []recentre // retunes not yet placed, in order of at
+	nextMov int        // moves[nextMov:] are not placed yet
+	// Recentre's reports, from another goroutine: taken into moves by
+	// the writer.
+	movMu      sync.Mutex
+	movPending []recentre
+	movNew     atomic.Bool
+}
+
+// recentre is a retune of the chain's frequency shift: from chain input
+// sample at on, the output's frequencies are delta Hz from those at the
+// start.
+type recentre struct {
+	at    uint64
+	delta float64
+}
+
+// shiftAt is a recentre placed in the output: from output index out on,
+// every capture segment's frequency is moved by delta Hz.
+type shiftAt struct {
+	out   uint64
+	delta float64
 }
 
 // gap is one run of dropped samples: n samples before output index out,
@@ -142,6 +171,7 @@ type gap struct {
 type inCapture struct {
 	in   uint64    // its first sample's input index
 	freq []byte    // the encoded core:frequency, nil to omit it
+	hz   float64   // core:frequency, if freq is not nil
 	t    time.Time // its first sample's time, zero if unknown
 }
 
@@ -185,7 +215,7 @@ func CreateSigMF(basePath string, meta SigMFMeta) (*SigMF, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := p.Create()
+	s, err := p.Create(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +237,7 @@ func newSigMF(m SigMFMeta) (*SigMF, error) {
 	}
 	if m.FrequencyHz != 0 || m.HasFrequency {
 		s.freq, _ = json.Marshal(m.FrequencyHz) // finite: checked above
+		s.freqHz = m.FrequencyHz
 	}
 	if s.carried, err = carryAnnotations(m.Annotations, m.OutputIndex); err != nil {
 		return nil, err
@@ -225,6 +256,7 @@ func newSigMF(m SigMFMeta) (*SigMF, error) {
 		ic := inCapture{in: c.InputStart, t: c.Datetime}
 		if c.FrequencyHz != 0 || c.HasFrequency {
 			ic.freq, _ = json.Marshal(c.FrequencyHz)
+			ic.hz = c.FrequencyHz
 		}
 		s.caps = append(s.caps, ic)
 	}
@@ -447,10 +479,18 @@ func (s *SigMF) appendCarried(b []byte, c *carried) []byte {
 // in (the segment's first output sample follows it by less than one
 // output sample period, where the chain decimates).
 func (s *SigMF) appendCapture(b []byte, out, in uint64) []byte {
-	freq, t, start := s.freq, s.t0, uint64(0)
+	freq, hz, t, start := s.freq, s.freqHz, s.t0, uint64(0)
 	if k := sort.Search(len(s.caps), func(i int) bool { return s.caps[i].in > in }); k > 0 {
 		c := &s.caps[k-1]
-		freq, t, start = c.freq, c.t, c.in
+		freq, hz, t, start = c.freq, c.hz, c.t, c.in
+	}
+	// A retune of the chain's shift moves the frequency from its sample on.
+	if k := sort.Search(len(s.shifts), func(i int) bool { return s.shifts[i].out > out }); k > 0 {
+		if d := s.shifts[k-1].delta; d != 0 {
+			if hz += d; freq != nil || hz != 0 {
+				freq, _ = json.Marshal(hz) // finite: both are
+			}
+		}
 	}
 	b = append(b, "    {\n      \"core:sample_start\": "...)
 	b = strconv.AppendUint(b, out, 10)
@@ -489,6 +529,12 @@ func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 	}
 	if s.nextCap < len(s.caps) && s.caps[s.nextCap].in < index+inputs {
 		s.placeCaptures(index, inputs)
+	}
+	if s.movNew.Load() {
+		s.takeRecentres()
+	}
+	if s.nextMov < len(s.moves) && s.moves[s.nextMov].at < s.consumed+inputs {
+		s.placeRecentres(inputs)
 	}
 	if err := s.Raw.Write(samples); err != nil {
 		return err
@@ -543,6 +589,63 @@ func (s *SigMF) placeCaptures(index, inputs uint64) {
 			o += s.outIndex(s.consumed+c.in-index) - s.outIndex(s.consumed)
 		}
 		s.bounds = append(s.bounds, bound{o, c.in})
+	}
+	s.dirty = true
+}
+
+// Recentre records that the chain's frequency shift was retuned: from
+// chain input sample at on (stage.Retune.ChainAt: the samples the chain
+// has consumed), the output's frequencies are delta Hz from the start's.
+// A capture segment starts at the first output sample the new shift
+// applies to, with its core:frequency moved by delta, as are the segments
+// after it. It is safe to call from any goroutine, during writes.
+func (s *SigMF) Recentre(at uint64, delta float64) {
+	if math.IsNaN(delta) || math.IsInf(delta, 0) {
+		return
+	}
+	s.movMu.Lock()
+	s.movPending = append(s.movPending, recentre{at, delta})
+	s.movMu.Unlock()
+	s.movNew.Store(true)
+}
+
+// takeRecentres moves Recentre's reports into moves, in order of at.
+func (s *SigMF) takeRecentres() {
+	s.movMu.Lock()
+	s.moves = append(s.moves, s.movPending...)
+	s.movPending = s.movPending[:0]
+	s.movNew.Store(false)
+	s.movMu.Unlock()
+	sort.SliceStable(s.moves[s.nextMov:], func(i, j int) bool {
+		return s.moves[s.nextMov+i].at < s.moves[s.nextMov+j].at
+	})
+}
+
+// placeRecentres places the recentres that start before the end of the
+// block about to be written (inputs chain input samples): at the output
+// index of the chain input sample each starts at. One reported late, for
+// samples already written, is placed where they were.
+func (s *SigMF) placeRecentres(inputs uint64) {
+	out, base := s.Samples(), s.outIndex(s.consumed)
+	for ; s.nextMov < len(s.moves) && s.moves[s.nextMov].at < s.consumed+inputs; s.nextMov++ {
+		m := s.moves[s.nextMov]
+		o, in := out+s.outIndex(m.at)-base, s.next+m.at-s.consumed
+		if m.at < s.consumed {
+			back := base - s.outIndex(m.at)
+			o, in = out-min(back, out), s.next-min(s.consumed-m.at, s.next)
+		}
+		k := sort.Search(len(s.shifts), func(i int) bool { return s.shifts[i].out > o })
+		if prev := 0.0; k > 0 && s.shifts[k-1].delta == m.delta || k == 0 && prev == m.delta {
+			continue // no change there
+		}
+		if k > 0 && s.shifts[k-1].out == o {
+			s.shifts[k-1].delta = m.delta
+		} else {
+			s.shifts = slices.Insert(s.shifts, k, shiftAt{o, m.delta})
+		}
+		// The segment's time is that of input sample in.
+		j := sort.Search(len(s.bounds), func(i int) bool { return s.bounds[i].out > o })
+		s.bounds = slices.Insert(s.bounds, j, bound{o, in})
 	}
 	s.dirty = true
 }
@@ -631,6 +734,11 @@ func (s *SigMF) Close() error {
 	if s.closed {
 		return ErrClosed
 	}
+	// A retune reported after the last write, for samples written.
+	if s.movNew.Load() {
+		s.takeRecentres()
+	}
+	s.placeRecentres(0)
 	// Gaps recorded after the last whole sample that reached the file
 	// would point past its end: keep only those the data covers.
 	err := s.Raw.Close()

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -102,7 +103,7 @@ func (m SigMFMeta) moved(df float64) SigMFMeta {
 // createSplit creates every channel's recording, or none: on a failure
 // the ones created are closed and their new files removed, and the
 // directories made for them.
-func (p *Plan) createSplit() (Sink, error) {
+func (p *Plan) createSplit(ctx context.Context) (Sink, error) {
 	s := &Split{v: 1, buf: make([][]float32, len(p.parts))}
 	if p.spec.Complex {
 		s.v = 2
@@ -116,7 +117,7 @@ func (p *Plan) createSplit() (Sink, error) {
 		}
 	}
 	for _, part := range p.parts {
-		ps, err := part.Create()
+		ps, err := part.Create(ctx)
 		if err != nil {
 			for k, made := range s.parts {
 				made.Close()
@@ -256,6 +257,12 @@ func (s *Split) sigmfs(f func(*SigMF)) {
 
 // SetDatetime sets each SigMF recording's first-sample time.
 func (s *Split) SetDatetime(t time.Time) { s.sigmfs(func(sm *SigMF) { sm.SetDatetime(t) }) }
+
+// Recentre passes a retune of the chain's shift to each SigMF recording
+// (SigMF.Recentre).
+func (s *Split) Recentre(at uint64, delta float64) {
+	s.sigmfs(func(sm *SigMF) { sm.Recentre(at, delta) })
+}
 
 // EndInput passes the source's total to each SigMF recording.
 func (s *Split) EndInput(total uint64) { s.sigmfs(func(sm *SigMF) { sm.EndInput(total) }) }

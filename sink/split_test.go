@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -29,7 +30,7 @@ func TestSplit(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := p.Deferred()
-		if err := d.Open(); err != nil {
+		if err := d.Open(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		frames := make([]float32, 4*3*2) // 4 frames of 3 complex channels
@@ -113,7 +114,7 @@ func TestSplitRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "z.ch1.cf32"), []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Create(); !errors.Is(err, sink.ErrExists) {
+	if _, err := p.Create(context.Background()); !errors.Is(err, sink.ErrExists) {
 		t.Errorf("a file that appeared: %v, want ErrExists", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "z.ch0.cf32")); !os.IsNotExist(err) {
@@ -155,7 +156,7 @@ func TestSplitWarnsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := p.Deferred()
-	if err := d.Open(); err != nil {
+	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Write([]float32{2, 0, -3, 0, 0, 5}); err != nil {

@@ -31,7 +31,7 @@ type runControl struct {
 // startControl binds the control server (before any output is created, so
 // a port in use fails the run early) and arranges the reloads. mx feeds
 // the server's /metrics; it is created when nil and returned.
-func startControl(ctx context.Context, cfg *config.Config, path string, be pipeline.Backend, chain stage.Chain, slots int, mx *metrics.Metrics, log zerolog.Logger) (*runControl, *metrics.Metrics, error) {
+func startControl(ctx context.Context, cfg *config.Config, path string, be pipeline.Backend, chain stage.Chain, slots int, retuned func(stage.Chain, []stage.Retune), mx *metrics.Metrics, log zerolog.Logger) (*runControl, *metrics.Metrics, error) {
 	serve := cfg.Control.Listen != ""
 	token, generated, err := controlToken(cfg)
 	if err != nil {
@@ -39,7 +39,7 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 	}
 	rc := &runControl{ctl: control.New(control.Options{
 		Backend: be, Chain: chain, BlockSize: cfg.BlockSize, Slots: slots, Log: log, Watch: serve,
-		AllowedHosts: cfg.Control.AllowedHosts, Token: token,
+		AllowedHosts: cfg.Control.AllowedHosts, Token: token, Retuned: retuned,
 	})}
 	if serve {
 		if mx == nil {

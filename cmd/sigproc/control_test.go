@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/cmplx"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sigproc/sigproc/control"
+	"github.com/sigproc/sigproc/internal/sigmftest"
 )
 
 // controlRun is a `sigproc run` child with its control server.
@@ -207,6 +209,76 @@ func TestControlRetuneAtExactSample(t *testing.T) {
 			t.Fatalf("sample %d (K %d): %g, want %g", n, k, y[n], want)
 		}
 	}
+}
+
+// TestControlRetuneShiftRecorded: a shift retuned through the API starts
+// a capture segment of the SigMF recording at the first output sample the
+// new shift applies to (the chain input sample the API reports, through
+// the ÷2), with core:frequency moved by it; and the data agrees: the
+// tone at +3000 Hz, at DC under the old shift, turns at 1000 Hz from
+// that sample on.
+func TestControlRetuneShiftRecorded(t *testing.T) {
+	bin := buildBinary(t)
+	var base string
+	r := startControlConfig(t, bin, func(out, control string) string {
+		base = strings.TrimSuffix(out, ".f32")
+		return fmt.Sprintf(`source:
+  type: synthetic
+  sample_rate: 48000
+  complex: true
+  paced: true
+  signal: tone
+  frequency_hz: 3000
+  amplitude: 0.5
+block_size: 256
+overrun: block
+stages:
+  - shift: {frequency_hz: -3000}
+  - fir: {taps: [1], decimate: 2}
+sink: {type: sigmf, path: %q}
+%s`, base, control)
+	})
+	defer r.stopIfRunning()
+	waitFor(t, "some output", func() bool { return r.status(t).SamplesOut > 5000 })
+	var res control.RetuneResult
+	if code := api(t, "POST", "http://"+r.addr+"/api/stages/0", `{"shift": {"frequency_hz": -2000}}`, &res); code != http.StatusOK {
+		t.Fatalf("POST: %d", code)
+	}
+	k := res.ChainInputSample
+	waitFor(t, "output after K", func() bool { return r.status(t).SamplesOut > uint64(k/2)+5000 })
+	r.signal(syscall.SIGTERM)
+
+	b, err := os.ReadFile(base + ".sigmf-meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Captures []map[string]any `json:"captures"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	start := (k + 1) / 2 // the first output at or after chain input K
+	if len(m.Captures) != 2 || m.Captures[0]["core:frequency"] != 3000.0 ||
+		m.Captures[1]["core:sample_start"] != float64(start) || m.Captures[1]["core:frequency"] != 2000.0 {
+		t.Fatalf("captures %v; want a second at output sample %d (chain input %d) at 2000 Hz", m.Captures, start, k)
+	}
+	y := readRawF32(t, base+".sigmf-data")
+	// The phase step between outputs n-1 and n, in cycles.
+	step := func(n int64) float64 {
+		a, b := complex(float64(y[2*n-2]), float64(y[2*n-1])), complex(float64(y[2*n]), float64(y[2*n+1]))
+		return cmplx.Phase(b*cmplx.Conj(a)) / (2 * math.Pi)
+	}
+	const turn = 1000.0 / 24000 // the new tone's cycles per output sample
+	for _, c := range []struct {
+		n    int64
+		want float64
+	}{{start - 1, 0}, {start - 10, 0}, {start + 1, turn}, {start + 10, turn}} {
+		if got := step(c.n); math.Abs(got-c.want) > 1e-4 {
+			t.Errorf("phase step into output %d (segment at %d): %.5f cycles, want %.5f", c.n, start, got, c.want)
+		}
+	}
+	sigmftest.ValidateFile(t, base+".sigmf-meta")
 }
 
 // TestControlRequestsChangeNothing sends 2000 API requests, good and bad,

@@ -270,7 +270,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		}()
 	}
 	// The control server, like metrics, is bound before any output exists.
-	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, r.Pipeline.Slots, mx, log)
+	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, r.Pipeline.Slots, r.Retuned, mx, log)
 	if err != nil {
 		return err
 	}
@@ -300,8 +300,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		if err := context.Cause(ctx); err != nil {
 			return err // stopped during start-up: create nothing
 		}
+		// A FIFO output waits for its reader; a signal meanwhile is
+		// still a stop during start-up.
+		if err := r.Started(ctx); err != nil {
+			return err
+		}
 		started = true
-		return r.Started()
+		return nil
 	}}
 	show := isTerminal(stderr)
 	if cmd.Flags().Changed("progress") {

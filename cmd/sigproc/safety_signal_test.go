@@ -159,6 +159,28 @@ func TestSafetySignals(t *testing.T) {
 		}
 	})
 
+	// A FIFO output no reader opens: the open no longer blocks in the
+	// kernel, where no signal reached it; the run says that it waits, and
+	// a signal stops it.
+	t.Run("fifo sink without a reader", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "out.fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := startChild(t, bin, nil, "run", "-c", writeConfig(t, fmt.Sprintf("source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 0.1, seed: 1}\nfilter: {taps: [1]}\nsink: {type: file, path: %q}\n", fifo)))
+		waitFor(t, "the run to say it waits for the FIFO's reader", func() bool {
+			return strings.Contains(c.stderrText(), "no reader yet")
+		})
+		took := c.signal(syscall.SIGTERM)
+		if code := c.cmd.ProcessState.ExitCode(); code != 143 {
+			t.Fatalf("exit status %d, want 143\nstderr: %s", code, c.stderrText())
+		}
+		t.Logf("stopped %v after SIGTERM", took)
+		if took > stopBound {
+			t.Errorf("took %v to stop, want <= %v", took, stopBound)
+		}
+	})
+
 	// slowDrain is a run whose filter falls far behind its source, so that
 	// a stop leaves a long drain.
 	slowDrain := func(t *testing.T, base string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ func TestWAVOutputTakesInputWidth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := pl.Create()
+		s, err := pl.Create(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
