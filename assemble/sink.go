@@ -111,6 +111,9 @@ func planSink(ctx context.Context, cfg *config.Config, p sinkPlan) (*sink.Deferr
 			log.Info().Str("path", path).Msg("the output is a FIFO with no reader yet: waiting for one (Ctrl-C stops)")
 		},
 	}
+	if ts, ok := p.src.(capture.Timestamped); ok && spec.StampStart {
+		spec.FirstSample = ts.FirstSampleTime
+	}
 	if s.Type == config.SinkSigMF {
 		// What the source knows, carried through the chain: rate,
 		// centre frequency (moved by −shift), time, annotations.

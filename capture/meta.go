@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,7 +71,7 @@ type MetaSource interface {
 
 // Timestamped is a live source that knows when its first sample was
 // captured: the wall-clock time, or the zero time before the first read.
-// It is read once the source's reads are over.
+// It is safe to call from any goroutine.
 type Timestamped interface {
 	FirstSampleTime() time.Time
 }
@@ -78,16 +79,24 @@ type Timestamped interface {
 // firstStamp records the capture time of a live source's first sample: the
 // time its first read returned, less the samples it returned at the rate.
 type firstStamp struct {
-	t time.Time
+	ns atomic.Int64 // Unix nanoseconds, 0 before the first read
 }
 
 // note records the first read of n frames at rate, once.
 func (f *firstStamp) note(frames int, rate float64) {
-	if frames > 0 && f.t.IsZero() {
-		f.t = time.Now().Add(-time.Duration(float64(frames) / rate * 1e9))
+	if frames > 0 && f.ns.Load() == 0 {
+		f.set(time.Now().Add(-time.Duration(float64(frames) / rate * 1e9)))
 	}
 }
 
+// set records t as the first sample's time.
+func (f *firstStamp) set(t time.Time) { f.ns.Store(t.UnixNano()) }
+
 // FirstSampleTime returns the capture time of the first sample, or the
 // zero time.
-func (f *firstStamp) FirstSampleTime() time.Time { return f.t }
+func (f *firstStamp) FirstSampleTime() time.Time {
+	if ns := f.ns.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}

@@ -184,7 +184,7 @@ func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag
 	}
 	if s.paced && s.start.IsZero() {
 		s.start = time.Now()
-		s.firstStamp.t = s.start // a paced source's samples are due from now
+		s.firstStamp.set(s.start) // a paced source's samples are due from now
 	}
 	out := dst[:want*int64(ch)]
 	clear(out)

@@ -67,6 +67,11 @@ type Spec struct {
 	// StampStart sets a SigMF recording's captures[0] core:datetime to
 	// the time Create is called, when Meta.Datetime is zero.
 	StampStart bool
+	// FirstSample, with StampStart, is a live source's first sample's
+	// capture time (capture.Timestamped), zero until it is known: read at
+	// the first write, it replaces Create's time in the metadata from the
+	// next rewrite, so the file says it during the run and after a kill.
+	FirstSample func() time.Time
 	// Split writes each channel to a recording of its own (TypeFile,
 	// TypeSigMF; a *Split): channel j's path has Labels[j] before its
 	// extension (out/x.ch03.cf32) or after a SigMF base
@@ -370,7 +375,7 @@ func (p *Plan) Create(ctx context.Context) (s Sink, err error) {
 	sm := p.sigmf
 	sm.Raw, sm.metaPath, sm.dir = raw, p.outputs[1].path, dir
 	if p.spec.StampStart && sm.t0.IsZero() {
-		sm.t0 = time.Now()
+		sm.t0, sm.firstSample = time.Now(), p.spec.FirstSample
 	}
 	if err := CheckNotInput(sm.metaPath, p.spec.Inputs...); err != nil {
 		return nil, err

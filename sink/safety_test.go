@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,6 +246,42 @@ func TestSigMFMetaDuringRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(base)); len(entries) != 2 {
 		t.Fatalf("temporary files left: %v", entries)
+	}
+}
+
+// TestSigMFFirstSampleTimeDuringRun: a live source's first sample's time
+// (Spec.FirstSample), known only once it has been read, replaces the
+// creation time in the metadata written during the run, so a run killed
+// then leaves the right core:datetime, not the time the file was opened.
+func TestSigMFFirstSampleTimeDuringRun(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "r")
+	first := time.Date(2026, 12, 5, 10, 0, 0, 123456789, time.UTC)
+	var known atomic.Bool
+	p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "ri16_le", Meta: sink.SigMFMeta{SampleRate: 8000},
+		MetaEvery: time.Nanosecond, StampStart: true, FirstSample: func() time.Time {
+			if known.Load() {
+				return first
+			}
+			return time.Time{}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := readMeta(t, base+".sigmf-meta"); d.Captures[0]["core:datetime"] == nil {
+		t.Fatalf("meta at start: %v", d.Captures)
+	}
+	known.Store(true) // the source's first read
+	sm := s.(*sink.SigMF)
+	sm.WriteIndexed(0, 100, make([]float32, 100))
+	sm.WriteIndexed(100, 100, make([]float32, 100))
+	d := readMeta(t, base+".sigmf-meta")
+	if got := d.Captures[0]["core:datetime"]; got != "2026-12-05T10:00:00.123456789Z" {
+		t.Fatalf("core:datetime during the run %v, want the first sample's", got)
 	}
 }
 

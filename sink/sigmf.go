@@ -133,10 +133,11 @@ type SigMF struct {
 	metaCost time.Duration // how long the last metadata write took
 	scratch  []byte        // reused by encode for one segment at a time
 
-	freqHz  float64    // the first segment's core:frequency, if freq is not nil
-	shifts  []shiftAt  // retunes of the chain's shift placed in the output, in output order
-	moves   []recentre // retunes not yet placed, in order of at
-	nextMov int        // moves[nextMov:] are not placed yet
+	firstSample func() time.Time // Spec.FirstSample, until read
+	freqHz      float64          // the first segment's core:frequency, if freq is not nil
+	shifts      []shiftAt        // retunes of the chain's shift placed in the output, in output order
+	moves       []recentre       // retunes not yet placed, in order of at
+	nextMov     int              // moves[nextMov:] are not placed yet
 	// Recentre's reports, from another goroutine: taken into moves by
 	// the writer.
 	movMu      sync.Mutex
@@ -523,6 +524,12 @@ func (s *SigMF) WriteIndexed(index, inputs uint64, samples []float32) error {
 	}
 	if s.err != nil {
 		return s.err
+	}
+	if s.firstSample != nil {
+		if t := s.firstSample(); !t.IsZero() {
+			s.t0, s.dirty = t, true
+		}
+		s.firstSample = nil
 	}
 	if index > s.next {
 		s.gap(index)
