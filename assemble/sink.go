@@ -200,7 +200,7 @@ func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float6
 // SigMF recording, and "out" counts only samples that reached the file.
 // It returns the sink's error, if any.
 func FinishSink(snk *sink.Deferred, st *pipeline.Stats) error {
-	snk.EndInput(st.SamplesIn)
+	snk.EndInput(st.SamplesIn + st.SourceLost) // the input indices count the source's losses
 	err := snk.Close()
 	if w, ok := snk.Written(); ok && w < st.SamplesWritten {
 		st.SamplesWritten, st.SamplesOut = w, w

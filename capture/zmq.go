@@ -142,6 +142,11 @@ func (z *ZMQ) OnReconnect(f func(total uint64)) { z.onReconnect = f }
 // PCMBits implements [PCMSource].
 func (z *ZMQ) PCMBits() int { return z.dt.pcmBits() }
 
+// LostSamples returns the samples (frames) the sender numbered that never
+// arrived (pass_tags only), so far; it is read on Read's goroutine
+// (pipeline.LossySource).
+func (z *ZMQ) LostSamples() uint64 { return z.st.LostSamples }
+
 // Stats returns the counters.
 func (z *ZMQ) Stats() ZMQStats {
 	st := z.st

@@ -155,11 +155,23 @@ type Sink interface {
 	Write(samples []float32) error
 }
 
+// LossySource is a Source that knows how many samples were lost before
+// they reached it: a ZMQ stream whose sender numbers its samples. Run
+// moves the input index of the blocks read after a loss by it, so that an
+// IndexedSink records the loss as a gap (at the start of the block whose
+// read found it).
+type LossySource interface {
+	Source
+	// LostSamples is the samples lost so far. Run reads it after each
+	// Read, on the same goroutine.
+	LostSamples() uint64
+}
+
 // IndexedSink is an optional extension of Sink. A sink implementing it
 // receives every block through WriteIndexed with the input index of the
 // block's first input sample (samples since the start of the source,
 // dropped ones included: Seq × BlockSize, since every block but the last is
-// full) and the number of input samples the block came from, which differs
+// full, plus what a LossySource lost before it) and the number of input samples the block came from, which differs
 // from the samples written when the stages change the rate. An index
 // beyond the end of the previous block's input means the samples in
 // between were dropped, so such a sink can record where the gaps are.
@@ -298,6 +310,9 @@ type Stats struct {
 	DroppedFilterBlocks  uint64
 	DroppedFilterSamples uint64
 	Gaps                 uint64 // missing sequence numbers seen by the consumer
+	// SourceLost is the samples a LossySource lost before it read them
+	// (not in SamplesIn); the input indices an IndexedSink sees count them.
+	SourceLost uint64
 	// Startup is the backend's start (a GPU context, kernels, pinned
 	// buffers); Wall runs from then to the end, so MSps is the rate of
 	// the stream itself.
@@ -414,6 +429,47 @@ type counters struct {
 	filtB, filtS      atomic.Uint64 // blocks and input samples output by the backend
 	prodS             atomic.Uint64 // output samples the backend produced
 	sinkBusy          atomic.Int64  // ns in the sink's Write
+	lost              losses
+}
+
+// losses hands a LossySource's losses from the producer, which notes each
+// rise with the block read after it, to the consumer, which adds them to
+// the input indices of that block and those after it.
+type losses struct {
+	total  atomic.Uint64 // the last total noted
+	queued atomic.Int32  // entries in q
+	mu     sync.Mutex
+	q      []lossAt
+	cur    uint64 // the consumer's: lost before its latest block
+}
+
+// lossAt is a loss total in force from block seq on.
+type lossAt struct{ seq, total uint64 }
+
+// note records that total samples were lost before block seq.
+func (l *losses) note(seq, total uint64) {
+	l.mu.Lock()
+	l.q = append(l.q, lossAt{seq, total})
+	l.mu.Unlock()
+	l.queued.Add(1)
+	l.total.Store(total)
+}
+
+// before returns the samples lost before block seq; seq never decreases.
+// Without losses it is one atomic load.
+func (l *losses) before(seq uint64) uint64 {
+	if l.queued.Load() == 0 {
+		return l.cur
+	}
+	l.mu.Lock()
+	i := 0
+	for ; i < len(l.q) && l.q[i].seq <= seq; i++ {
+		l.cur = l.q[i].total
+	}
+	l.q = l.q[:copy(l.q, l.q[i:])]
+	l.mu.Unlock()
+	l.queued.Add(-int32(i))
+	return l.cur
 }
 
 func (c *counters) snapshot(start time.Time) Stats {
@@ -432,6 +488,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 		DroppedBlocks:   c.dropB.Load(),
 		DroppedSamples:  c.dropS.Load(),
 		Gaps:            c.gaps.Load(),
+		SourceLost:      c.lost.total.Load(),
 		Wall:            time.Since(start) - time.Duration(c.startup.Load()),
 	}
 }
@@ -715,7 +772,8 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 		}
 	}
 	remaining := cfg.MaxSamples
-	var seq uint64
+	var seq, lost uint64
+	lossy, _ := src.(LossySource)
 	for {
 		if err := ctx.Err(); err != nil {
 			return seq, err
@@ -773,6 +831,12 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 		}
 		if n > len(buf) {
 			return seq, fmt.Errorf("pipeline: source returned %d values for a %d-value buffer", n, len(buf))
+		}
+		if lossy != nil {
+			if t := lossy.LostSamples(); t != lost { // before this block's last sample
+				c.lost.note(seq, t)
+				lost = t
+			}
 		}
 		// The block is published first: the counters are off the latency
 		// path, which runs from ts to the consumer.
@@ -1035,7 +1099,7 @@ func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, outCh i
 		}
 		w0 := clock()
 		if indexed != nil {
-			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize), uint64(in), out.Samples)
+			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize)+c.lost.before(out.Seq), uint64(in), out.Samples)
 		} else {
 			err = snk.Write(out.Samples)
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -66,6 +67,46 @@ func TestRunIndexedSinkSeesGaps(t *testing.T) {
 	missing += st.SamplesIn - next // dropped after the last block written
 	if missing != st.DroppedSamples || st.DroppedSamples != 35*block-5 {
 		t.Fatalf("indexes leave %d samples missing; stats say %d dropped", missing, st.DroppedSamples)
+	}
+}
+
+// lossySource is a countSource whose sender lost samples: lostAfter[n] is
+// the total lost once read n has returned.
+type lossySource struct {
+	countSource
+	lostAfter map[int]uint64
+	lost      uint64
+}
+
+func (s *lossySource) Read(ctx context.Context, dst []float32) (int, error) {
+	n, err := s.countSource.Read(ctx, dst)
+	if t, ok := s.lostAfter[s.reads-1]; ok {
+		s.lost = t
+	}
+	return n, err
+}
+
+func (s *lossySource) LostSamples() uint64 { return s.lost }
+
+// TestRunSourceLossMovesIndices: what a LossySource lost before a block
+// moves that block's input index and those after it, so an IndexedSink
+// records it as a gap of the exact size there; Stats.SourceLost counts it.
+func TestRunSourceLossMovesIndices(t *testing.T) {
+	const block = 16
+	gate := make(chan struct{})
+	close(gate)
+	src := &lossySource{countSource: countSource{total: 8 * block, ch: 1}, lostAfter: map[int]uint64{2: 5, 5: 12}}
+	snk := &indexSink{gate: gate, entered: make(chan struct{})}
+	st, err := Run(context.Background(), src, &scaleBackend{}, snk, Config{BlockSize: block, Slots: 4}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{0, 16, 32 + 5, 48 + 5, 64 + 5, 80 + 12, 96 + 12, 112 + 12}
+	if !slices.Equal(snk.starts, want) {
+		t.Fatalf("indices %v, want %v", snk.starts, want)
+	}
+	if st.SourceLost != 12 || st.SamplesIn != 8*block {
+		t.Fatalf("stats: source lost %d, in %d; want 12, %d", st.SourceLost, st.SamplesIn, 8*block)
 	}
 }
 
