@@ -13,6 +13,28 @@ import (
 	"github.com/sigproc/sigproc/stage"
 )
 
+// wantCapture is a capture segment a test expects.
+type wantCapture struct {
+	start float64
+	freq  any    // float64, or nil: absent
+	dt    string // "": absent
+}
+
+// checkCaptures compares a recording's capture segments with want.
+func checkCaptures(t *testing.T, got []map[string]any, want []wantCapture) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("captures %v, want %v", got, want)
+	}
+	for i, w := range want {
+		c := got[i]
+		dt, _ := c["core:datetime"].(string)
+		if c["core:sample_start"] != w.start || c["core:frequency"] != w.freq || dt != w.dt {
+			t.Errorf("capture %d = %v, want %+v", i, c, w)
+		}
+	}
+}
+
 // TestSigMFCarriesCaptures (issue 27 item 7): an input with several
 // capture segments (frequency changes, jumps in time) keeps them in the
 // output, against hand-computed metas: each starts at the output sample
@@ -35,11 +57,6 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 	}
 	fir := func(m int) stage.Stage { return stage.Stage{Kind: stage.KindFIR, Taps: []float32{1}, Decimate: m} }
 	chain := func(st ...stage.Stage) stage.Chain { return stage.Chain{SampleRate: 1000, Complex: true, Stages: st} }
-	type capt struct {
-		start float64
-		freq  any    // float64, or nil: absent
-		dt    string // "": absent
-	}
 	const first = "2026-01-02T03:04:05Z"
 	tests := []struct {
 		name         string
@@ -47,7 +64,7 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 		caps         []capture.Capture
 		n, block     uint64
 		drop         uint64 // the block starting here is dropped (0: none)
-		want         []capt
+		want         []wantCapture
 		wantOut      uint64
 		wantDropNote int
 	}{
@@ -55,42 +72,42 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 			{SampleStart: 1000, FrequencyHz: 101e6, HasFrequency: true, Datetime: t0.Add(5 * time.Second)},
 			{SampleStart: 2500}},
 			4000, 512, 0,
-			[]capt{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:04:10Z"}, {2500, nil, ""}}, 4000, 0},
+			[]wantCapture{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:04:10Z"}, {2500, nil, ""}}, 4000, 0},
 		{"shift -250 Hz, ÷8", chain(stage.Stage{Kind: stage.KindShift, FrequencyHz: -250}, fir(8)), []capture.Capture{
 			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true, Datetime: t0.Add(5 * time.Second)},
 			{SampleStart: 2500}},
 			4000, 512, 0,
-			[]capt{{0, 100000250.0, first}, {126, 101000250.0, "2026-01-02T03:04:10Z"}, {313, 250.0, ""}}, 500, 0},
+			[]wantCapture{{0, 100000250.0, first}, {126, 101000250.0, "2026-01-02T03:04:10Z"}, {313, 250.0, ""}}, 500, 0},
 		{"resample ×3/2", chain(stage.Stage{Kind: stage.KindResample, Taps: []float32{1}, Up: 3, Down: 2}), []capture.Capture{
 			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:05:00Z")},
 			{SampleStart: 2000, FrequencyHz: 102e6, HasFrequency: true}},
 			4000, 500, 0,
-			[]capt{{0, 100e6, first}, {1502, 101e6, "2026-01-02T03:05:00Z"}, {3000, 102e6, ""}}, 6000, 0},
+			[]wantCapture{{0, 100e6, first}, {1502, 101e6, "2026-01-02T03:05:00Z"}, {3000, 102e6, ""}}, 6000, 0},
 		{"a capture that starts in a gap", chain(fir(1)), []capture.Capture{
 			{SampleStart: 1050, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:05:00Z")}},
 			2000, 100, 1000,
-			[]capt{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:05:00.05Z"}}, 1900, 1},
+			[]wantCapture{{0, 100e6, first}, {1000, 101e6, "2026-01-02T03:05:00.05Z"}}, 1900, 1},
 		{"a gap before a capture, ÷4", chain(fir(4)), []capture.Capture{
 			{SampleStart: 450, FrequencyHz: 101e6, HasFrequency: true, Datetime: at("2026-01-02T03:06:00Z")}},
 			1000, 100, 200,
-			[]capt{{0, 100e6, first}, {50, 100e6, "2026-01-02T03:04:05.3Z"}, {88, 101e6, "2026-01-02T03:06:00Z"}}, 225, 1},
+			[]wantCapture{{0, 100e6, first}, {50, 100e6, "2026-01-02T03:04:05.3Z"}, {88, 101e6, "2026-01-02T03:06:00Z"}}, 225, 1},
 		{"two captures on one output sample, ÷8", chain(fir(8)), []capture.Capture{
 			{SampleStart: 1001, FrequencyHz: 101e6, HasFrequency: true},
 			{SampleStart: 1005, FrequencyHz: 102e6, HasFrequency: true, Datetime: at("2026-01-02T03:07:00Z")}},
 			2000, 500, 0,
-			[]capt{{0, 100e6, first}, {126, 102e6, "2026-01-02T03:07:00Z"}}, 250, 0},
+			[]wantCapture{{0, 100e6, first}, {126, 102e6, "2026-01-02T03:07:00Z"}}, 250, 0},
 		{"a capture after a block's last output, ÷8", chain(fir(8)), []capture.Capture{
 			{SampleStart: 97, FrequencyHz: 101e6, HasFrequency: true}},
 			200, 100, 0,
-			[]capt{{0, 100e6, first}, {13, 101e6, ""}}, 25, 0},
+			[]wantCapture{{0, 100e6, first}, {13, 101e6, ""}}, 25, 0},
 		{"a capture after the last output, ÷8", chain(fir(8)), []capture.Capture{
 			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
 			1000, 100, 0,
-			[]capt{{0, 100e6, first}}, 125, 0},
+			[]wantCapture{{0, 100e6, first}}, 125, 0},
 		{"a capture after the last output, then samples dropped, ÷8", chain(fir(8)), []capture.Capture{
 			{SampleStart: 995, FrequencyHz: 101e6, HasFrequency: true}},
 			1100, 100, 1000,
-			[]capt{{0, 100e6, first}}, 125, 1},
+			[]wantCapture{{0, 100e6, first}}, 125, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,16 +141,7 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := readMeta(t, base+".sigmf-meta")
-			if len(d.Captures) != len(tt.want) {
-				t.Fatalf("captures %v, want %v", d.Captures, tt.want)
-			}
-			for i, w := range tt.want {
-				c := d.Captures[i]
-				dt, _ := c["core:datetime"].(string)
-				if c["core:sample_start"] != w.start || c["core:frequency"] != w.freq || dt != w.dt {
-					t.Errorf("capture %d = %v, want %+v", i, c, w)
-				}
-			}
+			checkCaptures(t, d.Captures, tt.want)
 			if len(d.Annotations) != tt.wantDropNote {
 				t.Errorf("annotations %v, want %d gap notes", d.Annotations, tt.wantDropNote)
 			}
@@ -161,39 +169,34 @@ func TestSigMFRecentre(t *testing.T) {
 		when, at uint64 // reported before writing the block at input when (≥ n: after the last)
 		delta    float64
 	}
-	type capt struct {
-		start float64
-		freq  any
-		dt    string
-	}
 	tests := []struct {
 		name    string
 		srcFreq bool
 		caps    []capture.Capture
 		drop    uint64 // the block starting here is dropped (0: none)
 		moves   []move
-		want    []capt
+		want    []wantCapture
 	}{
 		{"reported before", true, nil, 0, []move{{0, 1024, -1000}},
-			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
 		{"reported after its samples", true, nil, 0, []move{{2048, 1024, -1000}},
-			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
 		{"reported after the last write", true, nil, 0, []move{{1 << 20, 1024, -1000}},
-			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}}},
 		{"an input capture after it is moved too", true,
 			[]capture.Capture{{SampleStart: 2500, FrequencyHz: 101e6, HasFrequency: true}}, 0,
 			[]move{{0, 1024, -1000}},
-			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {313, 100999250.0, ""}}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {313, 100999250.0, ""}}},
 		{"retuned and back", true, nil, 0, []move{{0, 1024, -1000}, {1536, 2048, 0}},
-			[]capt{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {256, 100000250.0, "2026-01-02T03:04:07.048Z"}}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {256, 100000250.0, "2026-01-02T03:04:07.048Z"}}},
 		{"no change", true, nil, 0, []move{{0, 1024, 0}},
-			[]capt{{0, 100000250.0, first}}},
+			[]wantCapture{{0, 100000250.0, first}}},
 		{"after a gap: counted in chain inputs", true, nil, 512, []move{{0, 1024, -1000}},
-			[]capt{{0, 100000250.0, first}, {64, 100000250.0, "2026-01-02T03:04:06.024Z"}, {128, 99999250.0, "2026-01-02T03:04:06.536Z"}}},
+			[]wantCapture{{0, 100000250.0, first}, {64, 100000250.0, "2026-01-02T03:04:06.024Z"}, {128, 99999250.0, "2026-01-02T03:04:06.536Z"}}},
 		{"no source frequency: the shift's", false, nil, 0, []move{{0, 1024, -250}},
-			[]capt{{0, 250.0, ""}, {128, 0.0, ""}}},
+			[]wantCapture{{0, 250.0, ""}, {128, 0.0, ""}}},
 		{"beyond the recording", true, nil, 0, []move{{0, 1 << 20, -1000}},
-			[]capt{{0, 100000250.0, first}}},
+			[]wantCapture{{0, 100000250.0, first}}},
 	}
 	const n, block = 4096, 512
 	for _, tt := range tests {
@@ -238,16 +241,7 @@ func TestSigMFRecentre(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := readMeta(t, base+".sigmf-meta")
-			if len(d.Captures) != len(tt.want) {
-				t.Fatalf("captures %v, want %v", d.Captures, tt.want)
-			}
-			for i, w := range tt.want {
-				c := d.Captures[i]
-				dt, _ := c["core:datetime"].(string)
-				if c["core:sample_start"] != w.start || c["core:frequency"] != w.freq || dt != w.dt {
-					t.Errorf("capture %d = %v, want %+v", i, c, w)
-				}
-			}
+			checkCaptures(t, d.Captures, tt.want)
 			sigmftest.ValidateFile(t, base+".sigmf-meta")
 		})
 	}
