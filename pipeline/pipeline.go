@@ -1097,9 +1097,11 @@ func consume(ctx, abort context.Context, be Backend, snk Sink, l Layout, outCh i
 		if onBlock != nil {
 			onBlock(out, seen)
 		}
+		// Taken for every sink: the producer's loss queue drains here.
+		index := out.Seq*uint64(l.BlockSize) + c.lost.before(out.Seq)
 		w0 := clock()
 		if indexed != nil {
-			err = indexed.WriteIndexed(out.Seq*uint64(l.BlockSize)+c.lost.before(out.Seq), uint64(in), out.Samples)
+			err = indexed.WriteIndexed(index, uint64(in), out.Samples)
 		} else {
 			err = snk.Write(out.Samples)
 		}

@@ -193,6 +193,8 @@ func TestSigMFRecentre(t *testing.T) {
 			[]wantCapture{{0, 100000250.0, first}}},
 		{"after a gap: counted in chain inputs", true, nil, 512, []move{{0, 1024, -1000}},
 			[]wantCapture{{0, 100000250.0, first}, {64, 100000250.0, "2026-01-02T03:04:06.024Z"}, {128, 99999250.0, "2026-01-02T03:04:06.536Z"}}},
+		{"reported after a later gap", true, nil, 2048, []move{{3072, 1024, -1000}},
+			[]wantCapture{{0, 100000250.0, first}, {128, 99999250.0, "2026-01-02T03:04:06.024Z"}, {256, 99999250.0, "2026-01-02T03:04:07.56Z"}}},
 		{"no source frequency: the shift's", false, nil, 0, []move{{0, 1024, -250}},
 			[]wantCapture{{0, 250.0, ""}, {128, 0.0, ""}}},
 		{"beyond the recording", true, nil, 0, []move{{0, 1 << 20, -1000}},
@@ -244,5 +246,36 @@ func TestSigMFRecentre(t *testing.T) {
 			checkCaptures(t, d.Captures, tt.want)
 			sigmftest.ValidateFile(t, base+".sigmf-meta")
 		})
+	}
+}
+
+// TestDeferredRecentreBeforeOpen: a retune reported before Deferred.Open
+// (the control server and SIGHUP reloads run before the outputs are
+// created; a FIFO output can wait for its reader for minutes) is kept and
+// reaches the recording once it is open.
+func TestDeferredRecentreBeforeOpen(t *testing.T) {
+	chain := stage.Chain{SampleRate: 1000, Complex: true, Stages: []stage.Stage{{Kind: stage.KindShift, FrequencyHz: -250}}}
+	src := capture.Meta{FrequencyHz: 100e6, HasFrequency: true}
+	m := sink.SigMFMeta{Datatype: "cf32_le"}
+	m.Carry(&src, chain)
+	base := filepath.Join(t.TempDir(), "r")
+	p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Deferred()
+	d.Recentre(0, -1000) // retuned to -1250 Hz before the first block
+	if err := d.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Write(make([]float32, 2*512)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	md := readMeta(t, base+".sigmf-meta")
+	if f := md.Captures[0]["core:frequency"]; f != 100000250.0-1000 {
+		t.Errorf("core:frequency %v, want %v", f, 100000250.0-1000)
 	}
 }

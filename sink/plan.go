@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -489,9 +490,13 @@ type Deferred struct {
 	plan *Plan
 	s    Sink
 	file atomic.Value // a fileCounts: the encoder(s), for Clipped from other goroutines
-	// A recentrer (a SigMF recording or a split), for Recentre from other
-	// goroutines.
-	moved atomic.Value
+	// moveMu guards what Recentre needs: the opened sink, if it records
+	// retunes, and those reported before it was opened (the control
+	// server and reloads run first; a FIFO output waits for its reader).
+	moveMu  sync.Mutex
+	moved   recentrer
+	early   []recentre
+	isMoved bool
 }
 
 // recentrer is a sink that records retunes of the chain's shift.
@@ -527,9 +532,15 @@ func (d *Deferred) Open(ctx context.Context) error {
 	} else if r := rawOf(s); r != nil {
 		d.file.Store(fileCounts(r))
 	}
+	d.moveMu.Lock()
 	if m, ok := s.(recentrer); ok {
-		d.moved.Store(m)
+		d.moved = m
+		for _, r := range d.early {
+			m.Recentre(r.at, r.delta)
+		}
 	}
+	d.early, d.isMoved = nil, true
+	d.moveMu.Unlock()
 	return nil
 }
 
@@ -545,11 +556,16 @@ func (d *Deferred) SetDatetime(t time.Time) {
 }
 
 // Recentre passes a retune of the chain's frequency shift to a SigMF
-// recording (SigMF.Recentre); other sinks, and one not open yet, ignore
-// it. It is safe to call from any goroutine.
+// recording (SigMF.Recentre), kept until Open if it comes before; other
+// sinks ignore it. It is safe to call from any goroutine.
 func (d *Deferred) Recentre(at uint64, delta float64) {
-	if m, ok := d.moved.Load().(recentrer); ok {
-		m.Recentre(at, delta)
+	d.moveMu.Lock()
+	defer d.moveMu.Unlock()
+	switch {
+	case d.moved != nil:
+		d.moved.Recentre(at, delta)
+	case !d.isMoved:
+		d.early = append(d.early, recentre{at, delta})
 	}
 }
 

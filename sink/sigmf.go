@@ -640,6 +640,10 @@ func (s *SigMF) placeRecentres(inputs uint64) {
 		if m.at < s.consumed {
 			back := base - s.outIndex(m.at)
 			o, in = out-min(back, out), s.next-min(s.consumed-m.at, s.next)
+			// Less the gaps written after it: input indices count them.
+			for g := len(s.gaps) - 1; g >= 0 && s.gaps[g].out > o; g-- {
+				in -= min(s.gaps[g].n, in)
+			}
 		}
 		k := sort.Search(len(s.shifts), func(i int) bool { return s.shifts[i].out > o })
 		if prev := 0.0; k > 0 && s.shifts[k-1].delta == m.delta || k == 0 && prev == m.delta {
