@@ -386,9 +386,13 @@ func (s Stats) InMSps() float64 {
 // written) and "M MS/s in" (samples filtered), which differ when the chain
 // changes the rate.
 func (s Stats) String() string {
-	return fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s out, %.2f MS/s in  filtered %d  filter drops %d (%d samples)",
+	line := fmt.Sprintf("samples in %d  out %d  blocks %d  drops %d (%d samples)  gaps %d  startup %.3f s  wall %.3f s  %.2f MS/s out, %.2f MS/s in  filtered %d  filter drops %d (%d samples)",
 		s.SamplesIn, s.SamplesOut, s.Blocks, s.DroppedBlocks, s.DroppedSamples, s.Gaps, s.Startup.Seconds(), s.Wall.Seconds(), s.MSps(), s.InMSps(),
 		s.SamplesFiltered, s.DroppedFilterBlocks, s.DroppedFilterSamples)
+	if s.SourceLost > 0 {
+		line += fmt.Sprintf("  lost before the source %d", s.SourceLost)
+	}
+	return line
 }
 
 // Options are optional hooks of a run.

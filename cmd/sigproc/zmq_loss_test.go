@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +57,12 @@ block_size: 1000
 filter: {taps: [1]}
 sink: {type: sigmf, path: `+base+`}
 `)
-	if code, _, errs := runCLI(t, "", "run", "-c", cfg, "--num-samples", "6000"); code != 0 {
+	code, out, errs := runCLI(t, "", "run", "-c", cfg, "--num-samples", "6000")
+	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "lost before the source 1000") {
+		t.Errorf("summary %q does not count the 1000 samples lost", out)
 	}
 	y := readRawF32(t, base+".sigmf-data")
 	if len(y) != 6000 {
