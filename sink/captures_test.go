@@ -35,6 +35,45 @@ func checkCaptures(t *testing.T, got []map[string]any, want []wantCapture) {
 	}
 }
 
+// newRecording creates a cf32_le SigMF recording of src through chain.
+func newRecording(t *testing.T, src *capture.Meta, chain stage.Chain) (sm *sink.SigMF, base string) {
+	t.Helper()
+	m := sink.SigMFMeta{Datatype: "cf32_le"}
+	m.Carry(src, chain)
+	base = filepath.Join(t.TempDir(), "r")
+	p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Create(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.(*sink.SigMF), base
+}
+
+// writeBlocks writes n input samples in blocks as chain outputs them,
+// dropping the block that starts at drop (0: none); before, if set, is
+// called with each block's input index first.
+func writeBlocks(t *testing.T, sm *sink.SigMF, chain stage.Chain, n, block, drop uint64, before func(uint64)) {
+	t.Helper()
+	var consumed int64
+	for i := uint64(0); i < n; i += block {
+		if before != nil {
+			before(i)
+		}
+		inputs := min(block, n-i)
+		if drop != 0 && i == drop {
+			continue
+		}
+		outs := chain.Count(consumed+int64(inputs)) - chain.Count(consumed)
+		consumed += int64(inputs)
+		if err := sm.WriteIndexed(i, inputs, make([]float32, 2*outs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSigMFCarriesCaptures (issue 27 item 7): an input with several
 // capture segments (frequency changes, jumps in time) keeps them in the
 // output, against hand-computed metas: each starts at the output sample
@@ -112,30 +151,8 @@ func TestSigMFCarriesCaptures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := capture.Meta{FrequencyHz: 100e6, HasFrequency: true, Datetime: t0, Captures: tt.caps}
-			m := sink.SigMFMeta{Datatype: "cf32_le"}
-			m.Carry(&src, tt.chain)
-			base := filepath.Join(t.TempDir(), "r")
-			p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := p.Create(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			sm := s.(*sink.SigMF)
-			var consumed int64
-			for i := uint64(0); i < tt.n; i += tt.block {
-				inputs := min(tt.block, tt.n-i)
-				if tt.drop != 0 && i == tt.drop {
-					continue
-				}
-				outs := tt.chain.Count(consumed+int64(inputs)) - tt.chain.Count(consumed)
-				consumed += int64(inputs)
-				if err := sm.WriteIndexed(i, inputs, make([]float32, 2*outs)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			sm, base := newRecording(t, &src, tt.chain)
+			writeBlocks(t, sm, tt.chain, tt.n, tt.block, tt.drop, nil)
 			sm.EndInput(tt.n)
 			if err := sm.Close(); err != nil {
 				t.Fatal(err)
@@ -207,18 +224,7 @@ func TestSigMFRecentre(t *testing.T) {
 			if tt.srcFreq {
 				src.FrequencyHz, src.HasFrequency, src.Datetime = 100e6, true, t0
 			}
-			m := sink.SigMFMeta{Datatype: "cf32_le"}
-			m.Carry(&src, chain)
-			base := filepath.Join(t.TempDir(), "r")
-			p, err := sink.Prepare(sink.Spec{Type: sink.TypeSigMF, Path: base, Format: "cf32_le", Meta: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := p.Create(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			sm := s.(*sink.SigMF)
+			sm, base := newRecording(t, &src, chain)
 			report := func(i uint64) {
 				for _, mv := range tt.moves {
 					if mv.when == i {
@@ -226,18 +232,7 @@ func TestSigMFRecentre(t *testing.T) {
 					}
 				}
 			}
-			var consumed int64
-			for i := uint64(0); i < n; i += block {
-				report(i)
-				if tt.drop != 0 && i == tt.drop {
-					continue
-				}
-				outs := chain.Count(consumed+block) - chain.Count(consumed)
-				consumed += block
-				if err := sm.WriteIndexed(i, block, make([]float32, 2*outs)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeBlocks(t, sm, chain, n, block, tt.drop, report)
 			report(1 << 20)
 			if err := sm.Close(); err != nil {
 				t.Fatal(err)

@@ -493,16 +493,20 @@ type Deferred struct {
 	// moveMu guards what Recentre needs: the opened sink, if it records
 	// retunes, and those reported before it was opened (the control
 	// server and reloads run first; a FIFO output waits for its reader).
-	moveMu  sync.Mutex
-	moved   recentrer
-	early   []recentre
-	isMoved bool
+	moveMu sync.Mutex
+	moved  recentrer // nil until Open
+	early  []recentre
 }
 
 // recentrer is a sink that records retunes of the chain's shift.
 type recentrer interface {
 	Recentre(at uint64, delta float64)
 }
+
+// noRecentre is the recentrer of a sink that records no retunes.
+type noRecentre struct{}
+
+func (noRecentre) Recentre(uint64, float64) {}
 
 // fileCounts are the counts of a sink that writes files: a *Raw (its
 // encoder), or a *Split.
@@ -533,13 +537,14 @@ func (d *Deferred) Open(ctx context.Context) error {
 		d.file.Store(fileCounts(r))
 	}
 	d.moveMu.Lock()
+	d.moved = noRecentre{} // a sink that records no retunes
 	if m, ok := s.(recentrer); ok {
 		d.moved = m
-		for _, r := range d.early {
-			m.Recentre(r.at, r.delta)
-		}
 	}
-	d.early, d.isMoved = nil, true
+	for _, r := range d.early {
+		d.moved.Recentre(r.at, r.delta)
+	}
+	d.early = nil
 	d.moveMu.Unlock()
 	return nil
 }
@@ -561,12 +566,11 @@ func (d *Deferred) SetDatetime(t time.Time) {
 func (d *Deferred) Recentre(at uint64, delta float64) {
 	d.moveMu.Lock()
 	defer d.moveMu.Unlock()
-	switch {
-	case d.moved != nil:
-		d.moved.Recentre(at, delta)
-	case !d.isMoved:
+	if d.moved == nil {
 		d.early = append(d.early, recentre{at, delta})
+		return
 	}
+	d.moved.Recentre(at, delta)
 }
 
 // Clipped returns the values clipped to the integer range so far; it is

@@ -646,7 +646,11 @@ func (s *SigMF) placeRecentres(inputs uint64) {
 			}
 		}
 		k := sort.Search(len(s.shifts), func(i int) bool { return s.shifts[i].out > o })
-		if prev := 0.0; k > 0 && s.shifts[k-1].delta == m.delta || k == 0 && prev == m.delta {
+		cur := 0.0 // the move in force at o
+		if k > 0 {
+			cur = s.shifts[k-1].delta
+		}
+		if cur == m.delta {
 			continue // no change there
 		}
 		if k > 0 && s.shifts[k-1].out == o {
