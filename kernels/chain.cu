@@ -36,6 +36,18 @@
 // data with a shift fused in front (SHIFT: the shift is applied while the
 // input is staged), as float2 (interleaved I/Q), complex out.
 //
+// Polyphase filter bank (chain_bank_*): M channels decimated by D, as the
+// CPU's filter.Channelizer computes them (package stage's channelize):
+//
+//   y_k[n] = Σ_r a_r·exp(+j2πkr/M),  a_r = v_{M−1−((r+s) mod M)},  s = nD mod M,
+//   v_j = Σ_q hr[qM + j]·x[w + qM + j]   (hr: h zero-padded to P·M, reversed)
+//
+// over the window of P·M samples ending at input nD (buffer offset w).
+// A thread block owns F consecutive frames: its threads write each
+// frame's sums into shared memory in the FFT's input order, run the
+// M-point inverse FFT there (radix 2, M a power of two; a direct DFT from
+// the same twiddle table otherwise), and write the kept channels.
+//
 // Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
 // every launch argument as 8 bytes. Only PTX ISA 7.0 / sm_75 features.
 
@@ -235,3 +247,114 @@ POLY(real, false, false)
 POLY(iq, true, false)
 POLY(real_shift, false, true)
 POLY(iq_shift, true, true)
+
+// Filter bank launch parameters (see the top of the file).
+struct bankArgs {
+    const float* x;         // [H | n] samples, H = P·M − 1
+    float2* y;              // nout frames of K channels
+    const float* b;         // the prototype zero-padded to P·M, reversed
+    const float2* tw;       // exp(+j2πk/M), k < M
+    const int* keep;        // the K channels kept, or null: all M in order
+    i64 nout;               // frames to compute
+    i64 M, logM;            // channels; log2 M, or −1 when M is no power of two
+    i64 D, P;               // decimation; taps per branch
+    i64 T0;                 // buffer offset of the first frame's window
+    i64 S0;                 // (first frame's input index) mod M
+    i64 F, K;               // frames per block; channels kept
+};
+
+template <bool INC>
+__device__ __forceinline__ void bank_body(const bankArgs& a) {
+    extern __shared__ float2 chain_sm2[];
+    float2* sm = chain_sm2;  // F frames of M values
+    const int M = (int)a.M, F = (int)a.F, P = (int)a.P, FM = F * M, tid = threadIdx.x, T_ = blockDim.x;
+    const i64 o0 = (i64)blockIdx.x * F;
+    const bool pow2 = a.logM >= 0;
+    const int lg = pow2 ? (int)a.logM : 0, mask = M - 1;
+    // 1. Polyphase sums, each stored where the FFT reads it: position r
+    //    (bit-reversed for the radix-2 passes) with (r + s) mod M = M−1−j.
+    //    Powers of two take shifts and masks for the divisions.
+    for (int idx = tid; idx < FM; idx += T_) {
+        const int f = pow2 ? idx >> lg : idx / M, j = idx - f * M;
+        const i64 o = o0 + f;
+        float2 v = make_float2(0.f, 0.f);
+        int s = 0;
+        if (o < a.nout) {
+            const i64 w = a.T0 + o * a.D + j;
+            const float* h = a.b + j;
+            if (INC) {
+                const float2* x = reinterpret_cast<const float2*>(a.x) + w;
+                for (int q = 0; q < P; q++) {
+                    const float t = __ldg(h + (i64)q * M);
+                    const float2 xv = __ldg(x + (i64)q * M);
+                    v.x = fmaf(t, xv.x, v.x);
+                    v.y = fmaf(t, xv.y, v.y);
+                }
+            } else {
+                const float* x = a.x + w;
+                for (int q = 0; q < P; q++) v.x = fmaf(__ldg(h + (i64)q * M), __ldg(x + (i64)q * M), v.x);
+            }
+            s = pow2 ? (int)((a.S0 + o * a.D) & mask) : (int)((a.S0 + (o % M) * a.D) % M);
+        }
+        int r = M - 1 - j - s;  // in (−M, M)
+        if (r < 0) r += M;
+        if (lg > 0) r = (int)(__brev((unsigned)r) >> (32 - lg));
+        sm[f * M + r] = v;
+    }
+    __syncthreads();
+    // 2. Radix-2 inverse FFT of every frame, in place (decimation in time
+    //    from bit-reversed input: the output is in natural order).
+    if (pow2) {
+        for (int half = 1; half < M; half <<= 1) {
+            const int step = M / (2 * half);  // twiddle index per position
+            for (int b = tid; b < FM / 2; b += T_) {
+                const int f = b >> (lg - 1), bb = b & (mask >> 1);
+                const int pos = bb & (half - 1);
+                const int i = f * M + 2 * (bb - pos) + pos, k = i + half;
+                const float2 t = cmul(__ldg(a.tw + pos * step), sm[k]), u = sm[i];
+                sm[i] = make_float2(u.x + t.x, u.y + t.y);
+                sm[k] = make_float2(u.x - t.x, u.y - t.y);
+            }
+            __syncthreads();
+        }
+    }
+    // 3. The kept channels of each frame, coalesced.
+    const int K = (int)a.K;
+    for (int idx = tid; idx < F * K; idx += T_) {
+        const int f = idx / K, c = idx - f * K;
+        const i64 o = o0 + f;
+        if (o >= a.nout) break;
+        const int k = a.keep ? __ldg(a.keep + c) : c;
+        float2 y;
+        if (pow2) {
+            y = sm[f * M + k];
+        } else {
+            // y_k = Σ_r a_r·exp(+j2πkr/M), the twiddle index kr mod M.
+            y = make_float2(0.f, 0.f);
+            const float2* fr = sm + f * M;
+            int kr = 0;
+            for (int r = 0; r < M; r++) {
+                const float2 p = cmul(fr[r], __ldg(a.tw + kr));
+                y.x += p.x;
+                y.y += p.y;
+                kr += k;
+                if (kr >= M) kr -= M;
+            }
+        }
+        a.y[o * K + c] = y;
+    }
+}
+
+#define BANK_PARAMS                                                                                       \
+    const float *x, float2 *y, const float *b, const float2 *tw, const int *keep, i64 nout, i64 M, i64 logM, \
+        i64 D, i64 P, i64 T0, i64 S0, i64 F, i64 K
+#define BANK_ARGS {x, y, b, tw, keep, nout, M, logM, D, P, T0, S0, F, K}
+
+extern "C" __global__ void chain_bank_real(BANK_PARAMS) {
+    const bankArgs a = BANK_ARGS;
+    bank_body<false>(a);
+}
+extern "C" __global__ void chain_bank_iq(BANK_PARAMS) {
+    const bankArgs a = BANK_ARGS;
+    bank_body<true>(a);
+}

@@ -72,6 +72,7 @@ def fir_stage(method, decimate=1, ntaps=TAPS, cutoff=0.04 * RATE):
 
 SHIFT = {"shift": {"frequency_hz": -0.1 * RATE}}
 RESAMPLE = {"resample": {"up": 3, "down": 2, **design(0.2 * RATE)}}
+BANK = {"channelize": {"channels": 16, "decimate": 8}}  # the default prototype, 16 taps a channel
 
 
 def chain_of(chain, method, ntaps=TAPS):
@@ -87,6 +88,8 @@ def chain_of(chain, method, ntaps=TAPS):
         "resample 3/2": lambda: [RESAMPLE],
         "shift → fir ÷8": lambda: [SHIFT, fir_stage(method, 8)],
         "fir → resample 3/2": lambda: [fir_stage(method, 1, cutoff=0.2 * RATE), RESAMPLE],
+        "channelize 16 ÷8": lambda: [BANK],
+        "shift → channelize 16 ÷8 → select": lambda: [SHIFT, BANK, {"select": {"channels": [3, 12, 0]}}],
     }[chain]()}
 
 
@@ -260,6 +263,8 @@ def main():
             variants.append((chain, method, LONG_TAPS))
         for ch_, m_, ntaps in variants:
             for (tr, ch), cell in cells.items():
+                if cell == "n/a":  # no backend runs it (a channelizer takes one channel)
+                    continue
                 for cplx in (False, True):
                     want = cell == "yes" or cell == ("complex" if cplx else "real")
                     name = f"{ch_}{'' if ntaps == TAPS else f' {ntaps} taps'}/{m_ or '-'}/{tr}/{ch}ch/{'complex' if cplx else 'real'}"

@@ -25,9 +25,10 @@ var ErrChannels = errors.New("N channels are not yet supported on cuda")
 
 // CheckChain reports whether the CUDA backend runs the chain c with the
 // given options: a plain FIR on any number of channels, or any valid
-// chain of shift, fir (decimating or not) and resample stages of one
-// channel on the explicit transports (transport auto picks explicit for a
-// chain of stages); the zero-copy transport runs only a single plain FIR
+// chain of shift, fir (decimating or not), resample and channelize stages
+// of one channel on the explicit transports (transport auto picks explicit
+// for a chain of stages), a channelize stage last or followed by a select
+// alone (checkBankPlace); the zero-copy transport runs only a single plain FIR
 // (ErrStages), and a chain of stages on several channels fails with
 // ErrChannels. A method the kernels would not honour fails with ErrMethod
 // (checkMethod), and a stage kind without a GPU kernel with ErrKind. It
@@ -51,6 +52,25 @@ func CheckChain(c stage.Chain, opts Options) error {
 	for i, s := range c.Stages {
 		if _, ok := chainKernels[s.Kind]; !ok {
 			return fmt.Errorf("%w: stage %d (%s) has no GPU kernel; use backend: cpu", ErrKind, i, s.Kind)
+		}
+	}
+	return checkBankPlace(c)
+}
+
+// checkBankPlace refuses what the filter bank kernel does not run: stages
+// after a channelizer run on each of its channels, and the chain kernels
+// take one channel, so a channelize stage must be the last, or be
+// followed by a select alone (which its kernel fuses), and a select must
+// follow a channelize.
+func checkBankPlace(c stage.Chain) error {
+	for i, s := range c.Stages {
+		k := chainKernels[s.Kind]
+		switch {
+		case k == kernelSelect && (i == 0 || chainKernels[c.Stages[i-1].Kind] != kernelBank):
+			return fmt.Errorf("%w: stage %d (select) keeps channels of the channelize stage just before it on cuda (the chain is %s); use backend: cpu", ErrChannels, i, c)
+		case k == kernelBank && i+1 < len(c.Stages) && chainKernels[c.Stages[i+1].Kind] != kernelSelect,
+			k == kernelBank && i+2 < len(c.Stages):
+			return fmt.Errorf("%w: the stages after a channelizer run on each of its channels, on the cpu backend only; on cuda a channelize stage is the last, or followed by a select alone (the chain is %s)", ErrChannels, c)
 		}
 	}
 	return nil

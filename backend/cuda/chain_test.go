@@ -87,3 +87,42 @@ func TestRetuneRefused(t *testing.T) {
 		t.Errorf("Chain() = %s", b.Chain())
 	}
 }
+
+// TestCheckChainBank: a channelize stage runs on cuda as the last stage or
+// followed by a select alone; stages after it (which run on each of its
+// channels) and a select without a channelizer before it are refused with
+// ErrChannels before a GPU is touched.
+func TestCheckChainBank(t *testing.T) {
+	taps := make([]float32, 100)
+	bank := stage.NewChannelize(taps, 16, 8)
+	sel := stage.NewSelect(1, 3)
+	shift := stage.NewShift(-1e5)
+	fir := stage.NewFIR([]float32{0.5, 0.5}, 2)
+	for _, tc := range []struct {
+		name   string
+		stages []stage.Stage
+		ok     bool
+	}{
+		{"channelize", []stage.Stage{bank}, true},
+		{"channelize → select", []stage.Stage{bank, sel}, true},
+		{"shift → fir → channelize → select", []stage.Stage{shift, fir, bank, sel}, true},
+		{"channelize → fir", []stage.Stage{bank, fir}, false},
+		{"channelize → select → fir", []stage.Stage{bank, sel, fir}, false},
+		{"channelize → select → select", []stage.Stage{bank, sel, stage.NewSelect(0)}, false},
+		{"channelize → shift", []stage.Stage{bank, stage.NewShift(-1e4)}, false},
+	} {
+		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: tc.stages}
+		err := CheckChain(c, Options{Transport: TransportExplicit})
+		if tc.ok != (err == nil) || err != nil && !errors.Is(err, ErrChannels) {
+			t.Errorf("%s: err %v, want ok %v (else ErrChannels)", tc.name, err, tc.ok)
+		}
+		if err := CheckChain(c, Options{Transport: TransportZeroCopy}); !errors.Is(err, ErrStages) && !errors.Is(err, ErrChannels) {
+			t.Errorf("%s on zero-copy: err %v, want a refusal", tc.name, err)
+		}
+	}
+	// A select on a 4-channel source: no channelizer before it.
+	c := stage.Chain{SampleRate: 1e6, Channels: 4, Stages: []stage.Stage{sel}}
+	if err := CheckChain(c, Options{}); !errors.Is(err, ErrChannels) {
+		t.Errorf("select of 4 channels: err %v, want ErrChannels", err)
+	}
+}

@@ -1,5 +1,7 @@
 package cuda
 
+import "math"
+
 // Pure helpers of the chain filter (chainx_cuda.go), tested without a GPU.
 
 // chainSharedLimit is the dynamic shared memory a tile may take (the
@@ -47,4 +49,55 @@ func channels(complex bool) int {
 		return 2
 	}
 	return 1
+}
+
+// bankThreads is the filter bank kernel's block size, and bankBlockValues
+// the complex values (frames × channels) a block holds in shared memory:
+// 16 KiB, or one frame of more channels (32 KiB at MaxBankChannels).
+const (
+	bankThreads     = 256
+	bankBlockValues = 2048
+)
+
+// bankGeometry is a filter bank launch's shape: m channels decimated by d,
+// p taps per branch, frames per thread block, kept channels and log2 m
+// (−1 when m is no power of two: the kernel's direct DFT).
+type bankGeometry struct {
+	m, logM, d, p, frames, kept int64
+}
+
+func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
+	g := bankGeometry{m: int64(m), logM: -1, d: int64(d), p: int64((ntaps + m - 1) / m),
+		frames: int64(max(1, bankBlockValues/m)), kept: int64(m)}
+	if kept > 0 {
+		g.kept = int64(kept)
+	}
+	if m&(m-1) == 0 {
+		g.logM = 0
+		for 1<<g.logM < m {
+			g.logM++
+		}
+	}
+	return g
+}
+
+// bankTaps returns the prototype zero-padded to pm taps and reversed, as
+// the filter bank kernel reads it (and filter.Channelizer).
+func bankTaps(taps []float32, pm int) []float32 {
+	rev := make([]float32, pm)
+	for i, t := range taps {
+		rev[pm-1-i] = t
+	}
+	return rev
+}
+
+// bankTwiddles returns exp(+j2πk/m) for k < m, interleaved, computed in
+// float64.
+func bankTwiddles(m int) []float32 {
+	tw := make([]float32, 2*m)
+	for k := range m {
+		s, c := math.Sincos(2 * math.Pi * float64(k) / float64(m))
+		tw[2*k], tw[2*k+1] = float32(c), float32(s)
+	}
+	return tw
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/sigproc/sigproc/stage"
 )
 
-// ChainFilter runs a stage chain (shift, decimating fir, resample) on data
-// already in device memory with the kernels of kernels/chain.cu, with
-// package stage's semantics. It is the explicit transport's blockFilter
-// for chains, and what `sigproc bench chain` times.
+// ChainFilter runs a stage chain (shift, decimating fir, resample,
+// channelize with the select after it) on data already in device memory
+// with the kernels of kernels/chain.cu, with package stage's semantics. It
+// is the explicit transport's blockFilter for chains, and what `sigproc
+// bench chain` and `bench channelize` time.
 //
 // The chain becomes a list of ops: a fir or resample stage with the shift
-// just before it fused into its input staging, or a shift on its own. The
+// just before it fused into its input staging, a shift on its own, or a
+// filter bank (the last op) writing the channels the select after it keeps. The
 // first op reads the caller's [history | block] layout (HistoryValues);
 // every later op reads a device buffer of its own that holds its history
 // before the previous op's output, two of them taking turns so that the
@@ -40,9 +42,11 @@ type ChainFilter struct {
 	shiftFn  [2]cudrv.Function // by input complexness
 	tiledFn  [4]cudrv.Function // by input complexness + 2·fused shift
 	directFn [4]cudrv.Function
+	bankFn   [2]cudrv.Function // by input complexness
 	ops      []chainOp
 	inCh     int // values per input sample
-	outCh    int // values per output sample
+	outCh    int // values per output sample (frame)
+	outCplx  bool
 	maxIn    int // input samples per block at most
 	dev      []cudrv.DevicePtr
 	closed   bool
@@ -52,6 +56,14 @@ type ChainFilter struct {
 	polyParams  [17]unsafe.Pointer
 	sa          shiftLaunch
 	shiftParams [5]unsafe.Pointer
+	ba          bankLaunch
+	bankParams  [14]unsafe.Pointer
+}
+
+type bankLaunch struct {
+	x, y, b, tw, keep       cudrv.DevicePtr
+	nout, m, logM, d, p, t0 int64
+	s0, frames, kept        int64
 }
 
 type polyLaunch struct {
@@ -81,6 +93,13 @@ type chainOp struct {
 	buf     [2]cudrv.DevicePtr
 	cur     int // buf[cur] takes the next block (ops after the first)
 	t, next int64
+
+	// filter bank: M channels ÷D, P taps per branch, F frames per thread
+	// block, K channels kept (keep; 0: all M in order), twiddles tw
+	bank             bool
+	bm, logM, bd, bp int64
+	frames, kept     int64
+	tw, keep         cudrv.DevicePtr
 
 	// polyphase
 	l, m, lp, mp, q int64
@@ -134,6 +153,11 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			return nil, err
 		}
 	}
+	for i, name := range []string{"real", "iq"} {
+		if f.bankFn[i], err = fn("chain_bank_" + name); err != nil {
+			return nil, err
+		}
+	}
 	perThr, err := moduleInt(f.mod, "chain_per_thread")
 	if err != nil {
 		return nil, err
@@ -141,11 +165,33 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	var pending *stage.Stage // a shift waiting for the filter it fuses into
 	var pendRate float64
-	for i := range c.Stages {
+	if err := checkBankPlace(c); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(c.Stages); i++ {
 		s := c.Stages[i]
 		k, ok := chainKernels[s.Kind]
 		if !ok {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
+		}
+		if k == kernelBank {
+			if pending != nil { // the shift before a bank runs alone
+				if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+					return nil, err
+				}
+				pending, cplx = nil, true
+			}
+			var keep []int
+			if i+1 < len(c.Stages) && chainKernels[c.Stages[i+1].Kind] == kernelSelect {
+				keep = c.Stages[i+1].Keep
+				i++
+			}
+			if err := f.addBank(s, keep, cplx, n); err != nil {
+				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
+			}
+			cplx = true
+			n = s.MaxOut(n)
+			continue
 		}
 		if k == kernelShift {
 			if pending != nil { // two shifts in a row: the first runs alone
@@ -156,6 +202,9 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			}
 			pending, pendRate = &c.Stages[i], rate
 			continue
+		}
+		if k != kernelPoly {
+			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
 		}
 		if err := f.addPoly(s, pending, rate, cplx, n, perThr); err != nil {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
@@ -171,7 +220,10 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		cplx = true
 	}
-	f.outCh = channels(cplx)
+	f.outCh, f.outCplx = channels(cplx), cplx
+	if last := f.ops[len(f.ops)-1]; last.bank {
+		f.outCh = last.outCh
+	}
 	// Every op after the first reads its own [history | block] buffers.
 	for k := 1; k < len(f.ops); k++ {
 		op := &f.ops[k]
@@ -206,6 +258,12 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	s := &f.sa
 	f.shiftParams = [5]unsafe.Pointer{
 		unsafe.Pointer(&s.x), unsafe.Pointer(&s.y), unsafe.Pointer(&s.n), unsafe.Pointer(&s.c0), unsafe.Pointer(&s.cps),
+	}
+	b := &f.ba
+	f.bankParams = [14]unsafe.Pointer{
+		unsafe.Pointer(&b.x), unsafe.Pointer(&b.y), unsafe.Pointer(&b.b), unsafe.Pointer(&b.tw), unsafe.Pointer(&b.keep),
+		unsafe.Pointer(&b.nout), unsafe.Pointer(&b.m), unsafe.Pointer(&b.logM), unsafe.Pointer(&b.d), unsafe.Pointer(&b.p),
+		unsafe.Pointer(&b.t0), unsafe.Pointer(&b.s0), unsafe.Pointer(&b.frames), unsafe.Pointer(&b.kept),
 	}
 	return f, nil
 }
@@ -276,6 +334,47 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 	return nil
 }
 
+// addBank adds the filter bank of s (stage.KindChannelize), writing the
+// channels keep lists (all M in order when empty).
+func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int) error {
+	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
+	op := chainOp{bank: true, inCplx: cplx, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
+		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept}
+	rev := bankTaps(s.Taps, int(g.p*g.m))
+	var err error
+	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4); err != nil {
+		return err
+	}
+	tw := bankTwiddles(int(g.m))
+	if op.tw, err = f.upload(unsafe.Pointer(&tw[0]), int64(len(tw))*4); err != nil {
+		return err
+	}
+	if len(keep) > 0 {
+		k32 := make([]int32, len(keep))
+		for i, k := range keep {
+			k32[i] = int32(k)
+		}
+		if op.keep, err = f.upload(unsafe.Pointer(&k32[0]), int64(len(k32))*4); err != nil {
+			return err
+		}
+	}
+	f.ops = append(f.ops, op)
+	return nil
+}
+
+// upload allocates n bytes of device memory for the chain and copies p's
+// n bytes there.
+func (f *ChainFilter) upload(p unsafe.Pointer, n int64) (cudrv.DevicePtr, error) {
+	d, err := f.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	if err := cudrv.MemcpyHtoD(d, p, n); err != nil {
+		return 0, fmt.Errorf("gpu: copy to the chain: %w", err)
+	}
+	return d, nil
+}
+
 // HistoryValues is how many values of history Launch's input starts with:
 // the first op's, (Q−1) samples for a filter, none for a shift alone.
 func (f *ChainFilter) HistoryValues() int { return f.ops[0].hist * f.ops[0].inCh }
@@ -290,9 +389,16 @@ func (f *ChainFilter) MaxOutValues(n int) int {
 }
 
 // OutComplex reports whether the output is complex (interleaved I/Q).
-func (f *ChainFilter) OutComplex() bool { return f.outCh == 2 }
+func (f *ChainFilter) OutComplex() bool { return f.outCplx }
+
+// FrameValues is the float32 values of one output sample: 1, 2 for I/Q,
+// 2K for a filter bank's frame of K channels.
+func (f *ChainFilter) FrameValues() int { return f.outCh }
 
 func (op *chainOp) maxOut(n int) int {
+	if op.bank {
+		return int(ceilMulDiv(int64(n), 1, op.bd))
+	}
 	if !op.poly {
 		return n
 	}
@@ -355,6 +461,9 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 	if op.inCplx {
 		ci = 1
 	}
+	if op.bank {
+		return f.runBank(st, op, x, y, ns, ci)
+	}
 	if !op.poly {
 		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps}
 		blocks := int(min((int64(ns)+255)/256, 1<<16))
@@ -398,6 +507,30 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 		}
 		if err != nil {
 			return 0, fmt.Errorf("gpu: launch chain filter (L %d, M %d, %d taps/branch, %d outputs): %w", op.l, op.m, op.q, nout, err)
+		}
+	}
+	op.t += int64(ns)
+	op.next = end
+	return int(nout), nil
+}
+
+// runBank enqueues the filter bank op on ns input samples at x ([history
+// | block]): a frame for each input at a multiple of D.
+func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns, ci int) (int, error) {
+	end := ceilMulDiv(op.t+int64(ns), 1, op.bd)
+	nout := end - op.next
+	if nout > 0 {
+		first := op.next * op.bd // the first frame's input index
+		f.ba = bankLaunch{x: x, y: y, b: op.branches, tw: op.tw, keep: op.keep, nout: nout,
+			m: op.bm, logM: op.logM, d: op.bd, p: op.bp, t0: first - op.t, s0: first % op.bm,
+			frames: op.frames, kept: op.kept}
+		blocks := (nout + op.frames - 1) / op.frames
+		if blocks > maxGridX {
+			return 0, fmt.Errorf("gpu: chain: %d frames need %d blocks", nout, blocks)
+		}
+		smem := int(op.frames*op.bm) * 8
+		if err := f.bankFn[ci].Launch(int(blocks), bankThreads, smem, st, f.bankParams[:]); err != nil {
+			return 0, fmt.Errorf("gpu: launch filter bank (%d channels ÷%d, %d taps/branch, %d frames): %w", op.bm, op.bd, op.bp, nout, err)
 		}
 	}
 	op.t += int64(ns)
@@ -487,5 +620,5 @@ func (b *backend) maxOutValues(l pipeline.Layout) int {
 	if b.chain == nil {
 		return l.BlockValues()
 	}
-	return b.chain.MaxOut(l.BlockSize) * channels(b.chain.OutComplex())
+	return b.chain.MaxOut(l.BlockSize) * pipeline.FrameValues(b.chain.OutChannels(), b.chain.OutComplex())
 }

@@ -64,6 +64,23 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"fir31/4+shift", cplx, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)}, odd, 20000},
 			chainCase{"shift+shift+fir9/2", cplx, []stage.Stage{shiftStage(1000), shiftStage(-77777), firStage(taps(9), 2)}, []int{999, 64}, 10000},
 			chainCase{"fir2000/3", cplx, []stage.Stage{firStage(taps(2000), 3)}, []int{5000, 333}, 20000},
+			// Filter banks (issue 30): M ∈ {2, 8, 64, 1024, 4096}, D ∈ {M, M/2},
+			// tap counts that are no multiple of M, M no power of two
+			// (the kernel's direct DFT), a select fused in, a shift and a
+			// filter before the bank.
+			chainCase{"bank2/2x5", cplx, []stage.Stage{stage.NewChannelize(taps(5), 2, 2)}, []int{7, 3, 1, 10}, 300},
+			chainCase{"bank2/1x3", cplx, []stage.Stage{stage.NewChannelize(taps(3), 2, 1)}, []int{7, 3, 1, 10}, 300},
+			chainCase{"bank8/4x37", cplx, []stage.Stage{stage.NewChannelize(taps(37), 8, 4)}, odd, 20000},
+			chainCase{"bank8/8x64", cplx, []stage.Stage{stage.NewChannelize(taps(64), 8, 8)}, odd, 20000},
+			chainCase{"bank64/32x1000", cplx, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32)}, odd, 40000},
+			chainCase{"bank64/64x129", cplx, []stage.Stage{stage.NewChannelize(taps(129), 64, 64)}, odd, 40000},
+			chainCase{"bank1024/512x16001", cplx, []stage.Stage{stage.NewChannelize(taps(16001), 1024, 512)}, []int{5000, 333, 1}, 60000},
+			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000},
+			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000},
+			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000},
+			chainCase{"bank12/3x50", cplx, []stage.Stage{stage.NewChannelize(taps(50), 12, 3)}, odd, 5000},
+			chainCase{"shift+bank64/32x1024+select", cplx, []stage.Stage{shiftStage(-123457), stage.NewChannelize(taps(1024), 64, 32), stage.NewSelect(3, 17, 40, 63, 0)}, odd, 40000},
+			chainCase{"fir129/2+bank16/8x100", cplx, []stage.Stage{firStage(taps(129), 2), stage.NewChannelize(taps(100), 16, 8)}, odd, 40000},
 		)
 	}
 	return cs
@@ -79,7 +96,7 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 	}
 	defer ref.Close()
 	ch := channels(c.Complex)
-	outCh := channels(c.OutComplex())
+	outCh := pipeline.FrameValues(c.OutChannels(), c.OutComplex())
 	var outs [][]float32
 	buf := make([]float32, ref.MaxOut(maxBlock)*outCh)
 	for pos, i := 0, 0; pos < len(x)/ch; i++ {
@@ -214,7 +231,7 @@ func TestChainFilterMatchesCPU(t *testing.T) {
 			for _, mode := range chainModes {
 				runOnContext(t, ctx, fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
 					got := gpuChain(t, c, x, tc.blocks, maxBlock, mode)
-					compareChain(t, got, want, channels(c.OutComplex()))
+					compareChain(t, got, want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 				})
 			}
 		}
@@ -283,11 +300,13 @@ func TestChainBackendMatchesCPU(t *testing.T) {
 		{"shift+fir129/8 real", false, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 333, 333 * 50},
 		{"resample48x3/2", true, []stage.Stage{resStage(randSignal(r, 48), 3, 2)}, 1025, 1025*10 + 3},
 		{"shift+fir65/4+resample48x3/2", true, []stage.Stage{shiftStage(123456), firStage(randSignal(r, 65), 4), resStage(randSignal(r, 48), 3, 2)}, 8191, 8191 * 9},
+		{"shift+bank64/32x1000+select", true, []stage.Stage{shiftStage(-123457), stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0)}, 4099, 4099*12 + 5},
+		{"bank16/16x100 real", false, []stage.Stage{stage.NewChannelize(randSignal(r, 100), 16, 16)}, 333, 333 * 50},
 	} {
 		c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
 		ch := channels(tc.complex)
 		x := randSignal(r, tc.total*ch)
-		cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 8}
+		cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 8, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}
 		ref, err := cpu.New(c, tc.block)
 		if err != nil {
 			t.Fatal(err)
@@ -316,7 +335,7 @@ func TestChainBackendMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				compareChain(t, [][]float32{got.got}, [][]float32{want.got}, channels(c.OutComplex()))
+				compareChain(t, [][]float32{got.got}, [][]float32{want.got}, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 			})
 		}
 	}
@@ -336,6 +355,15 @@ func TestChainMemcheck(t *testing.T) {
 			want := cpuChain(t, c, x, blocks, 64)
 			for _, mode := range chainModes {
 				compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, channels(c.OutComplex()))
+			}
+			// The filter bank, power of two and not, a select fused in.
+			for _, bank := range [][]stage.Stage{
+				{shiftStage(1000), stage.NewChannelize(randSignal(r, 37), 8, 4), stage.NewSelect(7, 0)},
+				{stage.NewChannelize(randSignal(r, 20), 6, 3)},
+			} {
+				c := stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: bank}
+				want := cpuChain(t, c, x, blocks, 64)
+				compareChain(t, gpuChain(t, c, x, blocks, 64, "tiled"), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 			}
 		}
 	})

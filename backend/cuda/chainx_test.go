@@ -1,6 +1,10 @@
 package cuda
 
-import "testing"
+import (
+	"fmt"
+	"math"
+	"testing"
+)
 
 // TestChainTile: the tiled kernel's tile fits the shared-memory limit, its
 // rows hold the whole staged span plus the reads of every output of the
@@ -49,6 +53,37 @@ func TestCeilMulDiv(t *testing.T) {
 	} {
 		if got := ceilMulDiv(tc.n, tc.l, tc.m); got != tc.want {
 			t.Errorf("ceil(%d·%d/%d) = %d, want %d", tc.n, tc.l, tc.m, got, tc.want)
+		}
+	}
+}
+
+// TestBankGeometry: the filter bank's launch shape, taps and twiddles.
+func TestBankGeometry(t *testing.T) {
+	for _, tc := range []struct {
+		ntaps, m, d, kept int
+		want              bankGeometry
+	}{
+		{5, 2, 2, 0, bankGeometry{m: 2, logM: 1, d: 2, p: 3, frames: 1024, kept: 2}},
+		{1000, 64, 32, 3, bankGeometry{m: 64, logM: 6, d: 32, p: 16, frames: 32, kept: 3}},
+		{777, 100, 50, 0, bankGeometry{m: 100, logM: -1, d: 50, p: 8, frames: 20, kept: 100}},
+		{8192, 4096, 2048, 0, bankGeometry{m: 4096, logM: 12, d: 2048, p: 2, frames: 1, kept: 4096}},
+	} {
+		g := newBankGeometry(tc.ntaps, tc.m, tc.d, tc.kept)
+		if g != tc.want {
+			t.Errorf("%d taps, %d channels ÷%d, %d kept: %+v, want %+v", tc.ntaps, tc.m, tc.d, tc.kept, g, tc.want)
+		}
+		if smem := g.frames * g.m * 8; smem > chainSharedLimit {
+			t.Errorf("%d channels: %d bytes of shared memory > %d", tc.m, smem, chainSharedLimit)
+		}
+	}
+	if got := bankTaps([]float32{1, 2, 3}, 4); fmt.Sprint(got) != "[0 3 2 1]" {
+		t.Errorf("bankTaps: %v", got)
+	}
+	tw := bankTwiddles(4) // 1, j, −1, −j
+	want := []float64{1, 0, 0, 1, -1, 0, 0, -1}
+	for i, w := range want {
+		if math.Abs(float64(tw[i])-w) > 1e-7 {
+			t.Fatalf("bankTwiddles(4) = %v, want %v", tw, want)
 		}
 	}
 }

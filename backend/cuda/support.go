@@ -109,16 +109,26 @@ func supportRows() []supportRow {
 		rows = append(rows, supportRow{"shift → fir ÷8", m, func(m string) []stage.Stage { return []stage.Stage{shift, firDec(m)} }})
 	}
 	rows = append(rows, supportRow{"fir → resample 3/2", "auto", func(m string) []stage.Stage { return []stage.Stage{fir(m), resample} }})
+	bank := stage.NewChannelize(make([]float32, 16*16), 16, 8)
+	rows = append(rows,
+		supportRow{"channelize 16 ÷8", "", func(string) []stage.Stage { return []stage.Stage{bank} }},
+		supportRow{"shift → channelize 16 ÷8 → select", "", func(string) []stage.Stage {
+			return []stage.Stage{shift, bank, stage.NewSelect(3, 12, 0)}
+		}})
 	return rows
 }
 
 // supportCell says where the row runs on transport t with n channels:
 // "yes" for real and complex input, "no" for neither, else the one it
-// runs on.
+// runs on; "n/a" where no backend runs it (a channelizer takes one
+// channel).
 func supportCell(r supportRow, t Transport, n int) string {
 	var ok [2]bool
 	for i, cplx := range []bool{false, true} {
 		c := stage.Chain{SampleRate: 1e6, Complex: cplx, Channels: n, Stages: r.build(r.method)}
+		if c.Validate() != nil {
+			return "n/a"
+		}
 		ok[i] = CheckChain(c, Options{Transport: t}) == nil
 	}
 	switch {

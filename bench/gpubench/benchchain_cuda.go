@@ -59,10 +59,7 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 		return p, nil
 	}
 	nvals := cfg.Samples * ch
-	outCh := 1
-	if f.OutComplex() {
-		outCh = 2
-	}
+	outCh := f.FrameValues()
 	hist := f.HistoryValues()
 	din, err := alloc(int64(hist+nvals) * 4)
 	if err != nil {

@@ -73,3 +73,52 @@ func BenchmarkChainGPU(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChannelizeGPU times the filter bank kernel (stage channelize)
+// on 64 Mi complex samples in device memory: M channels × P taps per
+// channel, critically sampled (D = M, the only bank CuPy's
+// channelize_poly makes; bench/channelize_cupy.py times it on the same
+// sizes), plus a 2× oversampled bank and a 1024-channel bank keeping 64
+// (select fused). Input GS/s of the best pass, as BenchmarkChainGPU.
+func BenchmarkChannelizeGPU(b *testing.B) {
+	type bankCase struct {
+		name    string
+		m, p, d int
+		keep    []int
+	}
+	var cases []bankCase
+	for _, m := range []int{64, 256, 1024, 4096} {
+		for _, p := range []int{8, 16, 32} {
+			cases = append(cases, bankCase{name: fmt.Sprintf("bank%dx%d", m, p), m: m, p: p, d: m})
+		}
+	}
+	keep := make([]int, 64)
+	for i := range keep {
+		keep[i] = 16 * i
+	}
+	cases = append(cases,
+		bankCase{name: "bank64x16/32", m: 64, p: 16, d: 32},
+		bankCase{name: "bank1024x16+select64", m: 1024, p: 16, d: 1024, keep: keep})
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			stages := []stage.Stage{stage.NewChannelize(lowpassTaps(bc.m*bc.p, 0.5/float64(bc.m), 1), bc.m, bc.d)}
+			if bc.keep != nil {
+				stages = append(stages, stage.NewSelect(bc.keep...))
+			}
+			cfg := BenchChainConfig{
+				Chain:   stage.Chain{SampleRate: 1e9, Complex: true, Stages: stages},
+				Samples: chainBenchSamples, Seed: 1, Warmup: 2, Reps: b.N,
+				PTXPath: os.Getenv("SIGPROC_CHAIN_PTX"),
+			}
+			res, err := BenchChain(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res.InGSps(), "GS/s")
+			b.ReportMetric(res.Best()*1e3, "best-ms")
+			b.SetBytes(int64(chainBenchSamples) * 8)
+			b.Logf("chain %s on %s: %d complex samples in, %d frames out, best %.3f ms, %.1f GS/s of input (%d passes)",
+				res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds))
+		})
+	}
+}
