@@ -286,13 +286,18 @@ ptx-deps:
 
 # The zero-copy kernel's compute helpers, extracted from kernels/fir.cu and
 # run on the CPU with every shared-memory load bounds- and alignment-checked
-# against a float64 convolution (kernels/sim/README.md).
+# against a float64 convolution, and the filter bank kernel of
+# kernels/chain.cu against its definition (kernels/sim/README.md; -w: chain.cu
+# is CUDA, and its unroll pragmas and extern initialiser warn on the host).
 CXX ?= g++
 kernel-sim:
 	mkdir -p $(BUILD)
 	cd kernels/sim && sh gen.sh ../fir.cu && $(CXX) -O2 -o ../../$(BUILD)/kernel-sim sim.cpp
 	@$(BUILD)/kernel-sim > $(BUILD)/kernel-sim.log || { grep -v '^ok' $(BUILD)/kernel-sim.log | tail -20; exit 1; }
 	@tail -1 $(BUILD)/kernel-sim.log
+	cd kernels/sim && $(CXX) -O2 -w -o ../../$(BUILD)/bank-sim bank.cpp
+	@$(BUILD)/bank-sim > $(BUILD)/bank-sim.log || { grep -v '^ok' $(BUILD)/bank-sim.log | tail -20; exit 1; }
+	@tail -1 $(BUILD)/bank-sim.log
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink

@@ -1,0 +1,138 @@
+// Host simulator of the filter bank kernel (kernels/chain.cu, chain_bank_*):
+// the kernel's own source, compiled for the CPU with one thread a block
+// (each phase of the kernel is a loop striding over the block's work, so
+// one thread does it all and the barriers hold trivially), run block by
+// block as ChainFilter streams it, against a float64 evaluation of the
+// definition, y_k[n] = Σ_i h[i]·x[nD − i]·exp(−j2πk(nD − i)/M). Shared
+// memory is NaN before every thread block, so a read of a value not
+// written shows. `make kernel-sim` runs it; racecheck on the GPU
+// (scripts/gpu-check.sh) is what checks the barriers.
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+#include <algorithm>
+
+// CUDA, as far as chain.cu needs it.
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__
+#define __restrict__
+struct float2 { float x, y; };
+inline float2 make_float2(float a, float b) { return {a, b}; }
+struct dim3s { unsigned x; };
+static dim3s threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
+inline void __syncthreads() {}
+template <class T> inline T __ldg(const T* p) { return *p; }
+inline unsigned __brev(unsigned v) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++, v >>= 1) r = (r << 1) | (v & 1);
+    return r;
+}
+inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = cosf(M_PI * x); }
+
+const int smemValues = 1 << 13;  // the most a block takes: 4096 channels, or 2048 values
+float2 chain_sm2[smemValues];
+#include "../chain.cu"
+
+typedef std::complex<double> cd;
+static std::mt19937_64 rng(1);
+static double rnd() { return std::normal_distribution<double>()(rng); }
+
+// run streams total samples through an M-channel bank ÷D in the blocks
+// given (cycled), as backend/cuda's ChainFilter.runBank launches it, and
+// returns 1 on a mismatch.
+static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std::vector<int> keep, bool cplx) {
+    std::vector<float> h(ntaps), x(2 * total);
+    for (auto& v : h) v = rnd();
+    for (int i = 0; i < total; i++) x[2 * i] = rnd(), x[2 * i + 1] = cplx ? rnd() : 0;
+    const int P = (ntaps + M - 1) / M, PM = P * M, hist = PM - 1, ch = cplx ? 2 : 1;
+    std::vector<float> rev(PM, 0);
+    for (int i = 0; i < ntaps; i++) rev[PM - 1 - i] = h[i];
+    std::vector<float2> tw(M);
+    for (int k = 0; k < M; k++) tw[k] = make_float2(cos(2 * M_PI * k / M), sin(2 * M_PI * k / M));
+    const long logM = (M & (M - 1)) == 0 ? __builtin_ctz(M) : -1;
+    const long F = std::max(1, 2048 / M), K = keep.empty() ? M : (long)keep.size();
+    if (F * M > smemValues) {
+        printf("M %d: %ld values of shared memory > %d\n", M, F * M, smemValues);
+        return 1;
+    }
+    const int maxb = *std::max_element(blocks.begin(), blocks.end());
+    std::vector<float> buf((hist + maxb) * ch, 0);
+    std::vector<float2> out;
+    long t = 0, next = 0;
+    for (int pos = 0, bi = 0; pos < total;) {
+        const int n = std::min(blocks[bi++ % blocks.size()], total - pos);
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < ch; c++) buf[(hist + i) * ch + c] = x[2 * (pos + i) + c];
+        const long end = (t + n + D - 1) / D, nout = end - next;
+        if (nout > 0) {
+            const long first = next * D;
+            // A frame of guard values past the launch's frames: none may be written.
+            std::vector<float2> y((nout + F) * K, make_float2(NAN, NAN));
+            for (long b = 0; b < (nout + F - 1) / F; b++) {
+                blockIdx.x = b;
+                std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
+                (cplx ? chain_bank_iq : chain_bank_real)(buf.data(), y.data(), rev.data(), tw.data(),
+                                                        keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
+                                                        first - t, first % M, F, K);
+            }
+            for (long i = nout * K; i < (long)y.size(); i++)
+                if (!std::isnan(y[i].x) || !std::isnan(y[i].y)) {
+                    printf("FAIL M %d D %d: value %ld past the %ld frames written\n", M, D, i, nout);
+                    return 1;
+                }
+            out.insert(out.end(), y.begin(), y.begin() + nout * K);
+        }
+        t += n, next = end, pos += n;
+        memmove(buf.data(), buf.data() + n * ch, hist * ch * sizeof(float));
+    }
+    const long frames = out.size() / K;
+    if (frames != (total + D - 1) / D) {
+        printf("M %d D %d: %ld frames, want %d\n", M, D, frames, (total + D - 1) / D);
+        return 1;
+    }
+    double ss = 0, worst = 0;
+    std::vector<cd> want(frames * K);
+    for (long m = 0; m < frames; m++)
+        for (long c = 0; c < K; c++) {
+            const long k = keep.empty() ? c : keep[c];
+            cd acc = 0;
+            for (long i = 0; i < ntaps && i <= m * D; i++) {
+                const long s = m * D - i;
+                acc += (double)h[i] * cd(x[2 * s], x[2 * s + 1]) * std::polar(1.0, -2 * M_PI * (double)(k * s % M) / M);
+            }
+            want[m * K + c] = acc, ss += std::norm(acc);
+        }
+    const double rms = sqrt(ss / want.size());
+    for (size_t i = 0; i < want.size(); i++) {
+        const double d = std::abs(cd(out[i].x, out[i].y) - want[i]) / rms;
+        if (!(d <= worst)) worst = d;  // a NaN stays
+    }
+    const bool ok = worst <= 1e-5;
+    printf("%s M %d D %d taps %d kept %ld complex %d: %ld frames, max error %.2g of the RMS\n", ok ? "ok" : "FAIL", M, D,
+           ntaps, K, cplx, frames, worst);
+    return ok ? 0 : 1;
+}
+
+int main() {
+    int bad = 0;
+    const std::vector<int> odd = {37, 1000, 129, 4099, 1, 2048};
+    for (bool c : {false, true}) {
+        bad += run(2, 2, 5, {7, 3, 1, 10}, 300, {}, c);
+        bad += run(2, 1, 3, {7, 3, 1, 10}, 300, {}, c);
+        bad += run(8, 4, 37, odd, 6000, {}, c);
+        bad += run(64, 32, 1000, odd, 8000, {}, c);
+        bad += run(64, 64, 129, odd, 8000, {3, 17, 40, 63, 0}, c);
+        bad += run(1024, 512, 5001, {5000, 333, 1}, 6000, {}, c);
+        bad += run(100, 50, 777, odd, 5000, {}, c);  // no power of two: the DFT
+        bad += run(12, 3, 50, odd, 3000, {}, c);
+        bad += run(4096, 2048, 8192, {5000, 4097}, 10000, {1, 4095, 2048}, c);
+    }
+    printf("%s: the filter bank kernel against the definition\n", bad ? "FAIL" : "all ok");
+    return bad;
+}
