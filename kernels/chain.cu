@@ -345,6 +345,66 @@ __device__ __forceinline__ void bank_body(const bankArgs& a) {
     }
 }
 
+// chain_bank_sums_*: the polyphase sums alone, for banks whose window is
+// too long to read once a frame from the cache (see bankSplit in
+// backend/cuda/chainx.go): thread block (branch tile, frame tile) = blockIdx.x
+// (bt + nbt·ft), each thread one branch j and BANK_R consecutive frames, so
+// that each tap is loaded once for BANK_R frames. Frame o's sum v_j goes to
+// u[o·M + (j + s) mod M], s = (S0 + o·D) mod M: the rotation is applied
+// here, so chain_bank_* then runs on u with one tap of 1, D = M, S0 = 0.
+#define BANK_R 8
+template <bool INC>
+__device__ __forceinline__ void bank_sums(const float* __restrict__ x, float2* __restrict__ u,
+                                          const float* __restrict__ b, i64 nout, i64 M, i64 D, i64 P, i64 T0,
+                                          i64 S0) {
+    const i64 nbt = (M + blockDim.x - 1) / blockDim.x;
+    const i64 bt = blockIdx.x % nbt, o0 = (i64)(blockIdx.x / nbt) * BANK_R;
+    const i64 j = bt * blockDim.x + threadIdx.x;
+    if (j >= M || o0 >= nout) return;
+    const int R = (int)min((i64)BANK_R, nout - o0);
+    float2 v[BANK_R];
+#pragma unroll
+    for (int r = 0; r < BANK_R; r++) v[r] = make_float2(0.f, 0.f);
+    const i64 w = T0 + o0 * D + j;
+    for (i64 q = 0; q < P; q++) {
+        const float t = __ldg(b + q * M + j);
+        const i64 wq = w + q * M;
+#pragma unroll
+        for (int r = 0; r < BANK_R; r++) {
+            if (r < R) {
+                if (INC) {
+                    const float2 xv = __ldg(reinterpret_cast<const float2*>(x) + wq + r * D);
+                    v[r].x = fmaf(t, xv.x, v[r].x);
+                    v[r].y = fmaf(t, xv.y, v[r].y);
+                } else {
+                    v[r].x = fmaf(t, __ldg(x + wq + r * D), v[r].x);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < BANK_R; r++) {
+        if (r < R) {
+            const i64 o = o0 + r;
+            const i64 s = (S0 + (o % M) * D) % M;
+            i64 k = j + s;
+            if (k >= M) k -= M;
+            u[o * M + k] = v[r];
+        }
+    }
+}
+
+extern "C" __device__ int chain_bank_frames_per_thread = BANK_R;
+
+extern "C" __global__ void chain_bank_sums_real(const float* x, float2* u, const float* b, i64 nout, i64 M, i64 D,
+                                                i64 P, i64 T0, i64 S0) {
+    bank_sums<false>(x, u, b, nout, M, D, P, T0, S0);
+}
+extern "C" __global__ void chain_bank_sums_iq(const float* x, float2* u, const float* b, i64 nout, i64 M, i64 D,
+                                              i64 P, i64 T0, i64 S0) {
+    bank_sums<true>(x, u, b, nout, M, D, P, T0, S0);
+}
+
 #define BANK_PARAMS                                                                                       \
     const float *x, float2 *y, const float *b, const float2 *tw, const int *keep, i64 nout, i64 M, i64 logM, \
         i64 D, i64 P, i64 T0, i64 S0, i64 F, i64 K

@@ -101,3 +101,13 @@ func bankTwiddles(m int) []float32 {
 	}
 	return tw
 }
+
+// bankSplitWindow is the longest bank window (P·M input samples) the
+// fused kernel takes: past it each frame's window no longer stays in the
+// cache for the next frame, and the sums run first in a kernel of their
+// own (chain_bank_sums_*), each tap loaded once for several frames, into
+// a scratch buffer the FFT pass then reads.
+const bankSplitWindow = 8192
+
+// bankSplit reports whether the bank g runs split (see bankSplitWindow).
+func bankSplit(g bankGeometry) bool { return g.p*g.m > bankSplitWindow }

@@ -43,6 +43,8 @@ type ChainFilter struct {
 	tiledFn  [4]cudrv.Function // by input complexness + 2·fused shift
 	directFn [4]cudrv.Function
 	bankFn   [2]cudrv.Function // by input complexness
+	sumsFn   [2]cudrv.Function // the bank's sums alone (split), by input complexness
+	bankR    int64             // frames a thread of chain_bank_sums_* takes
 	ops      []chainOp
 	inCh     int // values per input sample
 	outCh    int // values per output sample (frame)
@@ -58,6 +60,13 @@ type ChainFilter struct {
 	shiftParams [5]unsafe.Pointer
 	ba          bankLaunch
 	bankParams  [14]unsafe.Pointer
+	su          sumsLaunch
+	sumsParams  [9]unsafe.Pointer
+}
+
+type sumsLaunch struct {
+	x, u, b               cudrv.DevicePtr
+	nout, m, d, p, t0, s0 int64
 }
 
 type bankLaunch struct {
@@ -100,6 +109,8 @@ type chainOp struct {
 	bm, logM, bd, bp int64
 	frames, kept     int64
 	tw, keep         cudrv.DevicePtr
+	split            bool            // sums by chain_bank_sums_* into scratch, then the FFT
+	scratch, ones    cudrv.DevicePtr // split: frames × M sums; M taps of 1
 
 	// polyphase
 	l, m, lp, mp, q int64
@@ -157,7 +168,15 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		if f.bankFn[i], err = fn("chain_bank_" + name); err != nil {
 			return nil, err
 		}
+		if f.sumsFn[i], err = fn("chain_bank_sums_" + name); err != nil {
+			return nil, err
+		}
 	}
+	bankR, err := moduleInt(f.mod, "chain_bank_frames_per_thread")
+	if err != nil {
+		return nil, err
+	}
+	f.bankR = int64(bankR)
 	perThr, err := moduleInt(f.mod, "chain_per_thread")
 	if err != nil {
 		return nil, err
@@ -265,6 +284,11 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		unsafe.Pointer(&b.nout), unsafe.Pointer(&b.m), unsafe.Pointer(&b.logM), unsafe.Pointer(&b.d), unsafe.Pointer(&b.p),
 		unsafe.Pointer(&b.t0), unsafe.Pointer(&b.s0), unsafe.Pointer(&b.frames), unsafe.Pointer(&b.kept),
 	}
+	u := &f.su
+	f.sumsParams = [9]unsafe.Pointer{
+		unsafe.Pointer(&u.x), unsafe.Pointer(&u.u), unsafe.Pointer(&u.b), unsafe.Pointer(&u.nout), unsafe.Pointer(&u.m),
+		unsafe.Pointer(&u.d), unsafe.Pointer(&u.p), unsafe.Pointer(&u.t0), unsafe.Pointer(&u.s0),
+	}
 	return f, nil
 }
 
@@ -359,6 +383,50 @@ func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int) e
 		}
 	}
 	f.ops = append(f.ops, op)
+	if bankSplit(g) {
+		return f.splitBank(&f.ops[len(f.ops)-1])
+	}
+	return nil
+}
+
+// splitBank makes op (a bank) take the split path: its scratch for the
+// sums of a block's frames, and the one tap of 1 the FFT pass reads them
+// with.
+func (f *ChainFilter) splitBank(op *chainOp) error {
+	if op.split {
+		return nil
+	}
+	var err error
+	if op.scratch, err = f.alloc(int64(op.maxOut(op.maxIn)) * op.bm * 8); err != nil {
+		return err
+	}
+	ones := make([]float32, op.bm)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if op.ones, err = f.upload(unsafe.Pointer(&ones[0]), int64(len(ones))*4); err != nil {
+		return err
+	}
+	op.split = true
+	return nil
+}
+
+// SetBankSplit forces the filter bank's path (see bankSplit): the sums
+// and the FFT in one kernel, or the sums by a kernel of their own first.
+// Benchmarks and tests compare the two; call it before the first Launch.
+// A chain without a bank ignores it.
+func (f *ChainFilter) SetBankSplit(split bool) error {
+	for i := range f.ops {
+		if op := &f.ops[i]; op.bank {
+			if !split {
+				op.split = false
+				continue
+			}
+			if err := f.splitBank(op); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -524,6 +592,21 @@ func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr
 		f.ba = bankLaunch{x: x, y: y, b: op.branches, tw: op.tw, keep: op.keep, nout: nout,
 			m: op.bm, logM: op.logM, d: op.bd, p: op.bp, t0: first - op.t, s0: first % op.bm,
 			frames: op.frames, kept: op.kept}
+		if op.split {
+			// The sums, rotated, into scratch; then the bank's FFT pass
+			// over them as a one-tap bank: D = M, no rotation.
+			f.su = sumsLaunch{x: x, u: op.scratch, b: op.branches, nout: nout, m: op.bm, d: op.bd, p: op.bp,
+				t0: first - op.t, s0: first % op.bm}
+			grid := (op.bm + bankThreads - 1) / bankThreads * ((nout + f.bankR - 1) / f.bankR)
+			if grid > maxGridX {
+				return 0, fmt.Errorf("gpu: chain: %d frames of %d channels need %d blocks", nout, op.bm, grid)
+			}
+			if err := f.sumsFn[ci].Launch(int(grid), bankThreads, 0, st, f.sumsParams[:]); err != nil {
+				return 0, fmt.Errorf("gpu: launch filter bank sums (%d channels ÷%d, %d taps/branch, %d frames): %w", op.bm, op.bd, op.bp, nout, err)
+			}
+			f.ba.x, f.ba.b, f.ba.d, f.ba.p, f.ba.t0, f.ba.s0 = op.scratch, op.ones, op.bm, 1, 0, 0
+			ci = 1
+		}
 		blocks := (nout + op.frames - 1) / op.frames
 		if blocks > maxGridX {
 			return 0, fmt.Errorf("gpu: chain: %d frames need %d blocks", nout, blocks)

@@ -112,7 +112,8 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 }
 
 // Kernel modes the tests force: the tiled kernel as chosen, the tiled
-// kernel with one class per block, the direct kernel.
+// kernel with one class per block, the direct kernel; a filter bank as
+// chosen, fused, split (gpuChain).
 var chainModes = []string{"tiled", "perclass", "direct"}
 
 // gpuChain runs the case on a ChainFilter the way the explicit transport
@@ -134,6 +135,13 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 			f.ops[i].loop = false
 		case "direct":
 			f.ops[i].threads = 0
+		}
+	}
+	// A filter bank runs fused in the perclass mode and split in the
+	// direct one, as chosen in the tiled one.
+	if mode != "tiled" {
+		if err := f.SetBankSplit(mode == "direct"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	ch := channels(c.Complex)

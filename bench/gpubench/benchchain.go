@@ -17,6 +17,9 @@ type BenchChainConfig struct {
 	Warmup  int         // untimed passes before the timed ones
 	Reps    int         // timed passes, each one Launch over all of the input
 	PTXPath string      // load the chain kernels from this PTX file ("" = embedded)
+	// BankPath forces a filter bank's path: "fused" or "split"; "" takes
+	// the one the chain chooses (cuda.ChainFilter.SetBankSplit).
+	BankPath string
 }
 
 func (c BenchChainConfig) validate() error {
@@ -29,6 +32,8 @@ func (c BenchChainConfig) validate() error {
 		return fmt.Errorf("gpu: bench chain: warmup must be >= 0, got %d", c.Warmup)
 	case c.Chain.ChannelCount() > 1:
 		return errors.New("gpu: bench chain: one channel only")
+	case c.BankPath != "" && c.BankPath != "fused" && c.BankPath != "split":
+		return fmt.Errorf("gpu: bench chain: bank path %q: want fused, split or empty", c.BankPath)
 	}
 	return c.Chain.Validate()
 }

@@ -50,6 +50,11 @@ func BenchChain(ctx context.Context, cfg BenchChainConfig) (res BenchChainResult
 			err = e
 		}
 	}()
+	if cfg.BankPath != "" {
+		if err := f.SetBankSplit(cfg.BankPath == "split"); err != nil {
+			return BenchChainResult{}, err
+		}
+	}
 	alloc := func(n int64) (cudrv.DevicePtr, error) {
 		p, err := cudrv.MemAlloc(n)
 		if err != nil {

@@ -79,7 +79,9 @@ func BenchmarkChainGPU(b *testing.B) {
 // channel, critically sampled (D = M, the only bank CuPy's
 // channelize_poly makes; bench/channelize_cupy.py times it on the same
 // sizes), plus a 2× oversampled bank and a 1024-channel bank keeping 64
-// (select fused). Input GS/s of the best pass, as BenchmarkChainGPU.
+// (select fused); each as the chain chooses (bank64x8), fused
+// (bank64x8/fused) and split (bank64x8/split). Input GS/s of the best
+// pass, as BenchmarkChainGPU.
 func BenchmarkChannelizeGPU(b *testing.B) {
 	type bankCase struct {
 		name    string
@@ -100,25 +102,31 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 		bankCase{name: "bank64x16/32", m: 64, p: 16, d: 32},
 		bankCase{name: "bank1024x16+select64", m: 1024, p: 16, d: 1024, keep: keep})
 	for _, bc := range cases {
-		b.Run(bc.name, func(b *testing.B) {
-			stages := []stage.Stage{stage.NewChannelize(lowpassTaps(bc.m*bc.p, 0.5/float64(bc.m), 1), bc.m, bc.d)}
-			if bc.keep != nil {
-				stages = append(stages, stage.NewSelect(bc.keep...))
+		for _, path := range []string{"", "fused", "split"} {
+			name := bc.name
+			if path != "" {
+				name += "/" + path
 			}
-			cfg := BenchChainConfig{
-				Chain:   stage.Chain{SampleRate: 1e9, Complex: true, Stages: stages},
-				Samples: chainBenchSamples, Seed: 1, Warmup: 2, Reps: b.N,
-				PTXPath: os.Getenv("SIGPROC_CHAIN_PTX"),
-			}
-			res, err := BenchChain(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(res.InGSps(), "GS/s")
-			b.ReportMetric(res.Best()*1e3, "best-ms")
-			b.SetBytes(int64(chainBenchSamples) * 8)
-			b.Logf("chain %s on %s: %d complex samples in, %d frames out, best %.3f ms, %.1f GS/s of input (%d passes)",
-				res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds))
-		})
+			b.Run(name, func(b *testing.B) {
+				stages := []stage.Stage{stage.NewChannelize(lowpassTaps(bc.m*bc.p, 0.5/float64(bc.m), 1), bc.m, bc.d)}
+				if bc.keep != nil {
+					stages = append(stages, stage.NewSelect(bc.keep...))
+				}
+				cfg := BenchChainConfig{
+					Chain:   stage.Chain{SampleRate: 1e9, Complex: true, Stages: stages},
+					Samples: chainBenchSamples, Seed: 1, Warmup: 2, Reps: b.N,
+					PTXPath: os.Getenv("SIGPROC_CHAIN_PTX"), BankPath: path,
+				}
+				res, err := BenchChain(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(res.InGSps(), "GS/s")
+				b.ReportMetric(res.Best()*1e3, "best-ms")
+				b.SetBytes(int64(chainBenchSamples) * 8)
+				b.Logf("chain %s on %s: %d complex samples in, %d frames out, best %.3f ms, %.1f GS/s of input (%d passes)",
+					res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds))
+			})
+		}
 	}
 }

@@ -33,6 +33,7 @@ inline unsigned __brev(unsigned v) {
     for (int i = 0; i < 32; i++, v >>= 1) r = (r << 1) | (v & 1);
     return r;
 }
+using std::min;
 inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = cosf(M_PI * x); }
 
 const int smemValues = 1 << 13;  // the most a block takes: 4096 channels, or 2048 values
@@ -46,7 +47,7 @@ static double rnd() { return std::normal_distribution<double>()(rng); }
 // run streams total samples through an M-channel bank ÷D in the blocks
 // given (cycled), as backend/cuda's ChainFilter.runBank launches it, and
 // returns 1 on a mismatch.
-static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std::vector<int> keep, bool cplx) {
+static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std::vector<int> keep, bool cplx, bool split) {
     std::vector<float> h(ntaps), x(2 * total);
     for (auto& v : h) v = rnd();
     for (int i = 0; i < total; i++) x[2 * i] = rnd(), x[2 * i + 1] = cplx ? rnd() : 0;
@@ -74,12 +75,34 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
             const long first = next * D;
             // A frame of guard values past the launch's frames: none may be written.
             std::vector<float2> y((nout + F) * K, make_float2(NAN, NAN));
-            for (long b = 0; b < (nout + F - 1) / F; b++) {
-                blockIdx.x = b;
-                std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
-                (cplx ? chain_bank_iq : chain_bank_real)(buf.data(), y.data(), rev.data(), tw.data(),
-                                                        keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
-                                                        first - t, first % M, F, K);
+            if (split) {
+                // chain_bank_sums_* into scratch, then the bank as one tap
+                // of 1 over it (ChainFilter.runBank's split path).
+                std::vector<float2> u(nout * M, make_float2(NAN, NAN));
+                const long R = chain_bank_frames_per_thread, T = 32, nbt = (M + T - 1) / T;
+                blockDim.x = T;
+                for (long b = 0; b < nbt * ((nout + R - 1) / R); b++)
+                    for (unsigned th = 0; th < T; th++) {
+                        blockIdx.x = b, threadIdx.x = th;
+                        (cplx ? chain_bank_sums_iq : chain_bank_sums_real)(buf.data(), u.data(), rev.data(), nout, M, D,
+                                                                           P, first - t, first % M);
+                    }
+                blockDim.x = 1, threadIdx.x = 0;
+                std::vector<float> ones(M, 1.f);
+                for (long b = 0; b < (nout + F - 1) / F; b++) {
+                    blockIdx.x = b;
+                    std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
+                    chain_bank_iq(reinterpret_cast<const float*>(u.data()), y.data(), ones.data(), tw.data(),
+                                  keep.empty() ? nullptr : keep.data(), nout, M, logM, M, 1, 0, 0, F, K);
+                }
+            } else {
+                for (long b = 0; b < (nout + F - 1) / F; b++) {
+                    blockIdx.x = b;
+                    std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
+                    (cplx ? chain_bank_iq : chain_bank_real)(buf.data(), y.data(), rev.data(), tw.data(),
+                                                            keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
+                                                            first - t, first % M, F, K);
+                }
             }
             for (long i = nout * K; i < (long)y.size(); i++)
                 if (!std::isnan(y[i].x) || !std::isnan(y[i].y)) {
@@ -114,24 +137,25 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
         if (!(d <= worst)) worst = d;  // a NaN stays
     }
     const bool ok = worst <= 1e-5;
-    printf("%s M %d D %d taps %d kept %ld complex %d: %ld frames, max error %.2g of the RMS\n", ok ? "ok" : "FAIL", M, D,
-           ntaps, K, cplx, frames, worst);
+    printf("%s M %d D %d taps %d kept %ld complex %d split %d: %ld frames, max error %.2g of the RMS\n", ok ? "ok" : "FAIL",
+           M, D, ntaps, K, cplx, split, frames, worst);
     return ok ? 0 : 1;
 }
 
 int main() {
     int bad = 0;
     const std::vector<int> odd = {37, 1000, 129, 4099, 1, 2048};
-    for (bool c : {false, true}) {
-        bad += run(2, 2, 5, {7, 3, 1, 10}, 300, {}, c);
-        bad += run(2, 1, 3, {7, 3, 1, 10}, 300, {}, c);
-        bad += run(8, 4, 37, odd, 6000, {}, c);
-        bad += run(64, 32, 1000, odd, 8000, {}, c);
-        bad += run(64, 64, 129, odd, 8000, {3, 17, 40, 63, 0}, c);
-        bad += run(1024, 512, 5001, {5000, 333, 1}, 6000, {}, c);
-        bad += run(100, 50, 777, odd, 5000, {}, c);  // no power of two: the DFT
-        bad += run(12, 3, 50, odd, 3000, {}, c);
-        bad += run(4096, 2048, 8192, {5000, 4097}, 10000, {1, 4095, 2048}, c);
+    for (int i = 0; i < 4; i++) {
+        const bool c = i & 1, sp = i >> 1;
+        bad += run(2, 2, 5, {7, 3, 1, 10}, 300, {}, c, sp);
+        bad += run(2, 1, 3, {7, 3, 1, 10}, 300, {}, c, sp);
+        bad += run(8, 4, 37, odd, 6000, {}, c, sp);
+        bad += run(64, 32, 1000, odd, 8000, {}, c, sp);
+        bad += run(64, 64, 129, odd, 8000, {3, 17, 40, 63, 0}, c, sp);
+        bad += run(1024, 512, 5001, {5000, 333, 1}, 6000, {}, c, sp);
+        bad += run(100, 50, 777, odd, 5000, {}, c, sp);  // no power of two: the DFT
+        bad += run(12, 3, 50, odd, 3000, {}, c, sp);
+        bad += run(4096, 2048, 8192, {5000, 4097}, 10000, {1, 4095, 2048}, c, sp);
     }
     printf("%s: the filter bank kernel against the definition\n", bad ? "FAIL" : "all ok");
     return bad;
