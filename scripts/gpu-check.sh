@@ -219,7 +219,8 @@ done
 # SAN_CASES: name, binary, -test.run pattern. Between them every kernel is
 # launched: fir_persistent (real, I/Q), fir_persistent_lanes, fir_batch_real
 # and _iq (explicit), fir_batch_lanes, every chain kernel (shift, tiled and
-# direct polyphase, with and without the fused shift), the overlap-save
+# direct polyphase, with and without the fused shift, the filter bank fused
+# and split), the overlap-save
 # kernels (gather/mul/scatter with cuFFT, and fused, real and complex) and
 # gpubench's bandwidth kernels. The zero-copy cases keep to a few small
 # blocks: the persistent kernel polls mapped memory, which racecheck slows

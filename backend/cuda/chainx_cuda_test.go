@@ -237,6 +237,9 @@ func TestChainFilterMatchesCPU(t *testing.T) {
 			}
 			want := cpuChain(t, c, x, tc.blocks, maxBlock)
 			for _, mode := range chainModes {
+				if testing.Short() && tc.total >= 60000 && mode != "tiled" {
+					continue // the largest banks once under -short (gpu-check's memcheck of the whole binary)
+				}
 				runOnContext(t, ctx, fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
 					got := gpuChain(t, c, x, tc.blocks, maxBlock, mode)
 					compareChain(t, got, want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
@@ -364,14 +367,17 @@ func TestChainMemcheck(t *testing.T) {
 			for _, mode := range chainModes {
 				compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, channels(c.OutComplex()))
 			}
-			// The filter bank, power of two and not, a select fused in.
+			// The filter bank, power of two and not, a select fused in,
+			// fused and split.
 			for _, bank := range [][]stage.Stage{
 				{shiftStage(1000), stage.NewChannelize(randSignal(r, 37), 8, 4), stage.NewSelect(7, 0)},
 				{stage.NewChannelize(randSignal(r, 20), 6, 3)},
 			} {
 				c := stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: bank}
 				want := cpuChain(t, c, x, blocks, 64)
-				compareChain(t, gpuChain(t, c, x, blocks, 64, "tiled"), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
+				for _, mode := range []string{"perclass", "direct"} { // fused, split
+					compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
+				}
 			}
 		}
 	})
