@@ -329,16 +329,23 @@ __device__ __forceinline__ void bank_body(const bankArgs& a) {
         if (pow2) {
             y = sm[f * M + k];
         } else {
-            // y_k = Σ_r a_r·exp(+j2πkr/M), the twiddle index kr mod M.
+            // y_k = Σ_r a_r·exp(+j2πkr/M), the twiddle index kr mod M,
+            // summed in runs of 64 terms (float32 error grows with the
+            // terms of one running sum: 64 + M/64, not M).
             y = make_float2(0.f, 0.f);
             const float2* fr = sm + f * M;
             int kr = 0;
-            for (int r = 0; r < M; r++) {
-                const float2 p = cmul(fr[r], __ldg(a.tw + kr));
-                y.x += p.x;
-                y.y += p.y;
-                kr += k;
-                if (kr >= M) kr -= M;
+            for (int r0 = 0; r0 < M; r0 += 64) {
+                float2 part = make_float2(0.f, 0.f);
+                for (int r = r0; r < min(r0 + 64, M); r++) {
+                    const float2 p = cmul(fr[r], __ldg(a.tw + kr));
+                    part.x += p.x;
+                    part.y += p.y;
+                    kr += k;
+                    if (kr >= M) kr -= M;
+                }
+                y.x += part.x;
+                y.y += part.y;
             }
         }
         a.y[o * K + c] = y;

@@ -201,12 +201,13 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 				pending, cplx = nil, true
 			}
 			var keep []int
+			at := i
 			if i+1 < len(c.Stages) && chainKernels[c.Stages[i+1].Kind] == kernelSelect {
 				keep = c.Stages[i+1].Keep
 				i++
 			}
 			if err := f.addBank(s, keep, cplx, n); err != nil {
-				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
+				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", at, s.Kind, err)
 			}
 			cplx = true
 			n = s.MaxOut(n)
@@ -427,7 +428,8 @@ func (f *ChainFilter) SetBankSplit(split bool) error {
 			}
 		}
 	}
-	return nil
+	// The taps of 1 must be on the device before a launch on any stream.
+	return cudrv.SyncUploads("chain filter bank split")
 }
 
 // upload allocates n bytes of device memory for the chain and copies p's

@@ -78,6 +78,7 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000},
 			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000},
 			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000},
+			chainCase{"bank3000/1500x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 3000, 1500)}, []int{4000, 1001}, 30000},
 			chainCase{"bank12/3x50", cplx, []stage.Stage{stage.NewChannelize(taps(50), 12, 3)}, odd, 5000},
 			chainCase{"shift+bank64/32x1024+select", cplx, []stage.Stage{shiftStage(-123457), stage.NewChannelize(taps(1024), 64, 32), stage.NewSelect(3, 17, 40, 63, 0)}, odd, 40000},
 			chainCase{"fir129/2+bank16/8x100", cplx, []stage.Stage{firStage(taps(129), 2), stage.NewChannelize(taps(100), 16, 8)}, odd, 40000},
