@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - environment problem
     sys.exit(f"needs numpy and cupy with cupyx.scipy.signal ({exc})")
 
 
-def lowpass(n, fc, gain=1.0):
+def lowpass(n, fc, gain=1.0):  # also bench/channelize_cupy.py's
     """Hamming-windowed sinc, cutoff fc cycles/sample, DC gain gain."""
     t = np.arange(n) - (n - 1) / 2
     h = 2 * fc * np.sinc(2 * fc * t) * np.hamming(n)
@@ -65,10 +65,10 @@ PAIRS = {
 }
 
 
-def parse_sigproc(path):
-    """GS/s per sub-benchmark from go test -bench output."""
+def parse_sigproc(path, bench="ChainGPU"):
+    """GS/s per sub-benchmark of Benchmark<bench> from go test -bench output."""
     out = {}
-    pat = re.compile(r"^BenchmarkChainGPU/(\S+?)(?:-\d+)?\s.*?([\d.]+) GS/s")
+    pat = re.compile(r"^Benchmark" + bench + r"/(\S+?)(?:-\d+)?\s.*?([\d.]+) GS/s")
     with open(path) as f:
         for line in f:
             m = pat.search(line)

@@ -18,52 +18,18 @@ Usage (GPU machine, repository root):
 
 import argparse
 import json
-import re
 import sys
 
 try:
-    import numpy as np
     import cupy as cp
     import cupyx.signal as xsig
 except ImportError as exc:  # pragma: no cover - environment problem
     sys.exit(f"needs numpy and cupy with cupyx.signal ({exc})")
 
+from chain_cupy import gpu_time, lowpass, parse_sigproc  # same timing, taps and log parsing
+
 CHANNELS = [64, 256, 1024, 4096]
 TAPS_PER_CHANNEL = [8, 16, 32]
-
-
-def lowpass(n, fc):
-    """Hamming-windowed sinc, cutoff fc cycles/sample, DC gain 1."""
-    t = np.arange(n) - (n - 1) / 2
-    h = 2 * fc * np.sinc(2 * fc * t) * np.hamming(n)
-    return (h / h.sum()).astype(np.float32)
-
-
-def gpu_time(fn, reps, warmup):
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    ts = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, stop))
-    return min(ts), float(np.median(ts))
-
-
-def parse_sigproc(path):
-    """GS/s per sub-benchmark (bank{M}x{P}) from go test -bench output."""
-    out = {}
-    pat = re.compile(r"^BenchmarkChannelizeGPU/(\S+?)(?:-\d+)?\s.*?([\d.]+) GS/s")
-    with open(path) as f:
-        for line in f:
-            m = pat.search(line)
-            if m:
-                out[m.group(1)] = float(m.group(2))
-    return out
 
 
 def main():
@@ -98,7 +64,7 @@ def main():
 
     bad = False
     if a.sigproc:
-        sp = parse_sigproc(a.sigproc)
+        sp = parse_sigproc(a.sigproc, "ChannelizeGPU")
         res["sigproc_gsps"], res["ratios"] = sp, {}
         print("sigproc bank kernel against CuPy channelize_poly (input GS/s; goal >= 4x):")
         for name, c in res["cupy_gsps"].items():
