@@ -39,6 +39,16 @@ func lowpassTaps(n int, fc, g float64) []float32 {
 	return h
 }
 
+// reportChain reports a chain benchmark's best pass: input GS/s and ms as
+// metrics, and a log line naming the output (what: "out", "frames out").
+func reportChain(b *testing.B, res BenchChainResult, what string) {
+	b.ReportMetric(res.InGSps(), "GS/s")
+	b.ReportMetric(res.Best()*1e3, "best-ms")
+	b.SetBytes(int64(chainBenchSamples) * 8)
+	b.Logf("chain %s on %s: %d complex samples in, %d %s, best %.3f ms, %.1f GS/s of input (%d passes)",
+		res.Chain, res.Device.Name, res.Samples, res.OutSamples, what, res.Best()*1e3, res.InGSps(), len(res.Seconds))
+}
+
 // BenchmarkChainGPU times the chain kernels on data in device memory:
 // input GS/s (complex samples) of shift + 129-tap FIR ÷8, the FIR ÷8
 // alone, and resample 3/2 with 48 taps, on 64 Mi complex samples per
@@ -65,11 +75,7 @@ func BenchmarkChainGPU(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(res.InGSps(), "GS/s")
-			b.ReportMetric(res.Best()*1e3, "best-ms")
-			b.SetBytes(int64(chainBenchSamples) * 8)
-			b.Logf("%s", fmt.Sprintf("chain %s on %s: %d complex samples in, %d out, best %.3f ms, %.1f GS/s of input (%d passes)",
-				res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds)))
+			reportChain(b, res, "out")
 		})
 	}
 }
@@ -121,11 +127,7 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(res.InGSps(), "GS/s")
-				b.ReportMetric(res.Best()*1e3, "best-ms")
-				b.SetBytes(int64(chainBenchSamples) * 8)
-				b.Logf("chain %s on %s: %d complex samples in, %d frames out, best %.3f ms, %.1f GS/s of input (%d passes)",
-					res.Chain, res.Device.Name, res.Samples, res.OutSamples, res.Best()*1e3, res.InGSps(), len(res.Seconds))
+				reportChain(b, res, "frames out")
 			})
 		}
 	}
