@@ -63,11 +63,8 @@ func NewChannelizer(taps []float32, m, d int, complex bool, maxBlock int) (*Chan
 	}
 	p := (len(taps) + m - 1) / m
 	c := &Channelizer{m: m, d: d, p: p, complex: complex, max: maxBlock,
-		hist: p*m - 1, rev: make([]float32, p*m),
+		hist: p*m - 1, rev: BankTaps(taps, m),
 		vr: make([]float32, m), vi: make([]float32, m), ar: make([]float32, m), ai: make([]float32, m)}
-	for i, t := range taps {
-		c.rev[p*m-1-i] = t
-	}
 	c.re = make([]float32, c.hist+maxBlock)
 	c.im = make([]float32, c.hist+maxBlock)
 	if m&(m-1) == 0 {
@@ -84,6 +81,19 @@ func NewChannelizer(taps []float32, m, d int, complex bool, maxBlock int) (*Chan
 		c.blue = b
 	}
 	return c, nil
+}
+
+// BankTaps returns the prototype taps of an m-channel bank as its
+// polyphase sums read them: zero-padded to P·m taps (P = ceil(len/m)) and
+// reversed, so that the branch j sum of a frame is Σ_q rev[q·m + j]·x[w +
+// q·m + j] over its window w. The GPU's filter bank kernel reads the same.
+func BankTaps(taps []float32, m int) []float32 {
+	pm := (len(taps) + m - 1) / m * m
+	rev := make([]float32, pm)
+	for i, t := range taps {
+		rev[pm-1-i] = t
+	}
+	return rev
 }
 
 // scrambledOrder returns, for each position of the plan's scrambled

@@ -82,3 +82,10 @@ func ExampleDecimator() {
 	fmt.Println(y[:n1+n2])
 	// Output: [1 5 6]
 }
+
+// ExampleBankTaps: a 3-tap prototype for a 2-channel bank is padded to
+// P·M = 4 taps and reversed.
+func ExampleBankTaps() {
+	fmt.Println(filter.BankTaps([]float32{1, 2, 3}, 2))
+	// Output: [0 3 2 1]
+}

@@ -81,16 +81,6 @@ func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
 	return g
 }
 
-// bankTaps returns the prototype zero-padded to pm taps and reversed, as
-// the filter bank kernel reads it (and filter.Channelizer).
-func bankTaps(taps []float32, pm int) []float32 {
-	rev := make([]float32, pm)
-	for i, t := range taps {
-		rev[pm-1-i] = t
-	}
-	return rev
-}
-
 // bankTwiddles returns exp(+j2πk/m) for k < m, interleaved, computed in
 // float64.
 func bankTwiddles(m int) []float32 {
@@ -102,12 +92,9 @@ func bankTwiddles(m int) []float32 {
 	return tw
 }
 
-// bankSplitWindow is the longest bank window (P·M input samples) the
-// fused kernel takes: past it each frame's window no longer stays in the
-// cache for the next frame, and the sums run first in a kernel of their
-// own (chain_bank_sums_*), each tap loaded once for several frames, into
-// a scratch buffer the FFT pass then reads.
-const bankSplitWindow = 8192
-
-// bankSplit reports whether the bank g runs split (see bankSplitWindow).
-func bankSplit(g bankGeometry) bool { return g.p*g.m > bankSplitWindow }
+// bankSplit reports whether the bank g runs split: the sums first, in a
+// kernel of their own (chain_bank_sums_*) that loads each tap once for
+// several frames, into a scratch buffer the FFT pass then reads. Measured
+// on an H200 (docs/THROUGHPUT.md), that pays at 32 taps a branch or more
+// from 256 channels up, and nowhere else.
+func bankSplit(g bankGeometry) bool { return g.p >= 32 && g.m >= 256 }

@@ -88,10 +88,18 @@ type shiftLaunch struct {
 	c0, cps float64
 }
 
-// chainOp is one kernel launch per block: a polyphase filter (with an
-// optional fused shift in front) or a shift alone.
+// opKind is what a chainOp launches.
+type opKind int
+
+const (
+	opShift opKind = iota // a shift alone
+	opPoly                // a polyphase filter, with an optional shift fused in front
+	opBank                // a filter bank, with the select after it fused
+)
+
+// chainOp is one kernel launch per block (two for a split bank).
 type chainOp struct {
-	poly    bool
+	kind    opKind
 	inCplx  bool
 	shift   *mixer.Shifter // nil: no shift
 	cps     float64        // shift frequency / rate
@@ -105,7 +113,6 @@ type chainOp struct {
 
 	// filter bank: M channels ÷D, P taps per branch, F frames per thread
 	// block, K channels kept (keep; 0: all M in order), twiddles tw
-	bank             bool
 	bm, logM, bd, bp int64
 	frames, kept     int64
 	tw, keep         cudrv.DevicePtr
@@ -134,6 +141,9 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	}
 	if maxBlock <= 0 {
 		return nil, fmt.Errorf("gpu: chain: max block %d must be > 0", maxBlock)
+	}
+	if err := checkBankPlace(c); err != nil {
+		return nil, err
 	}
 	f = &ChainFilter{inCh: channels(c.Complex), maxIn: maxBlock}
 	if f.mod, err = cudrv.LoadModule(ptxPath, kernels.ChainPTX, "chain"); err != nil {
@@ -184,9 +194,6 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	var pending *stage.Stage // a shift waiting for the filter it fuses into
 	var pendRate float64
-	if err := checkBankPlace(c); err != nil {
-		return nil, err
-	}
 	for i := 0; i < len(c.Stages); i++ {
 		s := c.Stages[i]
 		k, ok := chainKernels[s.Kind]
@@ -241,7 +248,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		cplx = true
 	}
 	f.outCh, f.outCplx = channels(cplx), cplx
-	if last := f.ops[len(f.ops)-1]; last.bank {
+	if last := f.ops[len(f.ops)-1]; last.kind == opBank {
 		f.outCh = last.outCh
 	}
 	// Every op after the first reads its own [history | block] buffers.
@@ -316,13 +323,13 @@ func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int
 	if err != nil {
 		return fmt.Errorf("gpu: chain shift: %w", err)
 	}
-	f.ops = append(f.ops, chainOp{inCplx: cplx, shift: sh, cps: cps, inCh: channels(cplx), outCh: 2, maxIn: maxIn})
+	f.ops = append(f.ops, chainOp{kind: opShift, inCplx: cplx, shift: sh, cps: cps, inCh: channels(cplx), outCh: 2, maxIn: maxIn})
 	return nil
 }
 
 func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn, perThr int) error {
 	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
-	op := chainOp{poly: true, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: int64(l), m: int64(m)}
+	op := chainOp{kind: opPoly, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: int64(l), m: int64(m)}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {
@@ -363,9 +370,9 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 // channels keep lists (all M in order when empty).
 func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int) error {
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
-	op := chainOp{bank: true, inCplx: cplx, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
+	op := chainOp{kind: opBank, inCplx: cplx, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
 		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept}
-	rev := bankTaps(s.Taps, int(g.p*g.m))
+	rev := filter.BankTaps(s.Taps, int(g.m))
 	var err error
 	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4); err != nil {
 		return err
@@ -418,7 +425,7 @@ func (f *ChainFilter) splitBank(op *chainOp) error {
 // A chain without a bank ignores it.
 func (f *ChainFilter) SetBankSplit(split bool) error {
 	for i := range f.ops {
-		if op := &f.ops[i]; op.bank {
+		if op := &f.ops[i]; op.kind == opBank {
 			if !split {
 				op.split = false
 				continue
@@ -466,13 +473,13 @@ func (f *ChainFilter) OutComplex() bool { return f.outCplx }
 func (f *ChainFilter) FrameValues() int { return f.outCh }
 
 func (op *chainOp) maxOut(n int) int {
-	if op.bank {
+	switch op.kind {
+	case opBank:
 		return int(ceilMulDiv(int64(n), 1, op.bd))
+	case opPoly:
+		return int(ceilMulDiv(int64(n), op.l, op.m))
 	}
-	if !op.poly {
-		return n
-	}
-	return int(ceilMulDiv(int64(n), op.l, op.m))
+	return n
 }
 
 // Launch enqueues the chain on block of n input values at in (after
@@ -531,10 +538,10 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 	if op.inCplx {
 		ci = 1
 	}
-	if op.bank {
+	if op.kind == opBank {
 		return f.runBank(st, op, x, y, ns, ci)
 	}
-	if !op.poly {
+	if op.kind == opShift {
 		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps}
 		blocks := int(min((int64(ns)+255)/256, 1<<16))
 		if err := f.shiftFn[ci].Launch(blocks, 256, 0, st, f.shiftParams[:]); err != nil {
@@ -591,14 +598,15 @@ func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr
 	nout := end - op.next
 	if nout > 0 {
 		first := op.next * op.bd // the first frame's input index
+		t0, s0 := first-op.t, first%op.bm
 		f.ba = bankLaunch{x: x, y: y, b: op.branches, tw: op.tw, keep: op.keep, nout: nout,
-			m: op.bm, logM: op.logM, d: op.bd, p: op.bp, t0: first - op.t, s0: first % op.bm,
+			m: op.bm, logM: op.logM, d: op.bd, p: op.bp, t0: t0, s0: s0,
 			frames: op.frames, kept: op.kept}
 		if op.split {
 			// The sums, rotated, into scratch; then the bank's FFT pass
 			// over them as a one-tap bank: D = M, no rotation.
 			f.su = sumsLaunch{x: x, u: op.scratch, b: op.branches, nout: nout, m: op.bm, d: op.bd, p: op.bp,
-				t0: first - op.t, s0: first % op.bm}
+				t0: t0, s0: s0}
 			grid := (op.bm + bankThreads - 1) / bankThreads * ((nout + f.bankR - 1) / f.bankR)
 			if grid > maxGridX {
 				return 0, fmt.Errorf("gpu: chain: %d frames of %d channels need %d blocks", nout, op.bm, grid)

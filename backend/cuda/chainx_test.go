@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"fmt"
 	"math"
 	"testing"
 )
@@ -57,7 +56,23 @@ func TestCeilMulDiv(t *testing.T) {
 	}
 }
 
-// TestBankGeometry: the filter bank's launch shape, taps and twiddles.
+// TestBankSplit: the split path for 32 taps a branch or more from 256
+// channels up, as measured (docs/THROUGHPUT.md).
+func TestBankSplit(t *testing.T) {
+	for _, tc := range []struct {
+		p, m  int
+		split bool
+	}{
+		{8, 64, false}, {32, 64, false}, {16, 1024, false}, {8, 4096, false},
+		{31, 4096, false}, {32, 128, false}, {32, 256, true}, {32, 4096, true}, {64, 1024, true},
+	} {
+		if got := bankSplit(newBankGeometry(tc.p*tc.m, tc.m, tc.m, 0)); got != tc.split {
+			t.Errorf("%d taps a branch, %d channels: split %v, want %v", tc.p, tc.m, got, tc.split)
+		}
+	}
+}
+
+// TestBankGeometry: the filter bank's launch shape and twiddles.
 func TestBankGeometry(t *testing.T) {
 	for _, tc := range []struct {
 		ntaps, m, d, kept int
@@ -75,9 +90,6 @@ func TestBankGeometry(t *testing.T) {
 		if smem := g.frames * g.m * 8; smem > chainSharedLimit {
 			t.Errorf("%d channels: %d bytes of shared memory > %d", tc.m, smem, chainSharedLimit)
 		}
-	}
-	if got := bankTaps([]float32{1, 2, 3}, 4); fmt.Sprint(got) != "[0 3 2 1]" {
-		t.Errorf("bankTaps: %v", got)
 	}
 	tw := bankTwiddles(4) // 1, j, −1, −j
 	want := []float64{1, 0, 0, 1, -1, 0, 0, -1}
