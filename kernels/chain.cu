@@ -43,10 +43,12 @@
 //   v_j = Σ_q hr[qM + j]·x[w + qM + j]   (hr: h zero-padded to P·M, reversed)
 //
 // over the window of P·M samples ending at input nD (buffer offset w).
-// A thread block owns F consecutive frames: its threads write each
-// frame's sums into shared memory in the FFT's input order, run the
-// M-point inverse FFT there (radix 2, M a power of two; a direct DFT from
-// the same twiddle table otherwise), and write the kept channels.
+// A thread block owns F consecutive frames. For M a power of two its
+// threads compute each frame's sums in registers, in groups that take
+// the first radix-8 round of the M-point inverse FFT at once, run the
+// later rounds through shared memory (bank_fft), and write the kept
+// channels; otherwise the sums go to shared memory and each kept channel
+// is a direct DFT from the twiddle table.
 //
 // Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
 // every launch argument as 8 bytes. Only PTX ISA 7.0 / sm_75 features.
@@ -263,19 +265,167 @@ struct bankArgs {
     i64 F, K;               // frames per block; channels kept
 };
 
+// The FFT of a power-of-two bank (bank_fft) runs in rounds of radix 8
+// while 3 or more bits of M are left, then one of radix 4 or 2:
+// decimation in frequency from natural order. A round of radix R and
+// stride S takes groups of R values at stride S within sub-blocks of
+// R·S, each group in one thread's registers: an R-point DFT, a twiddle
+// exp(+j2π·s·k/(R·S)) on output k of the group at offset s, and output k
+// stored back at stride S. The first round reads no shared memory: its
+// thread computes the group's polyphase sums itself. After the rounds,
+// channel k sits at bank_pos(k), its radix digits reversed.
+
+// bank_pad is the shared-memory slot of frame value i: one float2 of
+// padding after every 8, so that a warp's groups at stride 1 and 8 fall
+// on distinct banks. A block's F·M values take F·M + F·M/8 slots.
+__device__ __forceinline__ int bank_pad(int i) { return i + (i >> 3); }
+
+// wmul returns v·exp(+j2π·m/n) for n ≤ 8 (constants once unrolled).
+__device__ __forceinline__ float2 wmul(int n, int m, float2 v) {
+    const float c = 0.70710678118654752f;
+    switch (m * (8 / n)) {  // in eighths of a turn
+    case 0: return v;
+    case 1: return make_float2(c * (v.x - v.y), c * (v.x + v.y));
+    case 2: return make_float2(-v.y, v.x);
+    default: return make_float2(-c * (v.x + v.y), c * (v.x - v.y));  // 3
+    }
+}
+
+// dft replaces a[0..R) by its R-point inverse DFT, radix 2 decimation in
+// frequency: a[i] ends holding output bitrev_R(i).
+template <int R>
+__device__ __forceinline__ void dft(float2* a) {
+#pragma unroll
+    for (int h = R / 2; h >= 1; h >>= 1)
+#pragma unroll
+        for (int b = 0; b < R; b += 2 * h)
+#pragma unroll
+            for (int m = 0; m < h; m++) {
+                const float2 u = a[b + m], v = a[b + m + h];
+                a[b + m] = make_float2(u.x + v.x, u.y + v.y);
+                a[b + m + h] = wmul(2 * h, m, make_float2(u.x - v.x, u.y - v.y));
+            }
+}
+
+__device__ __forceinline__ int brev3(int i, int R) { return R == 8 ? ((i & 1) << 2) | (i & 2) | (i >> 2) : R == 4 ? ((i & 1) << 1) | (i >> 1) : i; }
+
+// bank_group finishes a group of a round: the DFT of a, the twiddles
+// tw[k·u] (u = s·M/(R·S)), and output k stored at base + k·S.
+template <int R>
+__device__ __forceinline__ void bank_group(float2* sm, float2* a, int base, int S, int u, const float2* tw) {
+    dft<R>(a);
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        float2 v = a[brev3(k, R)];
+        if (k > 0) v = cmul(v, __ldg(tw + k * u));
+        sm[bank_pad(base + k * S)] = v;
+    }
+}
+
+// bank_first is the first round (radix R, stride S = M/R): group s of
+// frame f sums branches j = (M−1−r−rot) mod M for its values r = s + m·S.
+template <bool INC, int R>
+__device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
+    const int M = 1 << lg, S = M / R, lgS = lg - (R == 8 ? 3 : R == 4 ? 2 : 1), P = (int)a.P;
+    for (int g = threadIdx.x; g < F * S; g += blockDim.x) {
+        const int f = g >> lgS, s = g & (S - 1);
+        const i64 o = o0 + f;
+        float2 v[R];
+        int j[R];
+#pragma unroll
+        for (int m = 0; m < R; m++) v[m] = make_float2(0.f, 0.f);
+        if (o < a.nout) {
+            const int rot = (int)((a.S0 + o * a.D) & (M - 1));
+#pragma unroll
+            for (int m = 0; m < R; m++) j[m] = (M - 1 - s - m * S - rot) & (M - 1);
+            const i64 w = a.T0 + o * a.D;
+            const float* h = a.b;
+            for (int q = 0; q < P; q++, h += M) {
+                if (INC) {
+                    const float2* x = reinterpret_cast<const float2*>(a.x) + w + (i64)q * M;
+#pragma unroll
+                    for (int m = 0; m < R; m++) {
+                        const float t = __ldg(h + j[m]);
+                        const float2 xv = __ldg(x + j[m]);
+                        v[m].x = fmaf(t, xv.x, v[m].x);
+                        v[m].y = fmaf(t, xv.y, v[m].y);
+                    }
+                } else {
+                    const float* x = a.x + w + (i64)q * M;
+#pragma unroll
+                    for (int m = 0; m < R; m++) v[m].x = fmaf(__ldg(h + j[m]), __ldg(x + j[m]), v[m].x);
+                }
+            }
+        }
+        bank_group<R>(sm, v, f * M + s, S, s, a.tw);
+    }
+}
+
+// bank_round is a later round of radix R and stride S = 1 << lgS.
+template <int R>
+__device__ __forceinline__ void bank_round(float2* sm, const float2* tw, int F, int lg, int lgS) {
+    const int M = 1 << lg, S = 1 << lgS, lgG = lg - (R == 8 ? 3 : R == 4 ? 2 : 1);  // M/R groups a frame
+    for (int g = threadIdx.x; g < F << lgG; g += blockDim.x) {
+        const int f = g >> lgG, i = g & ((1 << lgG) - 1), s = i & (S - 1);
+        const int base = f * M + (i >> lgS) * R * S + s;
+        float2 v[R];
+#pragma unroll
+        for (int m = 0; m < R; m++) v[m] = sm[bank_pad(base + m * S)];
+        bank_group<R>(sm, v, base, S, s << (lgG - lgS), tw);
+    }
+}
+
+// bank_pos is where channel k sits after the rounds of an M = 2^lg FFT:
+// the first round's digit (the lowest of k) is the highest of the place.
+__device__ __forceinline__ int bank_pos(int k, int lg) {
+    int p = 0;
+    for (int left = lg; left > 0;) {
+        const int b = left >= 3 ? 3 : left;
+        left -= b;
+        p |= (k & ((1 << b) - 1)) << left;
+        k >>= b;
+    }
+    return p;
+}
+
+// bank_fft: the sums and every round of a power-of-two bank (see above).
 template <bool INC>
-__device__ __forceinline__ void bank_body(const bankArgs& a) {
-    extern __shared__ float2 chain_sm2[];
-    float2* sm = chain_sm2;  // F frames of M values
-    const int M = (int)a.M, F = (int)a.F, P = (int)a.P, FM = F * M, tid = threadIdx.x, T_ = blockDim.x;
-    const i64 o0 = (i64)blockIdx.x * F;
-    const bool pow2 = a.logM >= 0;
-    const int lg = pow2 ? (int)a.logM : 0, mask = M - 1;
-    // 1. Polyphase sums, each stored where the FFT reads it: position r
-    //    (bit-reversed for the radix-2 passes) with (r + s) mod M = M−1−j.
-    //    Powers of two take shifts and masks for the divisions.
-    for (int idx = tid; idx < FM; idx += T_) {
-        const int f = pow2 ? idx >> lg : idx / M, j = idx - f * M;
+__device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
+    int left = lg;  // bits of M not yet taken by a round
+    if (lg >= 3) {
+        bank_first<INC, 8>(a, sm, o0, F, lg);
+        left -= 3;
+    } else if (lg == 2) {
+        bank_first<INC, 4>(a, sm, o0, F, lg);
+        left = 0;
+    } else {
+        bank_first<INC, 2>(a, sm, o0, F, lg);
+        left = 0;
+    }
+    while (left > 0) {
+        __syncthreads();
+        if (left >= 3) {
+            left -= 3;
+            bank_round<8>(sm, a.tw, F, lg, left);
+        } else if (left == 2) {
+            left = 0;
+            bank_round<4>(sm, a.tw, F, lg, 0);
+        } else {
+            left = 0;
+            bank_round<2>(sm, a.tw, F, lg, 0);
+        }
+    }
+    __syncthreads();
+}
+
+// bank_dft: the sums of a bank whose M is no power of two, stored at
+// position r with (r + s) mod M = M−1−j for the direct DFT of the output
+// step.
+template <bool INC>
+__device__ __forceinline__ void bank_sums_dft(const bankArgs& a, float2* sm, i64 o0, int F) {
+    const int M = (int)a.M, P = (int)a.P;
+    for (int idx = threadIdx.x; idx < F * M; idx += blockDim.x) {
+        const int f = idx / M, j = idx - f * M;
         const i64 o = o0 + f;
         float2 v = make_float2(0.f, 0.f);
         int s = 0;
@@ -294,40 +444,34 @@ __device__ __forceinline__ void bank_body(const bankArgs& a) {
                 const float* x = a.x + w;
                 for (int q = 0; q < P; q++) v.x = fmaf(__ldg(h + (i64)q * M), __ldg(x + (i64)q * M), v.x);
             }
-            s = pow2 ? (int)((a.S0 + o * a.D) & mask) : (int)((a.S0 + (o % M) * a.D) % M);
+            s = (int)((a.S0 + (o % M) * a.D) % M);
         }
         int r = M - 1 - j - s;  // in (−M, M)
         if (r < 0) r += M;
-        if (lg > 0) r = (int)(__brev((unsigned)r) >> (32 - lg));
         sm[f * M + r] = v;
     }
     __syncthreads();
-    // 2. Radix-2 inverse FFT of every frame, in place (decimation in time
-    //    from bit-reversed input: the output is in natural order).
-    if (pow2) {
-        for (int half = 1; half < M; half <<= 1) {
-            const int step = M / (2 * half);  // twiddle index per position
-            for (int b = tid; b < FM / 2; b += T_) {
-                const int f = b >> (lg - 1), bb = b & (mask >> 1);
-                const int pos = bb & (half - 1);
-                const int i = f * M + 2 * (bb - pos) + pos, k = i + half;
-                const float2 t = cmul(__ldg(a.tw + pos * step), sm[k]), u = sm[i];
-                sm[i] = make_float2(u.x + t.x, u.y + t.y);
-                sm[k] = make_float2(u.x - t.x, u.y - t.y);
-            }
-            __syncthreads();
-        }
-    }
-    // 3. The kept channels of each frame, coalesced.
-    const int K = (int)a.K;
-    for (int idx = tid; idx < F * K; idx += T_) {
+}
+
+template <bool INC>
+__device__ __forceinline__ void bank_body(const bankArgs& a) {
+    extern __shared__ float2 chain_sm2[];
+    float2* sm = chain_sm2;  // F frames of M values (padded when M is a power of two)
+    const int M = (int)a.M, F = (int)a.F, K = (int)a.K, lg = (int)a.logM;
+    const i64 o0 = (i64)blockIdx.x * F;
+    if (lg >= 0)
+        bank_fft<INC>(a, sm, o0, F, lg);
+    else
+        bank_sums_dft<INC>(a, sm, o0, F);
+    // The kept channels of each frame, coalesced.
+    for (int idx = threadIdx.x; idx < F * K; idx += blockDim.x) {
         const int f = idx / K, c = idx - f * K;
         const i64 o = o0 + f;
         if (o >= a.nout) break;
         const int k = a.keep ? __ldg(a.keep + c) : c;
         float2 y;
-        if (pow2) {
-            y = sm[f * M + k];
+        if (lg >= 0) {
+            y = sm[bank_pad(f * M + bank_pos(k, lg))];
         } else {
             // y_k = Σ_r a_r·exp(+j2πkr/M), the twiddle index kr mod M,
             // summed in runs of 64 terms (float32 error grows with the

@@ -59,6 +59,14 @@ const (
 	bankBlockValues = 2048
 )
 
+// smemBytes is the shared memory of a filter bank block: its F·M values,
+// with the one float2 of padding after every 8 that the power-of-two FFT
+// takes (bank_pad in kernels/chain.cu).
+func (g bankGeometry) smemBytes() int {
+	v := g.frames * g.m
+	return int(v+v/8) * 8
+}
+
 // bankGeometry is a filter bank launch's shape: m channels decimated by d,
 // p taps per branch, frames per thread block, kept channels and log2 m
 // (−1 when m is no power of two: the kernel's direct DFT).

@@ -124,8 +124,8 @@ type chainOp struct {
 	branches        cudrv.DevicePtr
 	threads         int   // 0: direct kernel
 	tq, w           int64 // tiled geometry
-	smem            int
-	loop            bool // a tiled block runs every class (lp <= chainLoopClasses)
+	smem            int   // dynamic shared memory a launch takes (tiled, bank)
+	loop            bool  // a tiled block runs every class (lp <= chainLoopClasses)
 }
 
 // NewChainFilter loads the chain kernels into the current CUDA context
@@ -371,7 +371,8 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int) error {
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
 	op := chainOp{kind: opBank, inCplx: cplx, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
-		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept}
+		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept,
+		smem: g.smemBytes()}
 	rev := filter.BankTaps(s.Taps, int(g.m))
 	var err error
 	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4); err != nil {
@@ -621,8 +622,7 @@ func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr
 		if blocks > maxGridX {
 			return 0, fmt.Errorf("gpu: chain: %d frames need %d blocks", nout, blocks)
 		}
-		smem := int(op.frames*op.bm) * 8
-		if err := f.bankFn[ci].Launch(int(blocks), bankThreads, smem, st, f.bankParams[:]); err != nil {
+		if err := f.bankFn[ci].Launch(int(blocks), bankThreads, op.smem, st, f.bankParams[:]); err != nil {
 			return 0, fmt.Errorf("gpu: launch filter bank (%d channels ÷%d, %d taps/branch, %d frames): %w", op.bm, op.bd, op.bp, nout, err)
 		}
 	}

@@ -87,7 +87,7 @@ func TestBankGeometry(t *testing.T) {
 		if g != tc.want {
 			t.Errorf("%d taps, %d channels ÷%d, %d kept: %+v, want %+v", tc.ntaps, tc.m, tc.d, tc.kept, g, tc.want)
 		}
-		if smem := g.frames * g.m * 8; smem > chainSharedLimit {
+		if smem := g.smemBytes(); smem > chainSharedLimit {
 			t.Errorf("%d channels: %d bytes of shared memory > %d", tc.m, smem, chainSharedLimit)
 		}
 	}

@@ -36,7 +36,7 @@ inline unsigned __brev(unsigned v) {
 using std::min;
 inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = cosf(M_PI * x); }
 
-const int smemValues = 1 << 13;  // the most a block takes: 4096 channels, or 2048 values
+const int smemValues = 1 << 13;  // the most a block takes: 4096 channels padded, or 2048 values
 float2 chain_sm2[smemValues];
 #include "../chain.cu"
 
@@ -157,6 +157,9 @@ int main() {
         bad += run(3000, 1500, 6001, {4000, 1001}, 9000, {}, c, sp);
         bad += run(12, 3, 50, odd, 3000, {}, c, sp);
         bad += run(4096, 2048, 8192, {5000, 4097}, 10000, {1, 4095, 2048}, c, sp);
+        // Every remainder of log2 M by the FFT's radix 8.
+        for (int M : {4, 16, 32, 128, 256, 512, 2048})
+            bad += run(M, M / 2, 3 * M + 5, odd, 4 * M + 3000, {}, c, sp);
     }
     printf("%s: the filter bank kernel against the definition\n", bad ? "FAIL" : "all ok");
     return bad;
