@@ -556,16 +556,23 @@ extern "C" __global__ void chain_bank_sums_iq(const float* x, float2* u, const f
     bank_sums<true>(x, u, b, nout, M, D, P, T0, S0);
 }
 
+// BANK_MIN_BLOCKS thread blocks of 256 threads (bankThreads) an SM
+// holds at least: it caps the bank kernels' registers at 64, which their
+// unrolled radix-8 groups would otherwise exceed (80), leaving the SM
+// short of warps (on an H100, 4 rather than 3 blocks an SM: 64 × 8 taps
+// 89 GS/s rather than 74).
+#define BANK_MIN_BLOCKS 4
+
 #define BANK_PARAMS                                                                                       \
     const float *x, float2 *y, const float *b, const float2 *tw, const int *keep, i64 nout, i64 M, i64 logM, \
         i64 D, i64 P, i64 T0, i64 S0, i64 F, i64 K
 #define BANK_ARGS {x, y, b, tw, keep, nout, M, logM, D, P, T0, S0, F, K}
 
-extern "C" __global__ void chain_bank_real(BANK_PARAMS) {
+extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_real(BANK_PARAMS) {
     const bankArgs a = BANK_ARGS;
     bank_body<false>(a);
 }
-extern "C" __global__ void chain_bank_iq(BANK_PARAMS) {
+extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_iq(BANK_PARAMS) {
     const bankArgs a = BANK_ARGS;
     bank_body<true>(a);
 }

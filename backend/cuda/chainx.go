@@ -103,6 +103,6 @@ func bankTwiddles(m int) []float32 {
 // bankSplit reports whether the bank g runs split: the sums first, in a
 // kernel of their own (chain_bank_sums_*) that loads each tap once for
 // several frames, into a scratch buffer the FFT pass then reads. Measured
-// on an H200 (docs/THROUGHPUT.md), that pays at 32 taps a branch or more
-// from 256 channels up, and nowhere else.
-func bankSplit(g bankGeometry) bool { return g.p >= 32 && g.m >= 256 }
+// on an H100 (docs/THROUGHPUT.md), that pays for windows (P·M) of 32 Ki
+// samples or more at 16 taps a branch or more, and nowhere else.
+func bankSplit(g bankGeometry) bool { return g.p >= 16 && g.p*g.m >= 32<<10 }

@@ -56,15 +56,15 @@ func TestCeilMulDiv(t *testing.T) {
 	}
 }
 
-// TestBankSplit: the split path for 32 taps a branch or more from 256
-// channels up, as measured (docs/THROUGHPUT.md).
+// TestBankSplit: the split path for windows of 32 Ki samples or more at
+// 16 taps a branch or more, as measured (docs/THROUGHPUT.md).
 func TestBankSplit(t *testing.T) {
 	for _, tc := range []struct {
 		p, m  int
 		split bool
 	}{
-		{8, 64, false}, {32, 64, false}, {16, 1024, false}, {8, 4096, false},
-		{31, 4096, false}, {32, 128, false}, {32, 256, true}, {32, 4096, true}, {64, 1024, true},
+		{8, 64, false}, {32, 64, false}, {32, 256, false}, {16, 1024, false}, {8, 4096, false}, {15, 4096, false},
+		{32, 1024, true}, {16, 4096, true}, {32, 4096, true}, {64, 512, true}, {16, 2048, true},
 	} {
 		if got := bankSplit(newBankGeometry(tc.p*tc.m, tc.m, tc.m, 0)); got != tc.split {
 			t.Errorf("%d taps a branch, %d channels: split %v, want %v", tc.p, tc.m, got, tc.split)

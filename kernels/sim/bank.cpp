@@ -22,6 +22,7 @@
 #define __forceinline__ inline
 #define __shared__
 #define __restrict__
+#define __launch_bounds__(t, b)
 struct float2 { float x, y; };
 inline float2 make_float2(float a, float b) { return {a, b}; }
 struct dim3s { unsigned x; };
