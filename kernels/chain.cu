@@ -45,7 +45,8 @@
 // over the window of P·M samples ending at input nD (buffer offset w).
 // A thread block owns F consecutive frames. For M a power of two its
 // threads compute each frame's sums in registers, in groups that take
-// the first radix-8 round of the M-point inverse FFT at once, run the
+// the first round (radix 8, or 4 or 2 for M < 8) of the M-point inverse
+// FFT at once, run the
 // later rounds through shared memory (bank_fft), and write the kept
 // channels; otherwise the sums go to shared memory and each kept channel
 // is a direct DFT from the twiddle table.
@@ -276,8 +277,10 @@ struct bankArgs {
 // channel k sits at bank_pos(k), its radix digits reversed.
 
 // bank_pad is the shared-memory slot of frame value i: one float2 of
-// padding after every 8, so that a warp's groups at stride 1 and 8 fall
-// on distinct banks. A block's F·M values take F·M + F·M/8 slots.
+// padding after every 8, so that the radix-8 groups at stride 1 and 8
+// (the last rounds) fall on distinct banks; strides of 16 and more, and
+// a last round of radix 4 or 2, meet 2-way conflicts instead (modelled,
+// not measured). A block's F·M values take F·M + F·M/8 slots.
 __device__ __forceinline__ int bank_pad(int i) { return i + (i >> 3); }
 
 // wmul returns v·exp(+j2π·m/n) for n ≤ 8 (constants once unrolled).
@@ -418,7 +421,7 @@ __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, 
     __syncthreads();
 }
 
-// bank_dft: the sums of a bank whose M is no power of two, stored at
+// bank_sums_dft: the sums of a bank whose M is no power of two, stored at
 // position r with (r + s) mod M = M−1−j for the direct DFT of the output
 // step.
 template <bool INC>

@@ -53,7 +53,8 @@ func channels(complex bool) int {
 
 // bankThreads is the filter bank kernel's block size, and bankBlockValues
 // the complex values (frames × channels) a block holds in shared memory:
-// 16 KiB, or one frame of more channels (32 KiB at MaxBankChannels).
+// 18 KiB with the padding (smemBytes), or one frame of more channels
+// (36 KiB at MaxBankChannels).
 const (
 	bankThreads     = 256
 	bankBlockValues = 2048
@@ -61,7 +62,8 @@ const (
 
 // smemBytes is the shared memory of a filter bank block: its F·M values,
 // with the one float2 of padding after every 8 that the power-of-two FFT
-// takes (bank_pad in kernels/chain.cu).
+// takes (bank_pad in kernels/chain.cu); the direct DFT of other M leaves
+// the padding unused.
 func (g bankGeometry) smemBytes() int {
 	v := g.frames * g.m
 	return int(v+v/8) * 8

@@ -59,10 +59,21 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
     for (int k = 0; k < M; k++) tw[k] = make_float2(cos(2 * M_PI * k / M), sin(2 * M_PI * k / M));
     const long logM = (M & (M - 1)) == 0 ? __builtin_ctz(M) : -1;
     const long F = std::max(1, 2048 / M), K = keep.empty() ? M : (long)keep.size();
-    if (F * M > smemValues) {
-        printf("M %d: %ld values of shared memory > %d\n", M, F * M, smemValues);
+    // The slots the host allocates (bankGeometry.smemBytes / 8), then a
+    // guard of NaN that no block may write.
+    const long slots = F * M + F * M / 8, guard = 64;
+    if (slots + guard > smemValues) {
+        printf("M %d: %ld slots of shared memory + %ld > %d\n", M, slots, guard, smemValues);
         return 1;
     }
+    auto guarded = [&]() {
+        for (long i = slots; i < slots + guard; i++)
+            if (!std::isnan(chain_sm2[i].x) || !std::isnan(chain_sm2[i].y)) {
+                printf("FAIL M %d D %d: shared memory slot %ld written, past the %ld allocated\n", M, D, i, slots);
+                return false;
+            }
+        return true;
+    };
     const int maxb = *std::max_element(blocks.begin(), blocks.end());
     std::vector<float> buf((hist + maxb) * ch, 0);
     std::vector<float2> out;
@@ -95,6 +106,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                     std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
                     chain_bank_iq(reinterpret_cast<const float*>(u.data()), y.data(), ones.data(), tw.data(),
                                   keep.empty() ? nullptr : keep.data(), nout, M, logM, M, 1, 0, 0, F, K);
+                    if (!guarded()) return 1;
                 }
             } else {
                 for (long b = 0; b < (nout + F - 1) / F; b++) {
@@ -103,6 +115,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                     (cplx ? chain_bank_iq : chain_bank_real)(buf.data(), y.data(), rev.data(), tw.data(),
                                                             keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
                                                             first - t, first % M, F, K);
+                    if (!guarded()) return 1;
                 }
             }
             for (long i = nout * K; i < (long)y.size(); i++)
@@ -161,6 +174,11 @@ int main() {
         // Every remainder of log2 M by the FFT's radix 8.
         for (int M : {4, 16, 32, 128, 256, 512, 2048})
             bad += run(M, M / 2, 3 * M + 5, odd, 4 * M + 3000, {}, c, sp);
+        // Decimations under M/2, so that the rotation nD mod M takes
+        // values other than 0 and M/2 and its sign shows.
+        bad += run(64, 16, 300, odd, 3000, {}, c, sp);
+        bad += run(256, 1, 700, {97, 3, 200}, 1200, {5, 100, 255}, c, sp);
+        bad += run(32, 8, 64, odd, 2000, {}, c, sp);
     }
     printf("%s: the filter bank kernel against the definition\n", bad ? "FAIL" : "all ok");
     return bad;
