@@ -28,6 +28,9 @@ rate() { # rate CPUS BIN: MS/s in of one run
 }
 range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
 echo "cores_cpu: $N cf32 samples, 129 taps, block ${BLOCK/#0/default}, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# One untimed run first: the first run after the file is written ran
+# 2-3x slower here (2026-12-05), which flattered the first round's ratio.
+rate "$ONE" "$BIN" >/dev/null
 r1s="" r2s="" xs="" b1s="" b2s="" bxs=""
 for k in $(seq "$REPS"); do
   r1=$(rate "$ONE" "$BIN"); r2=$(rate "$ALL" "$BIN")
