@@ -50,7 +50,6 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 			return nil, nil, cfg.Wrap("control.listen", err)
 		}
 		rc.srv = srv
-		log.Info().Str("addr", "http://"+srv.Addr()+"/").Msg("serving the control page, API and /metrics")
 		if !srv.Loopback() {
 			log.Warn().Str("addr", srv.Addr()).
 				Msg("control server listens on a non-loopback address (control.allow_remote): anyone who can reach it can read the run's status and spectra; retunes need the token")
@@ -64,6 +63,9 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 		case token != "":
 			log.Info().Msg("control writes need the token (" + tokenSource(cfg) + "): open the page as /?token=TOKEN, or send Authorization: Bearer TOKEN")
 		}
+		// Last, so that a reader (a script, a test) who waits for this
+		// line has the server's other lines, the token's URL among them.
+		log.Info().Str("addr", "http://"+srv.Addr()+"/").Msg("serving the control page, API and /metrics")
 	}
 	rc.stop = append(rc.stop, startReloads(ctx, path, chain, rc.ctl, cfg.Control.WatchConfig, log))
 	return rc, mx, nil
