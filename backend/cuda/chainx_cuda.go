@@ -20,7 +20,8 @@ import (
 // channelize with the select after it) on data already in device memory
 // with the kernels of kernels/chain.cu, with package stage's semantics. It
 // is the explicit transport's blockFilter for chains, and what `sigproc
-// bench chain` and `bench channelize` time.
+// bench channelize --backend cuda` and bench/gpubench's chain benchmarks
+// time.
 //
 // The chain becomes a list of ops: a fir or resample stage with the shift
 // just before it fused into its input staging, a shift on its own, or a

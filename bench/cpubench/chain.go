@@ -1,5 +1,6 @@
 // Package cpubench times the CPU stage chain (backend/cpu.Chain) on data
-// in memory, the figure `sigproc bench chain` prints and bench/ compares
+// in memory, the figure `sigproc bench chain` (and `bench channelize
+// --backend cpu`) prints and bench/ compares
 // with GNU Radio on the same data.
 package cpubench
 
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sigproc/sigproc/backend/cpu"
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -55,10 +57,9 @@ func RunChain(o ChainOptions) (ChainResult, error) {
 	if err != nil {
 		return ChainResult{}, err
 	}
-	outCh := 1
-	if o.Chain.OutComplex() {
-		outCh = 2
-	}
+	// Values per output sample: 1, 2 for I/Q, 2K for a filter bank's
+	// frame of K channels.
+	outCh := pipeline.FrameValues(o.Chain.OutChannels(), o.Chain.OutComplex())
 	out := make([]float32, outCh*(int(o.Chain.Count(int64(n)))+c.MaxOut(block)))
 	best, w := time.Duration(-1), 0
 	for range o.Reps {

@@ -33,3 +33,32 @@ func TestRunChain(t *testing.T) {
 		t.Error("odd complex input accepted")
 	}
 }
+
+// TestRunChainBank: a filter bank's output is frames of its kept
+// channels, counted as frames and sized as 2 values a channel. With one
+// tap h[0] = 1 channel k of frame n is x[nD]·exp(−j2πk·nD/M): for a
+// constant 1, M = 8 and D = 4, (−1)^(k·n).
+func TestRunChainBank(t *testing.T) {
+	keep := []int{0, 5, 7}
+	c := stage.Chain{SampleRate: 8, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1}, 8, 4), stage.NewSelect(keep...)}}
+	in := make([]float32, 2*100)
+	for i := range 100 {
+		in[2*i] = 1
+	}
+	r, err := RunChain(ChainOptions{Chain: c, Input: in, Block: 33, Reps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OutSamples != 25 || len(r.Output) != 25*3*2 {
+		t.Fatalf("%d frames, %d values; want 25 frames of 3 channels", r.OutSamples, len(r.Output))
+	}
+	for n := range 25 {
+		for j, k := range keep {
+			want := float32(1 - 2*(k*n%2))
+			re, im := r.Output[2*(3*n+j)], r.Output[2*(3*n+j)+1]
+			if d := re - want; d > 1e-5 || d < -1e-5 || im > 1e-5 || im < -1e-5 {
+				t.Fatalf("frame %d channel %d = %g%+gj, want %g", n, k, re, im, want)
+			}
+		}
+	}
+}

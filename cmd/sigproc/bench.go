@@ -23,21 +23,26 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure throughput and latency",
 		Long: `Benchmarks, each a subcommand: cpu and chain time the CPU kernels; fir,
-bandwidth and stream the GPU (a binary built with make cuda). Every figure
-in docs/BENCHMARKS.md names the command behind it.`,
+bandwidth and stream the GPU (a binary built with make cuda); channelize
+the filter bank on either. Every figure in docs/BENCHMARKS.md names the
+command behind it.`,
 		Example: `  # The CPU FIR kernel, 129 taps, best of 5
   sigproc bench cpu --taps 129
 
   # The CPU stage chain: shift + lowpass ÷8 on complex samples
   sigproc bench chain
 
-  # GPU builds only: batch FIR sweep, copies, streaming
+  # The filter bank, 64 channels × 16 taps, on one CPU core
+  sigproc bench channelize --channels 64
+
+  # GPU builds only: batch FIR sweep, copies, streaming, the filter bank
   build/sigproc-cuda bench fir --png fir.png
   build/sigproc-cuda bench bandwidth --json bw.json
-  build/sigproc-cuda bench stream --complex --size 2GiB`,
+  build/sigproc-cuda bench stream --complex --size 2GiB
+  build/sigproc-cuda bench channelize --backend cuda --channels 1024`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchCPUCmd(), newBenchChainCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd())
+	cmd.AddCommand(newBenchCPUCmd(), newBenchChainCmd(), newBenchFIRCmd(), newBenchBandwidthCmd(), newBenchStreamCmd(), newBenchChannelizeCmd())
 	return cmd
 }
 
