@@ -33,7 +33,7 @@ command behind it.`,
   sigproc bench chain
 
   # The filter bank, 64 channels × 16 taps, on one CPU core
-  sigproc bench channelize --channels 64
+  GOMAXPROCS=1 sigproc bench channelize --channels 64
 
   # GPU builds only: batch FIR sweep, copies, streaming, the filter bank
   build/sigproc-cuda bench fir --png fir.png

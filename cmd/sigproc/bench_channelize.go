@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sigproc/sigproc/bench/cpubench"
 	"github.com/sigproc/sigproc/bench/gpubench"
 	"github.com/sigproc/sigproc/filter"
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -30,11 +32,14 @@ type benchChannelizeResult struct {
 	Backend   string  `json:"backend"`
 	Device    string  `json:"device,omitempty"`
 	Chain     string  `json:"chain"`
-	Path      string  `json:"path,omitempty"` // cuda: fused, split or "" (the chain's choice)
-	Samples   int     `json:"samples"`        // input samples per pass
-	OutFrames int     `json:"out_frames"`     // frames of the kept channels per pass
-	Seconds   float64 `json:"seconds"`        // best pass
-	InGSps    float64 `json:"in_gsps"`        // input samples per second of the best pass, billions
+	Path      string  `json:"path,omitempty"`  // cuda: fused, split or "" (the chain's choice)
+	Cores     int     `json:"cores,omitempty"` // cpu: GOMAXPROCS, the cores the chain spreads a block over
+	Block     int     `json:"block,omitempty"` // cpu: input samples per Process call
+	Complex   bool    `json:"complex"`
+	Samples   int     `json:"samples"`    // input samples per pass
+	OutFrames int     `json:"out_frames"` // frames of the kept channels per pass
+	Seconds   float64 `json:"seconds"`    // best pass
+	InGSps    float64 `json:"in_gsps"`    // input samples per second of the best pass, billions
 	Reps      int     `json:"reps"`
 }
 
@@ -49,16 +54,19 @@ the stage designs), on random input already in memory, and report the
 best of --reps passes in input giga-samples per second (a complex sample
 counts as one). --keep adds a select stage that keeps those channels.
 
---backend cpu runs the CPU chain on one goroutine in blocks of --block
-samples; --backend cuda (a binary built with make cuda) runs the GPU's
-bank kernel on data in device memory, each pass one launch over
---samples, timed with CUDA events: the figure bench/channelize_cupy.py
-sets beside CuPy's channelize_poly. --path fused or split forces the
-GPU's path (docs/THROUGHPUT.md, "The filter bank kernel").`,
+--backend cpu runs the CPU chain in blocks of --block samples, each
+block spread over GOMAXPROCS cores (GOMAXPROCS=1, or taskset, for one);
+the output is discarded block by block. --backend cuda (a binary built
+with make cuda) runs the GPU's bank kernel on data in device memory,
+each pass one launch over --samples, timed with CUDA events, with the
+harness BenchmarkChannelizeGPU uses (whose figures
+bench/channelize_cupy.py sets beside CuPy's channelize_poly). --path
+fused or split forces the GPU's path (docs/THROUGHPUT.md, "The filter
+bank kernel").`,
 		Example: `  # 64 channels, 16 taps a channel, critically sampled, on one CPU core
-  sigproc bench channelize --channels 64
+  GOMAXPROCS=1 sigproc bench channelize --channels 64
 
-  # the GPU: 1024 channels keeping 64, 2x oversampled
+  # the GPU: 1024 channels, 2x oversampled, keeping three of them
   sigproc-cuda bench channelize --backend cuda --channels 1024 --decimate 512 --keep 0,16,32
 
   # the GPU's two paths side by side
@@ -79,7 +87,7 @@ GPU's path (docs/THROUGHPUT.md, "The filter bank kernel").`,
 	f.IntVar(&o.tapsPerChannel, "taps-per-channel", 16, "taps of the default prototype a channel")
 	f.IntSliceVar(&o.keep, "keep", nil, "channels to keep (a select stage after the bank); none: all")
 	f.BoolVar(&o.complex, "complex", true, "interleaved I/Q input (false: real)")
-	f.IntVar(&o.samples, "samples", 16<<20, "input samples per pass (IQ pairs when complex; cuda's default 64 Mi)")
+	f.IntVar(&o.samples, "samples", 16<<20, "input samples per pass (IQ pairs when complex; 64 Mi with --backend cuda unless given)")
 	f.IntVar(&o.block, "block", 65536, "cpu: input samples per Process call")
 	f.IntVar(&o.reps, "reps", 5, "timed passes; the best is reported")
 	f.StringVar(&o.path, "path", "", "cuda: fused or split forces the bank's path (empty: the chain's choice)")
@@ -91,6 +99,7 @@ GPU's path (docs/THROUGHPUT.md, "The filter bank kernel").`,
 
 // chain returns the stages o times, after checking the flags.
 func (o benchChannelizeOptions) chain() (stage.Chain, error) {
+	ch := pipeline.FrameValues(1, o.complex)
 	switch {
 	case o.backend != "cpu" && o.backend != "cuda":
 		return stage.Chain{}, fmt.Errorf("--backend %q: want cpu or cuda", o.backend)
@@ -98,8 +107,8 @@ func (o benchChannelizeOptions) chain() (stage.Chain, error) {
 		return stage.Chain{}, fmt.Errorf("--path %q: want fused, split or empty", o.path)
 	case o.path != "" && o.backend != "cuda":
 		return stage.Chain{}, fmt.Errorf("--path %s takes --backend cuda", o.path)
-	case o.samples <= 0 || o.samples > maxBenchValues/2:
-		return stage.Chain{}, fmt.Errorf("--samples must be in 1..%d, got %d", maxBenchValues/2, o.samples)
+	case o.samples <= 0 || o.samples > maxBenchValues/ch:
+		return stage.Chain{}, fmt.Errorf("--samples must be in 1..%d, got %d", maxBenchValues/ch, o.samples)
 	case o.reps <= 0:
 		return stage.Chain{}, fmt.Errorf("--reps must be > 0, got %d", o.reps)
 	case o.block <= 0:
@@ -130,7 +139,7 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 	if err != nil {
 		return fmt.Errorf("bench channelize: %w", err)
 	}
-	res := benchChannelizeResult{Backend: o.backend, Chain: c.String(), Path: o.path, Samples: o.samples, Reps: o.reps}
+	res := benchChannelizeResult{Backend: o.backend, Chain: c.String(), Path: o.path, Complex: o.complex, Samples: o.samples, Reps: o.reps}
 	if o.backend == "cuda" {
 		r, err := gpubench.BenchChain(ctx, gpubench.BenchChainConfig{Device: o.device, Chain: c, Samples: o.samples,
 			Seed: o.seed, Warmup: 2, Reps: o.reps, BankPath: o.path})
@@ -140,19 +149,16 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 		res.Device, res.OutFrames, res.Seconds, res.InGSps = r.Device.Name, r.OutSamples, r.Best(), r.InGSps()
 	} else {
 		rng := rand.New(rand.NewPCG(o.seed, 0x5eed))
-		ch := 1
-		if o.complex {
-			ch = 2
-		}
-		x := make([]float32, o.samples*ch)
+		x := make([]float32, o.samples*pipeline.FrameValues(1, o.complex))
 		for i := range x {
 			x[i] = float32(2*rng.Float64() - 1)
 		}
-		r, err := cpubench.RunChain(cpubench.ChainOptions{Chain: c, Input: x, Block: o.block, Reps: o.reps})
+		r, err := cpubench.RunChain(cpubench.ChainOptions{Chain: c, Input: x, Block: o.block, Reps: o.reps, Discard: true})
 		if err != nil {
 			return fmt.Errorf("bench channelize: %w", err)
 		}
 		res.OutFrames, res.Seconds, res.InGSps = r.OutSamples, r.Seconds, r.InMSps/1e3
+		res.Cores, res.Block = runtime.GOMAXPROCS(0), r.Block
 	}
 	if o.json {
 		if err := json.NewEncoder(out).Encode(res); err != nil {
@@ -163,6 +169,12 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 	on := res.Backend
 	if res.Device != "" {
 		on += " (" + res.Device + ")"
+	}
+	if res.Cores > 0 {
+		on += fmt.Sprintf(" (%d cores, blocks of %d)", res.Cores, res.Block)
+	}
+	if !res.Complex {
+		on += ", real input"
 	}
 	if res.Path != "" {
 		on += ", path " + res.Path

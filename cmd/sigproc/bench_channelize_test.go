@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sigproc/sigproc/backend/cuda"
 )
 
 // TestBenchChannelizeCPU: the CPU bank on a short input, text and JSON,
@@ -31,7 +34,8 @@ func TestBenchChannelizeCPU(t *testing.T) {
 	if err := runBenchChannelize(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
-	if s := out.String(); !strings.HasPrefix(s, "channelize on cpu: channelize 64 channels ÷32") || !strings.Contains(s, "GS/s in") {
+	if s := out.String(); !strings.HasPrefix(s, "channelize on cpu (") || !strings.Contains(s, "real input: channelize 64 channels ÷32") ||
+		!strings.Contains(s, "GS/s in") {
 		t.Errorf("text output %q", s)
 	}
 }
@@ -65,5 +69,57 @@ func TestBenchChannelizeErrors(t *testing.T) {
 				t.Errorf("error %v, want one with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestBenchChannelizeHelpTeaches: the help names the backends, the GPU's
+// paths, the core count and an example.
+func TestBenchChannelizeHelpTeaches(t *testing.T) {
+	out, _, err := execute(t, nil, nil, "bench", "channelize", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--backend", "cuda", "GOMAXPROCS", "--path", "fused", "split", "--keep",
+		"BankPrototype", "channelize_poly", "Examples:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// TestBenchChannelizePureBuild: --backend cuda in a build without CUDA
+// says so.
+func TestBenchChannelizePureBuild(t *testing.T) {
+	if cuda.Built() {
+		t.Skip("CUDA build")
+	}
+	_, _, err := execute(t, nil, nil, "bench", "channelize", "--backend", "cuda", "--samples", "1024")
+	if err == nil || !strings.Contains(err.Error(), "built without CUDA") {
+		t.Fatalf("got %v, want the built-without-CUDA error", err)
+	}
+}
+
+// TestBenchChannelizeDiscards: the CPU run discards its output block by
+// block: 256 channels undecimated over 128 Ki samples make 256 MiB of
+// output, and the run allocates a small part of that.
+func TestBenchChannelizeDiscards(t *testing.T) {
+	o := benchChannelizeOptions{backend: "cpu", channels: 256, decimate: 1, tapsPerChannel: 1, samples: 1 << 17,
+		block: 1000, reps: 1, complex: true, json: true}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var out bytes.Buffer
+	if err := runBenchChannelize(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("allocated %d MiB for 256 MiB of output", got>>20)
+	}
+	var res benchChannelizeResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.OutFrames != 1<<17 || res.Cores < 1 || res.Block != 1000 || !res.Complex {
+		t.Errorf("result %+v", res)
 	}
 }
