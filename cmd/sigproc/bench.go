@@ -185,11 +185,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 	}
 
 	if x == nil {
-		rng := rand.New(rand.NewPCG(o.seed, 0x5eed))
-		x = make([]float32, o.samples*ch)
-		for i := range x {
-			x[i] = float32(2*rng.Float64() - 1)
-		}
+		x = uniformNoise(o.samples*ch, o.seed)
 	}
 	y := make([]float32, len(x))
 
@@ -273,4 +269,16 @@ func writeRawFloat32(path string, y []float32) error {
 		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
+}
+
+// uniformNoise returns n values uniform in [-1, 1) from a PCG seeded with
+// seed: the random input every bench command times by default, the same
+// values for the same seed.
+func uniformNoise(n int, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(2*rng.Float64() - 1)
+	}
+	return x
 }

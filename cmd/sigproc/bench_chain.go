@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/spf13/cobra"
 
@@ -91,11 +90,7 @@ func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
 		if o.samples <= 0 || o.samples > maxBenchValues/ch {
 			return cpubench.ChainResult{}, fmt.Errorf("bench chain: --samples must be in 1..%d, got %d", maxBenchValues/ch, o.samples)
 		}
-		rng := rand.New(rand.NewPCG(o.seed, 0x5eed))
-		x = make([]float32, o.samples*ch)
-		for i := range x {
-			x[i] = float32(2*rng.Float64() - 1)
-		}
+		x = uniformNoise(o.samples*ch, o.seed)
 	}
 	var taps []float32
 	if o.tapsFile != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -148,11 +147,7 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 		}
 		res.Device, res.OutFrames, res.Seconds, res.InGSps = r.Device.Name, r.OutSamples, r.Best(), r.InGSps()
 	} else {
-		rng := rand.New(rand.NewPCG(o.seed, 0x5eed))
-		x := make([]float32, o.samples*pipeline.FrameValues(1, o.complex))
-		for i := range x {
-			x[i] = float32(2*rng.Float64() - 1)
-		}
+		x := uniformNoise(o.samples*pipeline.FrameValues(1, o.complex), o.seed)
 		r, err := cpubench.RunChain(cpubench.ChainOptions{Chain: c, Input: x, Block: o.block, Reps: o.reps, Discard: true})
 		if err != nil {
 			return fmt.Errorf("bench channelize: %w", err)

@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sort"
@@ -288,11 +287,7 @@ func (o benchFIROptions) inputData() ([]float32, string, error) {
 		}
 		return x, o.input, nil
 	}
-	rng := rand.New(rand.NewPCG(o.seed, 0x5eed))
-	x := make([]float32, o.samples*ch)
-	for i := range x {
-		x[i] = float32(2*rng.Float64() - 1)
-	}
+	x := uniformNoise(o.samples*ch, o.seed)
 	return x, fmt.Sprintf("uniform noise, seed %d", o.seed), nil
 }
 
