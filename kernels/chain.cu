@@ -46,10 +46,9 @@
 // A thread block owns F consecutive frames. For M a power of two its
 // threads compute each frame's sums in registers, in groups that take
 // the first round (radix 8, or 4 or 2 for M < 8) of the M-point inverse
-// FFT at once, run the
-// later rounds through shared memory (bank_fft), and write the kept
-// channels; otherwise the sums go to shared memory and each kept channel
-// is a direct DFT from the twiddle table.
+// FFT at once, run the later rounds through shared memory (bank_fft), and
+// write the kept channels; otherwise the sums go to shared memory and
+// each kept channel is a direct DFT from the twiddle table.
 //
 // Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
 // every launch argument as 8 bytes. Only PTX ISA 7.0 / sm_75 features.
@@ -310,6 +309,8 @@ __device__ __forceinline__ void dft(float2* a) {
             }
 }
 
+// brev3 reverses the log2 R low bits of i (R = 2, 4, 8): where dft<R>
+// leaves output i.
 __device__ __forceinline__ int brev3(int i, int R) { return R == 8 ? ((i & 1) << 2) | (i & 2) | (i >> 2) : R == 4 ? ((i & 1) << 1) | (i >> 1) : i; }
 
 // bank_group finishes a group of a round: the DFT of a, the twiddles

@@ -29,11 +29,6 @@ struct dim3s { unsigned x; };
 static dim3s threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
 inline void __syncthreads() {}
 template <class T> inline T __ldg(const T* p) { return *p; }
-inline unsigned __brev(unsigned v) {
-    unsigned r = 0;
-    for (int i = 0; i < 32; i++, v >>= 1) r = (r << 1) | (v & 1);
-    return r;
-}
 using std::min;
 inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = cosf(M_PI * x); }
 
