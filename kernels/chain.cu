@@ -36,6 +36,13 @@
 // data with a shift fused in front (SHIFT: the shift is applied while the
 // input is staged), as float2 (interleaved I/Q), complex out.
 //
+// Channels: a stream of C channels holds frames of C samples (sample j of
+// channel c at j·C + c, in and out), and every channel is filtered alike,
+// with the same shift phase at the same sample. The shift and polyphase
+// kernels take C as a batch dimension: thread block b works on channel
+// b mod C and the block's tile b div C, so the C blocks of a tile run
+// side by side and read the same input lines.
+//
 // Polyphase filter bank (chain_bank_*): M channels decimated by D, as the
 // CPU's filter.Channelizer computes them (package stage's channelize):
 //
@@ -86,16 +93,18 @@ __device__ __forceinline__ void mac(float2& a, float t, float2 x) {
     a.y = fmaf(t, x.y, a.y);
 }
 
-// load returns block sample j (relative, j ≥ −H) of x, shifted when SHIFT.
+// load returns block sample j (relative, j ≥ −H) of channel c of C in x,
+// shifted when SHIFT.
 template <bool INC, bool SHIFT>
 __device__ __forceinline__ typename elem<INC || SHIFT>::T load(const float* __restrict__ x, i64 hist, i64 j,
-                                                               double c0, double cps) {
+                                                               double c0, double cps, i64 C, i64 c) {
+    const i64 at = (hist + j) * C + c;
     if (INC) {
-        float2 v = __ldg(reinterpret_cast<const float2*>(x) + hist + j);
+        float2 v = __ldg(reinterpret_cast<const float2*>(x) + at);
         if (SHIFT) v = cmul(v, rot(c0, cps, j));
         return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
     } else {
-        float v = __ldg(x + hist + j);
+        float v = __ldg(x + at);
         if (SHIFT) {
             float2 r = rot(c0, cps, j);
             float2 o = make_float2(v * r.x, v * r.y);
@@ -105,27 +114,28 @@ __device__ __forceinline__ typename elem<INC || SHIFT>::T load(const float* __re
     }
 }
 
-// chain_shift: y[j] = x[j]·exp(j·2π·(c0 + j·cps)) for j < n; y complex.
+// chain_shift: y[i] = x[i]·exp(j·2π·(c0 + j·cps)) for the n samples of C
+// channels, i = j·C + c; y complex.
 template <bool INC>
 __device__ __forceinline__ void shift_body(const float* __restrict__ x, float2* __restrict__ y, i64 n, double c0,
-                                           double cps) {
-    for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (i64)gridDim.x * blockDim.x) {
-        float2 r = rot(c0, cps, j);
+                                           double cps, i64 C) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n * C; i += (i64)gridDim.x * blockDim.x) {
+        float2 r = rot(c0, cps, C == 1 ? i : i / C);
         if (INC) {
-            float2 v = __ldg(reinterpret_cast<const float2*>(x) + j);
-            y[j] = cmul(v, r);
+            float2 v = __ldg(reinterpret_cast<const float2*>(x) + i);
+            y[i] = cmul(v, r);
         } else {
-            float v = __ldg(x + j);
-            y[j] = make_float2(v * r.x, v * r.y);
+            float v = __ldg(x + i);
+            y[i] = make_float2(v * r.x, v * r.y);
         }
     }
 }
 
-extern "C" __global__ void chain_shift_real(const float* x, float2* y, i64 n, double c0, double cps) {
-    shift_body<false>(x, y, n, c0, cps);
+extern "C" __global__ void chain_shift_real(const float* x, float2* y, i64 n, double c0, double cps, i64 C) {
+    shift_body<false>(x, y, n, c0, cps, C);
 }
-extern "C" __global__ void chain_shift_iq(const float* x, float2* y, i64 n, double c0, double cps) {
-    shift_body<true>(x, y, n, c0, cps);
+extern "C" __global__ void chain_shift_iq(const float* x, float2* y, i64 n, double c0, double cps, i64 C) {
+    shift_body<true>(x, y, n, c0, cps, C);
 }
 
 // Polyphase launch parameters, gathered from the kernels' arguments.
@@ -143,6 +153,7 @@ struct polyArgs {
     i64 tq;          // tiled: outputs of a class per block (blockDim.x·CHAIN_R)
     i64 W;           // tiled: shared-memory row length (elements)
     i64 loop;        // tiled: a block loops over all Lp classes (else one class per block)
+    i64 C;           // channels (the batch dimension)
 };
 
 // chain_poly_direct: one output per thread, input straight from global
@@ -151,26 +162,29 @@ template <bool INC, bool SHIFT>
 __device__ __forceinline__ void poly_direct(const polyArgs& a) {
     typedef typename elem<INC || SHIFT>::T T;
     const i64 H = a.Q - 1;
-    for (i64 o = (i64)blockIdx.x * blockDim.x + threadIdx.x; o < a.nout; o += (i64)gridDim.x * blockDim.x) {
+    const i64 c = blockIdx.x % a.C, nb = gridDim.x / a.C;  // the channel, blocks per channel
+    for (i64 o = (i64)(blockIdx.x / a.C) * blockDim.x + threadIdx.x; o < a.nout; o += nb * blockDim.x) {
         const i64 A = a.P0 + o * a.M;
         const i64 j0 = a.J0 + A / a.L;
         const float* br = a.b + (A % a.L) * a.Q;
         T acc = zero(T());
         for (i64 i = 0; i < a.Q; i++) {
             const i64 j = j0 - i;
-            if (j < a.n) mac(acc, __ldg(br + i), load<INC, SHIFT>(a.x, H, j, a.c0, a.cps));
+            if (j < a.n) mac(acc, __ldg(br + i), load<INC, SHIFT>(a.x, H, j, a.c0, a.cps, a.C, c));
         }
-        reinterpret_cast<T*>(a.y)[o] = acc;
+        reinterpret_cast<T*>(a.y)[o * a.C + c] = acc;
     }
 }
 
-// chain_poly_tiled: see the top of the file. With loop set, block k owns
-// the outputs of every class r < Lp with q in [k·tq, (k+1)·tq) (output
-// o = r + Lp·q), looping over the classes on one staged input tile: the
-// classes of a tile read the same inputs, so each input is staged once
-// and the block writes a contiguous range of outputs. Without loop (many
-// classes), block (class r, tile k) = blockIdx.x (r + Lp·k) owns class r's
-// outputs alone. Thread t computes q = k·tq + t + s·blockDim.x, s < CHAIN_R.
+// chain_poly_tiled: see the top of the file. Block b of a channel (b =
+// blockIdx.x div C, the channel blockIdx.x mod C) works as follows. With
+// loop set, block k owns the outputs of every class r < Lp with q in
+// [k·tq, (k+1)·tq) (output o = r + Lp·q), looping over the classes on one
+// staged input tile: the classes of a tile read the same inputs, so each
+// input is staged once and the block writes a contiguous range of
+// outputs. Without loop (many classes), block (class r, tile k) = b =
+// r + Lp·k owns class r's outputs alone. Thread t computes
+// q = k·tq + t + s·blockDim.x, s < CHAIN_R.
 template <bool INC, bool SHIFT>
 __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
     typedef typename elem<INC || SHIFT>::T T;
@@ -179,9 +193,10 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
 
     const i64 H = a.Q - 1;
     const bool loop = a.loop != 0;
-    const i64 rlo = loop ? 0 : blockIdx.x % a.Lp;
+    const i64 c = blockIdx.x % a.C, blk = blockIdx.x / a.C;
+    const i64 rlo = loop ? 0 : blk % a.Lp;
     const i64 rhi = loop ? a.Lp : rlo + 1;
-    const i64 tile = loop ? blockIdx.x : blockIdx.x / a.Lp;
+    const i64 tile = loop ? blk : blk / a.Lp;
     if (rlo >= a.nout) return;
     const i64 q0 = tile * a.tq;
     if (q0 * a.Lp + rlo >= a.nout) return;  // the tile's first output
@@ -194,7 +209,7 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
     const int span = (int)(a.Mp * a.tq + H + 1);
     for (int off = tid; off < span; off += T_) {
         const i64 j = jlo + off;
-        sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a.x, H, j, a.c0, a.cps) : zero(T());
+        sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a.x, H, j, a.c0, a.cps, a.C, c) : zero(T());
     }
     __syncthreads();
 
@@ -224,7 +239,7 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
 #pragma unroll
         for (int s = 0; s < CHAIN_R; s++) {
             const i64 q = q0 + tid + s * T_;
-            if (q < cnt) y[r + a.Lp * q] = acc[s];
+            if (q < cnt) y[(r + a.Lp * q) * a.C + c] = acc[s];
         }
     }
 }
@@ -232,8 +247,8 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
 // Every launch argument is passed on its own, 8 bytes wide (see the top).
 #define POLY_PARAMS                                                                                        \
     const float *x, void *y, const float *b, i64 n, i64 nout, i64 L, i64 M, i64 Lp, i64 Mp, i64 Q, i64 P0, \
-        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop
-#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop}
+        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop, i64 C
+#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop, C}
 
 #define POLY(name, INC, SHIFT)                                           \
     extern "C" __global__ void chain_poly_direct_##name(POLY_PARAMS) { \

@@ -90,6 +90,7 @@ def chain_of(chain, method, ntaps=TAPS):
         "fir → resample 3/2": lambda: [fir_stage(method, 1, cutoff=0.2 * RATE), RESAMPLE],
         "channelize 16 ÷8": lambda: [BANK],
         "shift → channelize 16 ÷8 → select": lambda: [SHIFT, BANK, {"select": {"channels": [3, 12, 0]}}],
+        "channelize 16 ÷8 → select → fir ÷2": lambda: [BANK, {"select": {"channels": [3, 12, 0]}}, fir_stage(method, 2)],
     }[chain]()}
 
 

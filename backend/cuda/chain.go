@@ -18,27 +18,24 @@ var ErrStages = errors.New("stages are not yet supported on the cuda zero-copy t
 // has no GPU kernel (kinds.go registers them).
 var ErrKind = errors.New("stage kind not supported on cuda")
 
-// ErrChannels is returned for N channels where the CUDA backend does not
-// take them yet: a chain of stages (a plain FIR takes them on both
-// transports, as a batch dimension of one kernel).
-var ErrChannels = errors.New("N channels are not yet supported on cuda")
+// ErrChannels is returned for a choice of channels the CUDA backend does
+// not make: a select that does not follow a channelize stage (the bank's
+// kernel writes the kept channels itself; there is no select kernel).
+var ErrChannels = errors.New("this select is not supported on cuda")
 
 // CheckChain reports whether the CUDA backend runs the chain c with the
 // given options: a plain FIR on any number of channels, or any valid
 // chain of shift, fir (decimating or not), resample and channelize stages
-// of one channel on the explicit transports (transport auto picks explicit
-// for a chain of stages), a channelize stage last or followed by a select
-// alone (checkBankPlace); the zero-copy transport runs only a single plain FIR
-// (ErrStages), and a chain of stages on several channels fails with
-// ErrChannels. A method the kernels would not honour fails with ErrMethod
-// (checkMethod), and a stage kind without a GPU kernel with ErrKind. It
-// needs no GPU, and SupportTable is written from it.
+// on the explicit transports (transport auto picks explicit for a chain of
+// stages), on any number of channels, with a select only right after a
+// channelize stage (checkBankPlace); the zero-copy transport runs only a
+// single plain FIR (ErrStages). A method the kernels would not honour
+// fails with ErrMethod (checkMethod), and a stage kind without a GPU
+// kernel with ErrKind. It needs no GPU, and SupportTable is written from
+// it.
 func CheckChain(c stage.Chain, opts Options) error {
 	if _, ok := c.PlainFIR(); ok {
 		return checkMethod(c, opts)
-	}
-	if n := c.ChannelCount(); n > 1 {
-		return fmt.Errorf("%w (a chain of stages on %d channels; use backend: cpu)", ErrChannels, n)
 	}
 	if opts.Transport == TransportZeroCopy {
 		return fmt.Errorf("%w (the chain is %s; use transport: explicit or auto, or backend: cpu)", ErrStages, c)
@@ -57,28 +54,22 @@ func CheckChain(c stage.Chain, opts Options) error {
 	return checkBankPlace(c)
 }
 
-// checkBankPlace refuses what the filter bank kernel does not run: stages
-// after a channelizer run on each of its channels, and the chain kernels
-// take one channel, so a channelize stage must be the last, or be
-// followed by a select alone (which its kernel fuses), and a select must
-// follow a channelize.
+// checkBankPlace refuses the select the kernels do not run: the filter
+// bank's kernel writes the channels a select right after it keeps, and no
+// other kernel selects.
 func checkBankPlace(c stage.Chain) error {
 	for i, s := range c.Stages {
-		k := chainKernels[s.Kind]
-		switch {
-		case k == kernelSelect && (i == 0 || chainKernels[c.Stages[i-1].Kind] != kernelBank):
+		if chainKernels[s.Kind] == kernelSelect && (i == 0 || chainKernels[c.Stages[i-1].Kind] != kernelBank) {
 			return fmt.Errorf("%w: stage %d (select) keeps channels of the channelize stage just before it on cuda (the chain is %s); use backend: cpu", ErrChannels, i, c)
-		case k == kernelBank && i+1 < len(c.Stages) && chainKernels[c.Stages[i+1].Kind] != kernelSelect,
-			k == kernelBank && i+2 < len(c.Stages):
-			return fmt.Errorf("%w: the stages after a channelizer run on each of its channels, on the cpu backend only; on cuda a channelize stage is the last, or followed by a select alone (the chain is %s)", ErrChannels, c)
 		}
 	}
 	return nil
 }
 
 // NewChainBackend returns the CUDA backend for the stage chain c. A plain
-// FIR (a filter: section) runs on any transport; a chain of shift, fir and
-// resample stages runs on the explicit transport (see CheckChain). The
+// FIR (a filter: section) runs on any transport; a chain of shift, fir,
+// resample and channelize stages runs on the explicit transport (see
+// CheckChain). The
 // backend is a pipeline.Retuner: the explicit transport retunes a plain
 // fir, others refuse with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {

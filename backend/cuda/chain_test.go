@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -50,9 +49,9 @@ func TestCheckChain(t *testing.T) {
 	}
 }
 
-// N channels go through NewChainBackend for a plain FIR (or fail only for
-// lack of CUDA): both transports take them. A chain of stages on N
-// channels is refused.
+// N channels go through NewChainBackend (or fail only for lack of CUDA):
+// a plain FIR on both transports, a chain of stages on the explicit one,
+// which refuses it on zero-copy.
 func TestNewChainBackendTakesChannels(t *testing.T) {
 	for _, n := range []int{1, 2, 8} {
 		for _, cplx := range []bool{false, true} {
@@ -61,12 +60,14 @@ func TestNewChainBackendTakesChannels(t *testing.T) {
 			if _, err := NewChainBackend(c, Options{}); err != nil && !errors.Is(err, ErrNotBuilt) {
 				t.Errorf("%d channels, complex %v: %v", n, cplx, err)
 			}
+			c.Stages = []stage.Stage{stage.NewShift(1e3), stage.NewFIR([]float32{1}, 2)}
+			if _, err := NewChainBackend(c, Options{}); err != nil && !errors.Is(err, ErrNotBuilt) {
+				t.Errorf("shift → fir ÷2 on %d channels, complex %v: %v", n, cplx, err)
+			}
+			if _, err := NewChainBackend(c, Options{Transport: TransportZeroCopy}); !errors.Is(err, ErrStages) {
+				t.Errorf("shift → fir ÷2 on %d channels, zero-copy: err %v, want ErrStages", n, err)
+			}
 		}
-	}
-	c := stage.Chain{SampleRate: 1e6, Channels: 2, Stages: []stage.Stage{{Kind: stage.KindFIR, Taps: []float32{1}, Decimate: 2}}}
-	_, err := NewChainBackend(c, Options{})
-	if !errors.Is(err, ErrChannels) || err.Error() != fmt.Sprintf("N channels are not yet supported on cuda (a chain of stages on %d channels; use backend: cpu)", 2) {
-		t.Errorf("fir÷2 on 2 channels: err %v, want ErrChannels", err)
 	}
 }
 
@@ -88,10 +89,10 @@ func TestRetuneRefused(t *testing.T) {
 	}
 }
 
-// TestCheckChainBank: a channelize stage runs on cuda as the last stage or
-// followed by a select alone; stages after it (which run on each of its
-// channels) and a select without a channelizer before it are refused with
-// ErrChannels before a GPU is touched.
+// TestCheckChainBank: a channelize stage runs on cuda anywhere, followed
+// by a select or not, and stages after it run on each of its channels; a
+// select without a channelizer just before it is refused with ErrChannels
+// before a GPU is touched.
 func TestCheckChainBank(t *testing.T) {
 	taps := make([]float32, 100)
 	bank := stage.NewChannelize(taps, 16, 8)
@@ -106,10 +107,11 @@ func TestCheckChainBank(t *testing.T) {
 		{"channelize", []stage.Stage{bank}, true},
 		{"channelize → select", []stage.Stage{bank, sel}, true},
 		{"shift → fir → channelize → select", []stage.Stage{shift, fir, bank, sel}, true},
-		{"channelize → fir", []stage.Stage{bank, fir}, false},
-		{"channelize → select → fir", []stage.Stage{bank, sel, fir}, false},
+		{"channelize → fir", []stage.Stage{bank, fir}, true},
+		{"channelize → select → fir", []stage.Stage{bank, sel, fir}, true},
+		{"channelize → select → shift → fir → resample", []stage.Stage{bank, sel, stage.NewShift(-1e4), fir, stage.NewResample([]float32{1, 1}, 3, 2)}, true},
 		{"channelize → select → select", []stage.Stage{bank, sel, stage.NewSelect(0)}, false},
-		{"channelize → shift", []stage.Stage{bank, stage.NewShift(-1e4)}, false},
+		{"channelize → shift", []stage.Stage{bank, stage.NewShift(-1e4)}, true},
 	} {
 		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: tc.stages}
 		err := CheckChain(c, Options{Transport: TransportExplicit})

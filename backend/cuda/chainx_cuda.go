@@ -25,7 +25,10 @@ import (
 //
 // The chain becomes a list of ops: a fir or resample stage with the shift
 // just before it fused into its input staging, a shift on its own, or a
-// filter bank (the last op) writing the channels the select after it keeps. The
+// filter bank writing the channels the select after it keeps. A stream of
+// several channels (the chain's, or a bank's output) is filtered and
+// shifted channel by channel, the channels a batch dimension of each
+// launch (see kernels/chain.cu). The
 // first op reads the caller's [history | block] layout (HistoryValues);
 // every later op reads a device buffer of its own that holds its history
 // before the previous op's output, two of them taking turns so that the
@@ -56,9 +59,9 @@ type ChainFilter struct {
 
 	// Launch arguments; the params slices point at them (no allocation).
 	pa          polyLaunch
-	polyParams  [17]unsafe.Pointer
+	polyParams  [18]unsafe.Pointer
 	sa          shiftLaunch
-	shiftParams [5]unsafe.Pointer
+	shiftParams [6]unsafe.Pointer
 	ba          bankLaunch
 	bankParams  [14]unsafe.Pointer
 	su          sumsLaunch
@@ -80,13 +83,14 @@ type polyLaunch struct {
 	x, y, b                          cudrv.DevicePtr
 	n, nout, l, m, lp, mp, q, p0, j0 int64
 	c0, cps                          float64
-	tq, w, loop                      int64
+	tq, w, loop, ch                  int64
 }
 
 type shiftLaunch struct {
 	x, y    cudrv.DevicePtr
 	n       int64
 	c0, cps float64
+	ch      int64
 }
 
 // opKind is what a chainOp launches.
@@ -104,7 +108,8 @@ type chainOp struct {
 	inCplx  bool
 	shift   *mixer.Shifter // nil: no shift
 	cps     float64        // shift frequency / rate
-	inCh    int            // values per input sample
+	nch     int64          // channels of the input stream (the batch dimension)
+	inCh    int            // values per input sample (frame of nch channels)
 	outCh   int            // values per output sample
 	maxIn   int            // input samples per block at most
 	hist    int            // history samples before the input (Q−1)
@@ -132,13 +137,10 @@ type chainOp struct {
 // NewChainFilter loads the chain kernels into the current CUDA context
 // (from the PTX file at ptxPath, or the embedded kernels.ChainPTX when it
 // is "") and builds the ops of c for blocks of at most maxBlock input
-// samples. c must be valid and of one channel.
+// samples (frames of the chain's channels). c must be valid.
 func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
-	}
-	if c.ChannelCount() > 1 {
-		return nil, fmt.Errorf("%w (the stream has %d channels)", ErrChannels, c.ChannelCount())
 	}
 	if maxBlock <= 0 {
 		return nil, fmt.Errorf("gpu: chain: max block %d must be > 0", maxBlock)
@@ -146,7 +148,8 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	if err := checkBankPlace(c); err != nil {
 		return nil, err
 	}
-	f = &ChainFilter{inCh: channels(c.Complex), maxIn: maxBlock}
+	nch := int64(c.ChannelCount())
+	f = &ChainFilter{inCh: channels(c.Complex) * int(nch), maxIn: maxBlock}
 	if f.mod, err = cudrv.LoadModule(ptxPath, kernels.ChainPTX, "chain"); err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		if k == kernelBank {
 			if pending != nil { // the shift before a bank runs alone
-				if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+				if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
 					return nil, err
 				}
 				pending, cplx = nil, true
@@ -214,16 +217,17 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 				keep = c.Stages[i+1].Keep
 				i++
 			}
-			if err := f.addBank(s, keep, cplx, n); err != nil {
+			if err := f.addBank(s, keep, cplx, n, nch); err != nil {
 				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", at, s.Kind, err)
 			}
-			cplx = true
+			cplx, nch = true, f.ops[len(f.ops)-1].bankKept()
 			n = s.MaxOut(n)
+			rate = s.Rate(rate)
 			continue
 		}
 		if k == kernelShift {
 			if pending != nil { // two shifts in a row: the first runs alone
-				if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+				if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
 					return nil, err
 				}
 				cplx = true
@@ -234,24 +238,21 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		if k != kernelPoly {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
 		}
-		if err := f.addPoly(s, pending, rate, cplx, n, perThr); err != nil {
+		if err := f.addPoly(s, pending, rate, cplx, n, nch, perThr); err != nil {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
 		}
 		pending = nil
-		cplx = f.ops[len(f.ops)-1].outCh == 2
+		cplx = f.ops[len(f.ops)-1].outCh == 2*int(nch)
 		n = s.MaxOut(n)
 		rate = s.Rate(rate)
 	}
 	if pending != nil {
-		if err := f.addShift(*pending, pendRate, cplx, n); err != nil {
+		if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
 			return nil, err
 		}
 		cplx = true
 	}
-	f.outCh, f.outCplx = channels(cplx), cplx
-	if last := f.ops[len(f.ops)-1]; last.kind == opBank {
-		f.outCh = last.outCh
-	}
+	f.outCh, f.outCplx = channels(cplx)*int(nch), cplx
 	// Every op after the first reads its own [history | block] buffers.
 	for k := 1; k < len(f.ops); k++ {
 		op := &f.ops[k]
@@ -276,16 +277,17 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		return nil, err
 	}
 	p := &f.pa
-	f.polyParams = [17]unsafe.Pointer{
+	f.polyParams = [18]unsafe.Pointer{
 		unsafe.Pointer(&p.x), unsafe.Pointer(&p.y), unsafe.Pointer(&p.b), unsafe.Pointer(&p.n),
 		unsafe.Pointer(&p.nout), unsafe.Pointer(&p.l), unsafe.Pointer(&p.m), unsafe.Pointer(&p.lp),
 		unsafe.Pointer(&p.mp), unsafe.Pointer(&p.q), unsafe.Pointer(&p.p0), unsafe.Pointer(&p.j0),
 		unsafe.Pointer(&p.c0), unsafe.Pointer(&p.cps), unsafe.Pointer(&p.tq), unsafe.Pointer(&p.w),
-		unsafe.Pointer(&p.loop),
+		unsafe.Pointer(&p.loop), unsafe.Pointer(&p.ch),
 	}
 	s := &f.sa
-	f.shiftParams = [5]unsafe.Pointer{
+	f.shiftParams = [6]unsafe.Pointer{
 		unsafe.Pointer(&s.x), unsafe.Pointer(&s.y), unsafe.Pointer(&s.n), unsafe.Pointer(&s.c0), unsafe.Pointer(&s.cps),
+		unsafe.Pointer(&s.ch),
 	}
 	b := &f.ba
 	f.bankParams = [14]unsafe.Pointer{
@@ -319,18 +321,19 @@ func newShifter(s stage.Stage, rate float64, cplx bool) (*mixer.Shifter, float64
 	return sh, hz / rate, nil
 }
 
-func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int) error {
+func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int, nch int64) error {
 	sh, cps, err := newShifter(s, rate, cplx)
 	if err != nil {
 		return fmt.Errorf("gpu: chain shift: %w", err)
 	}
-	f.ops = append(f.ops, chainOp{kind: opShift, inCplx: cplx, shift: sh, cps: cps, inCh: channels(cplx), outCh: 2, maxIn: maxIn})
+	f.ops = append(f.ops, chainOp{kind: opShift, inCplx: cplx, shift: sh, cps: cps, nch: nch,
+		inCh: channels(cplx) * int(nch), outCh: 2 * int(nch), maxIn: maxIn})
 	return nil
 }
 
-func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn, perThr int) error {
+func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn int, nch int64, perThr int) error {
 	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
-	op := chainOp{kind: opPoly, inCplx: cplx, inCh: channels(cplx), maxIn: maxIn, l: int64(l), m: int64(m)}
+	op := chainOp{kind: opPoly, inCplx: cplx, nch: nch, inCh: channels(cplx) * int(nch), maxIn: maxIn, l: int64(l), m: int64(m)}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {
@@ -338,7 +341,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 		}
 		op.shift, op.cps = sh, cps
 	}
-	op.outCh = channels(cplx || shift != nil)
+	op.outCh = channels(cplx || shift != nil) * int(nch)
 	g := int64(gcd(int(op.l), int(op.m)))
 	op.lp, op.mp = op.l/g, op.m/g
 	ntaps := int64(len(s.Taps))
@@ -358,7 +361,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 		return fmt.Errorf("gpu: copy taps: %w", err)
 	}
 	elem := 4
-	if op.outCh == 2 {
+	if cplx || shift != nil {
 		elem = 8
 	}
 	op.threads, op.tq, op.w, op.smem = chainTile(op.mp, op.q, elem, perThr)
@@ -368,10 +371,14 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 }
 
 // addBank adds the filter bank of s (stage.KindChannelize), writing the
-// channels keep lists (all M in order when empty).
-func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int) error {
+// channels keep lists (all M in order when empty). Its input is one
+// channel (stage.Chain.Validate refuses more).
+func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int, nch int64) error {
+	if nch != 1 {
+		return fmt.Errorf("%w: a filter bank takes one channel, the stream has %d", ErrChannels, nch)
+	}
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
-	op := chainOp{kind: opBank, inCplx: cplx, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
+	op := chainOp{kind: opBank, inCplx: cplx, nch: 1, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
 		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept,
 		smem: g.smemBytes()}
 	rev := filter.BankTaps(s.Taps, int(g.m))
@@ -474,6 +481,9 @@ func (f *ChainFilter) OutComplex() bool { return f.outCplx }
 // 2K for a filter bank's frame of K channels.
 func (f *ChainFilter) FrameValues() int { return f.outCh }
 
+// bankKept is the channels a bank op writes: the stream's channels after it.
+func (op *chainOp) bankKept() int64 { return op.kept }
+
 func (op *chainOp) maxOut(n int) int {
 	switch op.kind {
 	case opBank:
@@ -544,8 +554,8 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 		return f.runBank(st, op, x, y, ns, ci)
 	}
 	if op.kind == opShift {
-		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps}
-		blocks := int(min((int64(ns)+255)/256, 1<<16))
+		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps, ch: op.nch}
+		blocks := int(min((int64(ns)*op.nch+255)/256, 1<<16))
 		if err := f.shiftFn[ci].Launch(blocks, 256, 0, st, f.shiftParams[:]); err != nil {
 			return 0, fmt.Errorf("gpu: launch chain shift (%d samples): %w", ns, err)
 		}
@@ -560,7 +570,7 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 		x: x, y: y, b: op.branches, n: int64(ns), nout: nout,
 		l: op.l, m: op.m, lp: op.lp, mp: op.mp, q: op.q,
 		p0: rd * op.m % op.l, j0: qd*op.m + rd*op.m/op.l - op.t,
-		c0: c0, cps: op.cps, tq: op.tq, w: op.w,
+		c0: c0, cps: op.cps, tq: op.tq, w: op.w, ch: op.nch,
 	}
 	if op.loop {
 		f.pa.loop = 1
@@ -576,13 +586,14 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 			if !op.loop {
 				blocks *= op.lp
 			}
-			if blocks > maxGridX {
-				return 0, fmt.Errorf("gpu: chain: %d outputs need %d blocks", nout, blocks)
+			if blocks *= op.nch; blocks > maxGridX {
+				return 0, fmt.Errorf("gpu: chain: %d outputs of %d channels need %d blocks", nout, op.nch, blocks)
 			}
 			err = f.tiledFn[ci].Launch(int(blocks), op.threads, op.smem, st, f.polyParams[:])
 		} else {
-			blocks := int(min((nout+255)/256, 1<<16))
-			err = f.directFn[ci].Launch(blocks, 256, 0, st, f.polyParams[:])
+			// A whole number of blocks per channel (the kernel's stride).
+			blocks := min((nout+255)/256, max(1, (1<<16)/op.nch)) * op.nch
+			err = f.directFn[ci].Launch(int(blocks), 256, 0, st, f.polyParams[:])
 		}
 		if err != nil {
 			return 0, fmt.Errorf("gpu: launch chain filter (L %d, M %d, %d taps/branch, %d outputs): %w", op.l, op.m, op.q, nout, err)

@@ -35,11 +35,12 @@ func resStage(taps []float32, l, m int) stage.Stage {
 }
 
 type chainCase struct {
-	name    string
-	complex bool
-	stages  []stage.Stage
-	blocks  []int // input samples per block, cycled
-	total   int   // input samples
+	name     string
+	complex  bool
+	stages   []stage.Stage
+	blocks   []int // input samples (frames) per block, cycled
+	total    int   // input samples (frames)
+	channels int   // input channels
 }
 
 // chainCases runs from small to large, so a failing kernel shows first on
@@ -50,41 +51,61 @@ func chainCases(r *rand.Rand) []chainCase {
 	var cs []chainCase
 	for _, cplx := range []bool{false, true} {
 		cs = append(cs,
-			chainCase{"fir5/3", cplx, []stage.Stage{firStage(taps(5), 3)}, []int{7, 3, 1, 10}, 200},
-			chainCase{"shift", cplx, []stage.Stage{shiftStage(-123457)}, []int{101, 7}, 3000},
-			chainCase{"fir129/8", cplx, []stage.Stage{firStage(taps(129), 8)}, odd, 40000},
-			chainCase{"resample48x3/2", cplx, []stage.Stage{resStage(taps(48), 3, 2)}, odd, 40000},
-			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000},     // len(h) < L... and > L
-			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000},     // branches without taps
-			chainCase{"resample40x11/3", cplx, []stage.Stage{resStage(taps(40), 11, 3)}, []int{50, 7}, 3000}, // 11 classes: one per block
-			chainCase{"resample33x2/3", cplx, []stage.Stage{resStage(taps(33), 2, 3)}, []int{100, 31}, 20000},
-			chainCase{"shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 40000},
-			chainCase{"fir16/2+resample24x3/2", cplx, []stage.Stage{firStage(taps(16), 2), resStage(taps(24), 3, 2)}, odd, 40000},
-			chainCase{"shift+fir65/4+resample48x3/2", cplx, []stage.Stage{shiftStage(300001.5), firStage(taps(65), 4), resStage(taps(48), 3, 2)}, odd, 60000},
-			chainCase{"fir31/4+shift", cplx, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)}, odd, 20000},
-			chainCase{"shift+shift+fir9/2", cplx, []stage.Stage{shiftStage(1000), shiftStage(-77777), firStage(taps(9), 2)}, []int{999, 64}, 10000},
-			chainCase{"fir2000/3", cplx, []stage.Stage{firStage(taps(2000), 3)}, []int{5000, 333}, 20000},
+			chainCase{"fir5/3", cplx, []stage.Stage{firStage(taps(5), 3)}, []int{7, 3, 1, 10}, 200, 1},
+			chainCase{"shift", cplx, []stage.Stage{shiftStage(-123457)}, []int{101, 7}, 3000, 1},
+			chainCase{"fir129/8", cplx, []stage.Stage{firStage(taps(129), 8)}, odd, 40000, 1},
+			chainCase{"resample48x3/2", cplx, []stage.Stage{resStage(taps(48), 3, 2)}, odd, 40000, 1},
+			chainCase{"resample7x5/1", cplx, []stage.Stage{resStage(taps(7), 5, 1)}, []int{13, 4}, 3000, 1},     // len(h) < L... and > L
+			chainCase{"resample3x5/1", cplx, []stage.Stage{resStage(taps(3), 5, 1)}, []int{13, 4}, 3000, 1},     // branches without taps
+			chainCase{"resample40x11/3", cplx, []stage.Stage{resStage(taps(40), 11, 3)}, []int{50, 7}, 3000, 1}, // 11 classes: one per block
+			chainCase{"resample33x2/3", cplx, []stage.Stage{resStage(taps(33), 2, 3)}, []int{100, 31}, 20000, 1},
+			chainCase{"shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 40000, 1},
+			chainCase{"fir16/2+resample24x3/2", cplx, []stage.Stage{firStage(taps(16), 2), resStage(taps(24), 3, 2)}, odd, 40000, 1},
+			chainCase{"shift+fir65/4+resample48x3/2", cplx, []stage.Stage{shiftStage(300001.5), firStage(taps(65), 4), resStage(taps(48), 3, 2)}, odd, 60000, 1},
+			chainCase{"fir31/4+shift", cplx, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)}, odd, 20000, 1},
+			chainCase{"shift+shift+fir9/2", cplx, []stage.Stage{shiftStage(1000), shiftStage(-77777), firStage(taps(9), 2)}, []int{999, 64}, 10000, 1},
+			chainCase{"fir2000/3", cplx, []stage.Stage{firStage(taps(2000), 3)}, []int{5000, 333}, 20000, 1},
 			// Filter banks (issue 30): M ∈ {2, 8, 64, 1024, 4096}, D ∈ {M, M/2},
 			// tap counts that are no multiple of M, M no power of two
 			// (the kernel's direct DFT), a select fused in, a shift and a
 			// filter before the bank.
-			chainCase{"bank2/2x5", cplx, []stage.Stage{stage.NewChannelize(taps(5), 2, 2)}, []int{7, 3, 1, 10}, 300},
-			chainCase{"bank2/1x3", cplx, []stage.Stage{stage.NewChannelize(taps(3), 2, 1)}, []int{7, 3, 1, 10}, 300},
-			chainCase{"bank8/4x37", cplx, []stage.Stage{stage.NewChannelize(taps(37), 8, 4)}, odd, 20000},
-			chainCase{"bank8/8x64", cplx, []stage.Stage{stage.NewChannelize(taps(64), 8, 8)}, odd, 20000},
-			chainCase{"bank64/32x1000", cplx, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32)}, odd, 40000},
-			chainCase{"bank64/64x129", cplx, []stage.Stage{stage.NewChannelize(taps(129), 64, 64)}, odd, 40000},
-			chainCase{"bank1024/512x16001", cplx, []stage.Stage{stage.NewChannelize(taps(16001), 1024, 512)}, []int{5000, 333, 1}, 60000},
-			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000},
-			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000},
-			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000},
-			chainCase{"bank3000/1500x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 3000, 1500)}, []int{4000, 1001}, 30000},
-			chainCase{"bank12/3x50", cplx, []stage.Stage{stage.NewChannelize(taps(50), 12, 3)}, odd, 5000},
-			chainCase{"shift+bank64/32x1024+select", cplx, []stage.Stage{shiftStage(-123457), stage.NewChannelize(taps(1024), 64, 32), stage.NewSelect(3, 17, 40, 63, 0)}, odd, 40000},
-			chainCase{"fir129/2+bank16/8x100", cplx, []stage.Stage{firStage(taps(129), 2), stage.NewChannelize(taps(100), 16, 8)}, odd, 40000},
+			chainCase{"bank2/2x5", cplx, []stage.Stage{stage.NewChannelize(taps(5), 2, 2)}, []int{7, 3, 1, 10}, 300, 1},
+			chainCase{"bank2/1x3", cplx, []stage.Stage{stage.NewChannelize(taps(3), 2, 1)}, []int{7, 3, 1, 10}, 300, 1},
+			chainCase{"bank8/4x37", cplx, []stage.Stage{stage.NewChannelize(taps(37), 8, 4)}, odd, 20000, 1},
+			chainCase{"bank8/8x64", cplx, []stage.Stage{stage.NewChannelize(taps(64), 8, 8)}, odd, 20000, 1},
+			chainCase{"bank64/32x1000", cplx, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32)}, odd, 40000, 1},
+			chainCase{"bank64/64x129", cplx, []stage.Stage{stage.NewChannelize(taps(129), 64, 64)}, odd, 40000, 1},
+			chainCase{"bank1024/512x16001", cplx, []stage.Stage{stage.NewChannelize(taps(16001), 1024, 512)}, []int{5000, 333, 1}, 60000, 1},
+			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000, 1},
+			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000, 1},
+			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000, 1},
+			chainCase{"bank3000/1500x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 3000, 1500)}, []int{4000, 1001}, 30000, 1},
+			chainCase{"bank12/3x50", cplx, []stage.Stage{stage.NewChannelize(taps(50), 12, 3)}, odd, 5000, 1},
+			chainCase{"shift+bank64/32x1024+select", cplx, []stage.Stage{shiftStage(-123457), stage.NewChannelize(taps(1024), 64, 32), stage.NewSelect(3, 17, 40, 63, 0)}, odd, 40000, 1},
+			chainCase{"fir129/2+bank16/8x100", cplx, []stage.Stage{firStage(taps(129), 2), stage.NewChannelize(taps(100), 16, 8)}, odd, 40000, 1},
+			// N channels, a batch dimension of the shift and polyphase
+			// kernels: a chain on a source of several channels, and the
+			// stages after a bank run on each of its (kept) channels.
+			chainCase{"3ch/shift+fir129/8", cplx, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)}, odd, 20000, 3},
+			chainCase{"4ch/fir31/4+shift+resample40x11/3", cplx, []stage.Stage{firStage(taps(31), 4), shiftStage(12345), resStage(taps(40), 11, 3)}, odd, 20000, 4},
+			chainCase{"2ch/shift", cplx, []stage.Stage{shiftStage(1000)}, []int{101, 7}, 3000, 2},
+			chainCase{"bank16/8x100+fir17/2", cplx, []stage.Stage{stage.NewChannelize(taps(100), 16, 8), firStage(taps(17), 2)}, odd, 40000, 1},
+			chainCase{"bank64/32x1024+select+shift+fir65/4+resample48x3/2", cplx, []stage.Stage{stage.NewChannelize(taps(1024), 64, 32),
+				stage.NewSelect(3, 17, 40, 63, 0), shiftStage(1234.5), firStage(taps(65), 4), resStage(taps(48), 3, 2)}, odd, 60000, 1},
+			chainCase{"bank1024/1024x16384+select64+fir9", cplx, []stage.Stage{stage.NewChannelize(taps(16384), 1024, 1024),
+				stage.NewSelect(every(0, 1024, 16)...), firStage(taps(9), 1)}, []int{5000, 333, 1}, 60000, 1},
 		)
 	}
 	return cs
+}
+
+// every returns from, from+step, … below to.
+func every(from, to, step int) []int {
+	var s []int
+	for k := from; k < to; k += step {
+		s = append(s, k)
+	}
+	return s
 }
 
 // cpuChain runs the case on the CPU backend's chain, block by block, and
@@ -96,7 +117,7 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	ch := channels(c.Complex)
+	ch := pipeline.FrameValues(c.ChannelCount(), c.Complex)
 	outCh := pipeline.FrameValues(c.OutChannels(), c.OutComplex())
 	var outs [][]float32
 	buf := make([]float32, ref.MaxOut(maxBlock)*outCh)
@@ -145,7 +166,7 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 			t.Fatal(err)
 		}
 	}
-	ch := channels(c.Complex)
+	ch := pipeline.FrameValues(c.ChannelCount(), c.Complex)
 	hist := f.HistoryValues()
 	din := devBuf(t, hist+maxBlock*ch)
 	maxOut := f.MaxOutValues(maxBlock * ch)
@@ -229,9 +250,8 @@ func TestChainFilterMatchesCPU(t *testing.T) {
 	withBatchContextRun(t, func(ctx *cudrv.Context) {
 		r := rand.New(rand.NewPCG(16, 1))
 		for _, tc := range chainCases(r) {
-			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
-			ch := channels(tc.complex)
-			x := randSignal(r, tc.total*ch)
+			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages, Channels: tc.channels}
+			x := randSignal(r, tc.total*pipeline.FrameValues(c.ChannelCount(), tc.complex))
 			maxBlock := 0
 			for _, b := range tc.blocks {
 				maxBlock = max(maxBlock, b)
@@ -306,19 +326,22 @@ func TestChainBackendMatchesCPU(t *testing.T) {
 		stages  []stage.Stage
 		block   int
 		total   int
+		nch     int
 	}{
-		{"fir129/8", false, []stage.Stage{firStage(randSignal(r, 129), 8)}, 1001, 1001*20 + 77},
-		{"shift+fir129/8", true, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 4099, 4099*12 + 5},
-		{"shift+fir129/8 real", false, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 333, 333 * 50},
-		{"resample48x3/2", true, []stage.Stage{resStage(randSignal(r, 48), 3, 2)}, 1025, 1025*10 + 3},
-		{"shift+fir65/4+resample48x3/2", true, []stage.Stage{shiftStage(123456), firStage(randSignal(r, 65), 4), resStage(randSignal(r, 48), 3, 2)}, 8191, 8191 * 9},
-		{"shift+bank64/32x1000+select", true, []stage.Stage{shiftStage(-123457), stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0)}, 4099, 4099*12 + 5},
-		{"bank16/16x100 real", false, []stage.Stage{stage.NewChannelize(randSignal(r, 100), 16, 16)}, 333, 333 * 50},
+		{"fir129/8", false, []stage.Stage{firStage(randSignal(r, 129), 8)}, 1001, 1001*20 + 77, 1},
+		{"shift+fir129/8", true, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 4099, 4099*12 + 5, 1},
+		{"shift+fir129/8 real", false, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 333, 333 * 50, 1},
+		{"resample48x3/2", true, []stage.Stage{resStage(randSignal(r, 48), 3, 2)}, 1025, 1025*10 + 3, 1},
+		{"shift+fir65/4+resample48x3/2", true, []stage.Stage{shiftStage(123456), firStage(randSignal(r, 65), 4), resStage(randSignal(r, 48), 3, 2)}, 8191, 8191 * 9, 1},
+		{"shift+bank64/32x1000+select", true, []stage.Stage{shiftStage(-123457), stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0)}, 4099, 4099*12 + 5, 1},
+		{"bank16/16x100 real", false, []stage.Stage{stage.NewChannelize(randSignal(r, 100), 16, 16)}, 333, 333 * 50, 1},
+		{"bank64/32x1000+select+fir33/2", true, []stage.Stage{stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(randSignal(r, 33), 2)}, 4099, 4099*12 + 5, 1},
+		{"3ch/shift+fir129/8", true, []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, 1001, 1001*20 + 77, 3},
+		{"2ch/resample48x3/2 real", false, []stage.Stage{resStage(randSignal(r, 48), 3, 2)}, 1025, 1025*10 + 3, 2},
 	} {
-		c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages}
-		ch := channels(tc.complex)
-		x := randSignal(r, tc.total*ch)
-		cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Slots: 8, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}
+		c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Stages: tc.stages, Channels: tc.nch}
+		x := randSignal(r, tc.total*pipeline.FrameValues(tc.nch, tc.complex))
+		cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Channels: tc.nch, Slots: 8, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}
 		ref, err := cpu.New(c, tc.block)
 		if err != nil {
 			t.Fatal(err)
@@ -368,11 +391,14 @@ func TestChainMemcheck(t *testing.T) {
 			for _, mode := range chainModes {
 				compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, channels(c.OutComplex()))
 			}
-			// The filter bank, power of two and not, a select fused in,
-			// fused and split.
+			// The filter bank, power of two and not (M 64 and 1024 run
+			// rounds with barriers between them), a select fused in and
+			// stages after it on each kept channel, fused and split.
 			for _, bank := range [][]stage.Stage{
-				{shiftStage(1000), stage.NewChannelize(randSignal(r, 37), 8, 4), stage.NewSelect(7, 0)},
+				{shiftStage(1000), stage.NewChannelize(randSignal(r, 37), 8, 4), stage.NewSelect(7, 0), firStage(randSignal(r, 5), 2), shiftStage(-7)},
 				{stage.NewChannelize(randSignal(r, 20), 6, 3)},
+				{stage.NewChannelize(randSignal(r, 200), 64, 16)},
+				{stage.NewChannelize(randSignal(r, 3000), 1024, 256)},
 			} {
 				c := stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: bank}
 				want := cpuChain(t, c, x, blocks, 64)

@@ -114,6 +114,11 @@ func supportRows() []supportRow {
 		supportRow{"channelize 16 ÷8", "", func(string) []stage.Stage { return []stage.Stage{bank} }},
 		supportRow{"shift → channelize 16 ÷8 → select", "", func(string) []stage.Stage {
 			return []stage.Stage{shift, bank, stage.NewSelect(3, 12, 0)}
+		}},
+		supportRow{"channelize 16 ÷8 → select → fir ÷2", "auto", func(m string) []stage.Stage {
+			f := fir(m)
+			f.Decimate = 2
+			return []stage.Stage{bank, stage.NewSelect(3, 12, 0), f}
 		}})
 	return rows
 }
