@@ -101,3 +101,10 @@ func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	}
 	return &chainBackend{Backend: be, chain: c}, nil
 }
+
+// resumes reports whether the stage's kind takes new parameters at a
+// sample (a shift, a fir, a channelize; not a resample).
+func resumes(s stage.Stage) bool {
+	_, ok := s.Def().(stage.Resumer)
+	return ok
+}

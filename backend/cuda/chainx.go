@@ -30,6 +30,17 @@ func chainTile(mp, q int64, elem, perThr int) (threads int, tq, w int64, smem in
 	return 0, 0, 0, 0
 }
 
+// polyBranches lays out taps for the polyphase kernels: branch ph (of l)
+// holds h[ph], h[ph+l], … zero-padded to q taps.
+func polyBranches(taps []float32, l, q int64) []float32 {
+	br := make([]float32, l*q)
+	for k, t := range taps {
+		ph, i := int64(k)%l, int64(k)/l
+		br[ph*q+i] = t
+	}
+	return br
+}
+
 func gcd(a, b int) int {
 	for b != 0 {
 		a, b = b, a%b

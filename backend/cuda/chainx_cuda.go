@@ -54,7 +54,9 @@ type ChainFilter struct {
 	outCh    int // values per output sample (frame)
 	outCplx  bool
 	maxIn    int // input samples per block at most
+	perThr   int // outputs a thread of the tiled kernel computes
 	dev      []cudrv.DevicePtr
+	events   []cudrv.Event // the ops' retune events
 	closed   bool
 
 	// Launch arguments; the params slices point at them (no allocation).
@@ -108,6 +110,12 @@ type chainOp struct {
 	inCplx  bool
 	shift   *mixer.Shifter // nil: no shift
 	cps     float64        // shift frequency / rate
+	rate    float64        // input sample rate (the shift's)
+	at      int            // the chain's stage index of the filter or bank (−1: a shift alone)
+	shiftAt int            // the chain's stage index of the shift (−1: none)
+	tune    bool           // the filter or bank takes new taps (a stage.Resumer kind)
+	staged  []float32      // the taps of the last retune, until its copy is done
+	copied  cudrv.Event    // recorded after that copy (made at the first retune)
 	nch     int64          // channels of the input stream (the batch dimension)
 	inCh    int            // values per input sample (frame of nch channels)
 	outCh   int            // values per output sample
@@ -198,6 +206,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
 	var pending *stage.Stage // a shift waiting for the filter it fuses into
 	var pendRate float64
+	var pendAt int
 	for i := 0; i < len(c.Stages); i++ {
 		s := c.Stages[i]
 		k, ok := chainKernels[s.Kind]
@@ -206,7 +215,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		if k == kernelBank {
 			if pending != nil { // the shift before a bank runs alone
-				if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
+				if err := f.addShift(*pending, pendAt, pendRate, cplx, n, nch); err != nil {
 					return nil, err
 				}
 				pending, cplx = nil, true
@@ -217,7 +226,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 				keep = c.Stages[i+1].Keep
 				i++
 			}
-			if err := f.addBank(s, keep, cplx, n, nch); err != nil {
+			if err := f.addBank(s, at, keep, cplx, n, nch); err != nil {
 				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", at, s.Kind, err)
 			}
 			cplx, nch = true, f.ops[len(f.ops)-1].bankKept()
@@ -227,18 +236,18 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		if k == kernelShift {
 			if pending != nil { // two shifts in a row: the first runs alone
-				if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
+				if err := f.addShift(*pending, pendAt, pendRate, cplx, n, nch); err != nil {
 					return nil, err
 				}
 				cplx = true
 			}
-			pending, pendRate = &c.Stages[i], rate
+			pending, pendRate, pendAt = &c.Stages[i], rate, i
 			continue
 		}
 		if k != kernelPoly {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
 		}
-		if err := f.addPoly(s, pending, rate, cplx, n, nch, perThr); err != nil {
+		if err := f.addPoly(s, i, pending, pendAt, rate, cplx, n, nch, perThr); err != nil {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
 		}
 		pending = nil
@@ -247,11 +256,12 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		rate = s.Rate(rate)
 	}
 	if pending != nil {
-		if err := f.addShift(*pending, pendRate, cplx, n, nch); err != nil {
+		if err := f.addShift(*pending, pendAt, pendRate, cplx, n, nch); err != nil {
 			return nil, err
 		}
 		cplx = true
 	}
+	f.perThr = perThr
 	f.outCh, f.outCplx = channels(cplx)*int(nch), cplx
 	// Every op after the first reads its own [history | block] buffers.
 	for k := 1; k < len(f.ops); k++ {
@@ -321,25 +331,26 @@ func newShifter(s stage.Stage, rate float64, cplx bool) (*mixer.Shifter, float64
 	return sh, hz / rate, nil
 }
 
-func (f *ChainFilter) addShift(s stage.Stage, rate float64, cplx bool, maxIn int, nch int64) error {
+func (f *ChainFilter) addShift(s stage.Stage, at int, rate float64, cplx bool, maxIn int, nch int64) error {
 	sh, cps, err := newShifter(s, rate, cplx)
 	if err != nil {
 		return fmt.Errorf("gpu: chain shift: %w", err)
 	}
-	f.ops = append(f.ops, chainOp{kind: opShift, inCplx: cplx, shift: sh, cps: cps, nch: nch,
+	f.ops = append(f.ops, chainOp{kind: opShift, inCplx: cplx, shift: sh, cps: cps, rate: rate, at: -1, shiftAt: at, nch: nch,
 		inCh: channels(cplx) * int(nch), outCh: 2 * int(nch), maxIn: maxIn})
 	return nil
 }
 
-func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, cplx bool, maxIn int, nch int64, perThr int) error {
+func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt int, rate float64, cplx bool, maxIn int, nch int64, perThr int) error {
 	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
-	op := chainOp{kind: opPoly, inCplx: cplx, nch: nch, inCh: channels(cplx) * int(nch), maxIn: maxIn, l: int64(l), m: int64(m)}
+	op := chainOp{kind: opPoly, inCplx: cplx, nch: nch, inCh: channels(cplx) * int(nch), maxIn: maxIn, l: int64(l), m: int64(m),
+		rate: rate, at: at, shiftAt: -1, tune: resumes(s)}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {
 			return err
 		}
-		op.shift, op.cps = sh, cps
+		op.shift, op.cps, op.shiftAt = sh, cps, shiftAt
 	}
 	op.outCh = channels(cplx || shift != nil) * int(nch)
 	g := int64(gcd(int(op.l), int(op.m)))
@@ -347,18 +358,10 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 	ntaps := int64(len(s.Taps))
 	op.q = (ntaps + op.l - 1) / op.l
 	op.hist = int(op.q - 1)
-	// Branch ph holds h[ph], h[ph+L], ... zero-padded to Q taps.
-	br := make([]float32, op.l*op.q)
-	for k, t := range s.Taps {
-		ph, i := int64(k)%op.l, int64(k)/op.l
-		br[ph*op.q+i] = t
-	}
+	br := polyBranches(s.Taps, op.l, op.q)
 	var err error
-	if op.branches, err = f.alloc(int64(len(br)) * 4); err != nil {
+	if op.branches, err = f.upload(unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
 		return err
-	}
-	if err := cudrv.MemcpyHtoD(op.branches, unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
-		return fmt.Errorf("gpu: copy taps: %w", err)
 	}
 	elem := 4
 	if cplx || shift != nil {
@@ -373,12 +376,13 @@ func (f *ChainFilter) addPoly(s stage.Stage, shift *stage.Stage, rate float64, c
 // addBank adds the filter bank of s (stage.KindChannelize), writing the
 // channels keep lists (all M in order when empty). Its input is one
 // channel (stage.Chain.Validate refuses more).
-func (f *ChainFilter) addBank(s stage.Stage, keep []int, cplx bool, maxIn int, nch int64) error {
+func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxIn int, nch int64) error {
 	if nch != 1 {
 		return fmt.Errorf("%w: a filter bank takes one channel, the stream has %d", ErrChannels, nch)
 	}
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
 	op := chainOp{kind: opBank, inCplx: cplx, nch: 1, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
+		at: at, shiftAt: -1, tune: resumes(s),
 		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept,
 		smem: g.smemBytes()}
 	rev := filter.BankTaps(s.Taps, int(g.m))
@@ -651,6 +655,10 @@ func (f *ChainFilter) Close() error {
 	}
 	f.closed = true
 	var errs []error
+	if err := cudrv.DestroyEvents(f.events); err != nil {
+		errs = append(errs, fmt.Errorf("gpu: chain retune events: %w", err))
+	}
+	f.events = nil
 	for _, p := range f.dev {
 		if err := cudrv.MemFree(p); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free chain memory: %w", err))

@@ -108,9 +108,32 @@ func every(from, to, step int) []int {
 	return s
 }
 
+// chainTune is a retune of a chain at an input frame: the tests end a
+// block there and apply the changes before the next one.
+type chainTune struct {
+	gate    int
+	changes []stage.Retune
+}
+
+// nextBlock returns the frames of block i at frame pos of n, cut at the
+// next gate, and the changes to apply before it (at a gate).
+func nextBlock(blocks []int, i, pos, n int, tunes []chainTune) (int, []stage.Retune) {
+	k := min(blocks[i%len(blocks)], n-pos)
+	var changes []stage.Retune
+	for _, tu := range tunes {
+		switch {
+		case tu.gate == pos:
+			changes = append(changes, tu.changes...)
+		case tu.gate > pos:
+			k = min(k, tu.gate-pos)
+		}
+	}
+	return k, changes
+}
+
 // cpuChain runs the case on the CPU backend's chain, block by block, and
-// returns every block's output.
-func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int) [][]float32 {
+// returns every block's output; each tune's changes apply from its gate.
+func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, tunes ...chainTune) [][]float32 {
 	t.Helper()
 	ref, err := cpu.NewChain(c, maxBlock)
 	if err != nil {
@@ -122,7 +145,14 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 	var outs [][]float32
 	buf := make([]float32, ref.MaxOut(maxBlock)*outCh)
 	for pos, i := 0, 0; pos < len(x)/ch; i++ {
-		n := min(blocks[i%len(blocks)], len(x)/ch-pos)
+		n, changes := nextBlock(blocks, i, pos, len(x)/ch, tunes)
+		for _, r := range changes {
+			p, err := ref.Prepare(r.Index, r.Stage)
+			if err != nil {
+				t.Fatalf("cpu: retune at %d: %v", pos, err)
+			}
+			ref.Apply(p)
+		}
 		k, err := ref.Process(buf, x[pos*ch:(pos+n)*ch])
 		if err != nil {
 			t.Fatal(err)
@@ -139,8 +169,10 @@ func cpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 var chainModes = []string{"tiled", "perclass", "direct"}
 
 // gpuChain runs the case on a ChainFilter the way the explicit transport
-// does: each block copied after the history the previous block left.
-func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, mode string) [][]float32 {
+// does: each block copied after the history the previous block left, and
+// each tune's changes applied (ChainFilter.Retune) before the block at its
+// gate.
+func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock int, mode string, tunes ...chainTune) [][]float32 {
 	t.Helper()
 	f, err := NewChainFilter(c, maxBlock, chainPTX())
 	if err != nil {
@@ -175,7 +207,12 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 	got := make([]float32, maxOut+4)
 	var outs [][]float32
 	for pos, i := 0, 0; pos < len(x)/ch; i++ {
-		n := min(blocks[i%len(blocks)], len(x)/ch-pos)
+		n, changes := nextBlock(blocks, i, pos, len(x)/ch, tunes)
+		if changes != nil {
+			if err := f.Retune(cudrv.Stream{}, changes); err != nil {
+				t.Fatalf("retune at %d: %v", pos, err)
+			}
+		}
 		copy(host[hist:], x[pos*ch:(pos+n)*ch])
 		toDev(t, din, host[:hist+n*ch])
 		if err := cudrv.MemsetD32(dout, 0xffffffff, int64(maxOut+4)); err != nil { // NaN

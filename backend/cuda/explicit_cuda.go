@@ -140,10 +140,14 @@ func (x *explicit) setup(l pipeline.Layout) error {
 		x.streams = append(x.streams, s)
 	}
 	// A plain fir is retunable: history for the most taps it may take.
-	if fir, ok := filt.(batchBlocks); ok {
-		if err := x.retunable(fir.BatchFIR); err != nil {
+	// A chain takes new taps within its filters' history.
+	switch f := filt.(type) {
+	case batchBlocks:
+		if err := x.retunable(f.BatchFIR); err != nil {
 			return err
 		}
+	case *ChainFilter:
+		x.chainRetunable(f)
 	}
 	x.hist = x.filt.HistoryValues()
 	vals := l.BlockValues()
@@ -256,7 +260,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 		}
 		s.n = len(blk.Raw) / x.conv.size
 	}
-	taps := x.tune.take(s.n) // new taps from this block on, if a retune came
+	taps, changes := x.tune.take(s.n) // new taps from this block on, if a retune came
 	if err := s.copyIn.Record(st); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
@@ -294,6 +298,11 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	}
 	if taps != nil {
 		if err := x.loadTaps(st, taps); err != nil {
+			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
+		}
+	}
+	if changes != nil {
+		if err := x.tune.chain.Retune(st, changes); err != nil {
 			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
 	}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/sigproc/sigproc/filter"
@@ -11,10 +12,11 @@ import (
 )
 
 // ErrRetune is what a cuda backend answers a retune with where its kernels
-// do not yet take new stage parameters at a block boundary: the explicit
-// transport retunes a plain fir, other transports and chains do not yet.
-// The control API turns it into a 409 refusal; the run goes on.
-var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir; use backend: cpu to retune stages while running)", stage.ErrRetuneUnsupported)
+// do not yet take new stage parameters at a block boundary: both
+// transports retune a plain fir, the explicit one a chain's shift, fir
+// and channelize stages; a resample does not retune yet. The control API
+// turns it into a 409 refusal; the run goes on.
+var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir, the explicit one the shift, fir and channelize stages of a chain; use backend: cpu to retune a resample while running)", stage.ErrRetuneUnsupported)
 
 // transportRetuneRefusal is the standing refusal of transport t for a
 // plain fir of ntaps taps with method m: the explicit transports retune
@@ -39,6 +41,14 @@ var errOLSRetune = fmt.Errorf("%w: the explicit transport retunes the direct ker
 type tapRetuner interface {
 	retuneTaps(taps []float32) (at int64, err error)
 	retuneRefusal() error
+}
+
+// stageRetuner is the transport's side of a chain's retune (the cuda
+// build's backend): retuneStages schedules the checked changes for the
+// first block not yet handed to the device and returns that block's first
+// chain input sample.
+type stageRetuner interface {
+	retuneStages(changes []stage.Retune) (at int64, err error)
 }
 
 // chainBackend is what NewChainBackend returns: the transport's backend
@@ -68,11 +78,12 @@ func (b *chainBackend) Chain() stage.Chain {
 }
 
 // Retune checks the changes as any backend does (a structural change is
-// reported as such) and, for a plain fir, hands the final taps to the
-// transport, which applies them from the first block it has not yet
-// handed to the device: all the changes land there, at one At (the last
-// one's taps in force). Other chains, and transports that cannot, refuse
-// with ErrRetune.
+// reported as such) and hands them to the transport, which applies them
+// from the first block it has not yet handed to the device: all the
+// changes land there, at one chain input sample (for a plain fir, the
+// last one's taps in force). A plain fir retunes on both transports, a
+// chain's shift, fir and channelize stages on the explicit one (see
+// ChainFilter.Retune); the rest is refused with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -83,12 +94,16 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.Taps = slices.Clone(s.Taps) // not the caller's slice: the transport keeps it
 		c = c.With(r.Index, s)
 		out[i] = stage.Retune{Index: r.Index, Stage: s}
 	}
 	taps, plain := c.PlainFIR()
+	if !plain {
+		return b.retuneStages(c, out)
+	}
 	rt, ok := b.Backend.(tapRetuner)
-	if !plain || !ok {
+	if !ok {
 		return nil, ErrRetune
 	}
 	if len(changes) == 0 {
@@ -98,10 +113,30 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Stages[0].Taps = append([]float32(nil), taps...) // not the caller's slice
 	b.chain = c
 	for i := range out {
 		out[i].At, out[i].ChainAt = at, at // one stage: its input is the chain's
+	}
+	return out, nil
+}
+
+// retuneStages hands a chain's checked changes out to the transport and,
+// once it takes them, makes c (the chain with them) the one it runs.
+func (b *chainBackend) retuneStages(c stage.Chain, out []stage.Retune) ([]stage.Retune, error) {
+	rs, ok := b.Backend.(stageRetuner)
+	if !ok {
+		return nil, ErrRetune
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	at, err := rs.retuneStages(out)
+	if err != nil {
+		return nil, err
+	}
+	b.chain = c
+	for i := range out {
+		out[i].At, out[i].ChainAt = c.InputAt(out[i].Index, at), at
 	}
 	return out, nil
 }
@@ -111,10 +146,16 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 // ErrRetune (or why not).
 func (b *chainBackend) RetuneRefusal() error {
 	b.mu.Lock()
-	_, plain := b.chain.PlainFIR()
+	c := b.chain
 	b.mu.Unlock()
+	if _, plain := c.PlainFIR(); !plain {
+		if _, ok := b.Backend.(stageRetuner); ok && slices.ContainsFunc(c.Stages, resumes) {
+			return nil
+		}
+		return ErrRetune
+	}
 	rt, ok := b.Backend.(tapRetuner)
-	if !plain || !ok {
+	if !ok {
 		return ErrRetune
 	}
 	return rt.retuneRefusal()

@@ -19,6 +19,21 @@ func (b *backend) retuneTaps(taps []float32) (int64, error) {
 	return r.tr.retune(taps)
 }
 
+// retuneStages hands a chain's changes to the running transport (see
+// chainBackend.Retune) and returns the chain input frame from which they
+// apply: the explicit transport's (the only one that runs chains).
+func (b *backend) retuneStages(changes []stage.Retune) (int64, error) {
+	r := b.live.Load()
+	if r == nil {
+		return 0, fmt.Errorf("%w: the cuda backend is not running (retune once the run has started)", stage.ErrRetuneUnsupported)
+	}
+	x, ok := r.tr.(*explicit)
+	if !ok {
+		return 0, ErrRetune
+	}
+	return x.retuneStages(changes)
+}
+
 // retuneRefusal is nil where the running transport, or before Start the
 // configured one, retunes a plain fir (transportRetuneRefusal).
 func (b *backend) retuneRefusal() error {

@@ -39,30 +39,59 @@ import (
 // explicitTune is the pending slot between Retune and enqueue.
 type explicitTune struct {
 	mu      sync.Mutex
-	open    bool      // the explicit transport runs a retunable filter
-	closed  bool      // the explicit transport has closed
-	lanes   int       // values per frame
-	maxTaps int       // the most taps a retune may bring
-	seen    int64     // values handed to the device so far
-	pending []float32 // taps for the next block, nil when none
+	open    bool           // the explicit transport runs a retunable filter
+	closed  bool           // the explicit transport has closed
+	lanes   int            // values per frame
+	maxTaps int            // the most taps a retune may bring (a plain fir)
+	chain   *ChainFilter   // the chain's filter, nil for a plain fir
+	seen    int64          // values handed to the device so far
+	pending []float32      // a plain fir's taps for the next block, nil when none
+	changes []stage.Retune // a chain's changes for the next block, in order
 }
 
-// take counts a block of n values handed to the device and returns the
-// taps to filter it with from now on, nil when no retune is pending.
-func (t *explicitTune) take(n int) []float32 {
+// take counts a block of n values handed to the device and returns what
+// to filter it with from now on: a plain fir's taps, or a chain's
+// changes; nil when no retune is pending.
+func (t *explicitTune) take(n int) ([]float32, []stage.Retune) {
 	t.mu.Lock()
-	p := t.pending
-	t.pending = nil
+	p, c := t.pending, t.changes
+	t.pending, t.changes = nil, nil
 	t.seen += int64(n)
 	t.mu.Unlock()
-	return p
+	return p, c
 }
 
 // shut refuses later retunes (the transport is closing).
 func (t *explicitTune) shut() {
 	t.mu.Lock()
-	t.open, t.closed, t.pending = false, true, nil
+	t.open, t.closed, t.pending, t.changes = false, true, nil, nil
 	t.mu.Unlock()
+}
+
+// retuneStages schedules a chain's changes (checked by stage.CheckRetune)
+// for the first block not yet handed to the device and returns that
+// block's first input frame. Changes that come before that block join
+// those already waiting, after them, at the same frame.
+func (x *explicit) retuneStages(changes []stage.Retune) (int64, error) {
+	t := &x.tune
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !t.open || t.chain == nil:
+		return 0, fmt.Errorf("%w: the explicit transport is not running a chain", stage.ErrRetuneUnsupported)
+	}
+	if err := t.chain.CheckRetune(changes); err != nil {
+		return 0, err
+	}
+	t.changes = append(t.changes, changes...)
+	return t.seen / int64(t.lanes), nil
+}
+
+// chainRetunable opens the pending slot for the chain filter f.
+func (x *explicit) chainRetunable(f *ChainFilter) {
+	x.tune.mu.Lock()
+	x.tune.open, x.tune.lanes, x.tune.chain, x.tune.seen, x.tune.changes = true, f.inCh, f, 0, nil
+	x.tune.mu.Unlock()
 }
 
 // retune schedules taps for the first block not yet handed to the device
@@ -77,6 +106,8 @@ func (x *explicit) retune(taps []float32) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case t.chain != nil:
+		return 0, ErrRetune // a chain: retuneStages
 	case !t.open && !t.closed:
 		return 0, errOLSRetune // running, with a filter that is not the retunable batch
 	case !t.open:

@@ -85,7 +85,8 @@ func BenchmarkChainGPU(b *testing.B) {
 // channel, critically sampled (D = M, the only bank CuPy's
 // channelize_poly makes; bench/channelize_cupy.py times it on the same
 // sizes), plus a 2× oversampled bank and a 1024-channel bank keeping 64
-// (select fused); each as the chain chooses (bank64x8), fused
+// (select fused), alone and with a 129-tap fir ÷8 on each kept channel
+// after it; each as the chain chooses (bank64x8), fused
 // (bank64x8/fused) and split (bank64x8/split). Input GS/s of the best
 // pass, as BenchmarkChainGPU.
 func BenchmarkChannelizeGPU(b *testing.B) {
@@ -93,6 +94,7 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 		name    string
 		m, p, d int
 		keep    []int
+		after   []stage.Stage // stages after the select, on each kept channel
 	}
 	var cases []bankCase
 	for _, m := range []int{64, 256, 1024, 4096} {
@@ -106,7 +108,9 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 	}
 	cases = append(cases,
 		bankCase{name: "bank64x16/32", m: 64, p: 16, d: 32},
-		bankCase{name: "bank1024x16+select64", m: 1024, p: 16, d: 1024, keep: keep})
+		bankCase{name: "bank1024x16+select64", m: 1024, p: 16, d: 1024, keep: keep},
+		bankCase{name: "bank1024x16+select64+fir129/8", m: 1024, p: 16, d: 1024, keep: keep,
+			after: []stage.Stage{{Kind: stage.KindFIR, Taps: lowpassTaps(129, 0.05, 1), Decimate: 8}}})
 	for _, bc := range cases {
 		for _, path := range []string{"", "fused", "split"} {
 			name := bc.name
@@ -118,6 +122,7 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 				if bc.keep != nil {
 					stages = append(stages, stage.NewSelect(bc.keep...))
 				}
+				stages = append(stages, bc.after...)
 				cfg := BenchChainConfig{
 					Chain:   stage.Chain{SampleRate: 1e9, Complex: true, Stages: stages},
 					Samples: chainBenchSamples, Seed: 1, Warmup: 2, Reps: b.N,

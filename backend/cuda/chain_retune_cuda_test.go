@@ -1,0 +1,194 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/sigproc/sigproc/internal/cudrv"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// chainRetuneCases are chains with retunes of every kind the GPU takes:
+// a shift (alone and fused into a filter), a decimating fir to fewer taps
+// and to as many, a channelizer's prototype, the stages after a bank's
+// select, on one channel and on three.
+func chainRetuneCases(r *rand.Rand) []struct {
+	name     string
+	complex  bool
+	channels int
+	stages   []stage.Stage
+	tunes    []chainTune
+} {
+	taps := func(n int) []float32 { return randSignal(r, n) }
+	shift := func(i int, hz float64) stage.Retune { return stage.Retune{Index: i, Stage: shiftStage(hz)} }
+	fir := func(i, n, m int) stage.Retune { return stage.Retune{Index: i, Stage: firStage(taps(n), m)} }
+	bank := func(i, n, m, d int) stage.Retune {
+		return stage.Retune{Index: i, Stage: stage.NewChannelize(taps(n), m, d)}
+	}
+	type tc = struct {
+		name     string
+		complex  bool
+		channels int
+		stages   []stage.Stage
+		tunes    []chainTune
+	}
+	var cs []tc
+	for _, cplx := range []bool{false, true} {
+		cs = append(cs,
+			tc{"shift+fir129/8", cplx, 1, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
+				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {7777, []stage.Retune{fir(1, 100, 8)}}, {12000, []stage.Retune{shift(0, -1), fir(1, 136, 8)}}}},
+			tc{"fir31/4+shift", cplx, 1, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)},
+				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}}},
+			tc{"3ch/shift+fir65/4", cplx, 3, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
+				[]chainTune{{2049, []stage.Retune{shift(0, -77777), fir(1, 60, 4)}}}},
+			tc{"bank64/32x1000+select+fir33/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(taps(33), 2)},
+				[]chainTune{{5000, []stage.Retune{bank(0, 900, 64, 32)}}, {9001, []stage.Retune{fir(2, 33, 2), bank(0, 1024, 64, 32)}}}},
+			tc{"shift+bank1024/1024x32768", cplx, 1, []stage.Stage{shiftStage(-3000), stage.NewChannelize(taps(32768), 1024, 1024)},
+				[]chainTune{{40000, []stage.Retune{bank(1, 30000, 1024, 1024), shift(0, 5000)}}}},
+		)
+	}
+	return cs
+}
+
+// TestChainRetuneMatchesCPU: retunes applied by ChainFilter.Retune before
+// the block at a gate give the CPU backend's output with the same retunes
+// at the same input frame, block for block, in every kernel mode (a bank
+// fused and split).
+func TestChainRetuneMatchesCPU(t *testing.T) {
+	withBatchContextRun(t, func(ctx *cudrv.Context) {
+		r := rand.New(rand.NewPCG(44, 1))
+		for _, tc := range chainRetuneCases(r) {
+			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.channels, Stages: tc.stages}
+			x := randSignal(r, 16000*pipeline.FrameValues(tc.channels, tc.complex))
+			if tc.name == "shift+bank1024/1024x32768" {
+				if testing.Short() {
+					continue // the largest bank not under -short (gpu-check's memcheck of the whole binary)
+				}
+				x = randSignal(r, 80000*pipeline.FrameValues(tc.channels, tc.complex))
+			}
+			blocks := []int{4099, 1000, 1}
+			want := cpuChain(t, c, x, blocks, 4099, tc.tunes...)
+			for _, mode := range chainModes {
+				runOnContext(t, ctx, fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, mode), func(t *testing.T) {
+					compareChain(t, gpuChain(t, c, x, blocks, 4099, mode, tc.tunes...), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
+				})
+			}
+		}
+	})
+}
+
+// TestChainRetuneRefusals: what a chain on the GPU does not retune is
+// refused before anything changes: more taps than the history kept, a
+// resample, a select of other channels (structure).
+func TestChainRetuneRefusals(t *testing.T) {
+	withBatchContext(t, func() {
+		r := rand.New(rand.NewPCG(44, 2))
+		c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{
+			stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63), firStage(randSignal(r, 33), 2), resStage(randSignal(r, 48), 3, 2)}}
+		f, err := NewChainFilter(c, 1024, chainPTX())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var se *stage.StageError
+		for _, tc := range []struct {
+			name string
+			r    stage.Retune
+			ok   func(error) bool
+		}{
+			{"bank to 1025 taps (1024 kept)", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, 1025), 64, 32)}, func(err error) bool { return errors.As(err, &se) }},
+			{"bank to 1024 taps", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, 1024), 64, 32)}, func(err error) bool { return err == nil }},
+			{"fir to 34 taps", stage.Retune{Index: 2, Stage: firStage(randSignal(r, 34), 2)}, func(err error) bool { return errors.As(err, &se) }},
+			{"resample", stage.Retune{Index: 3, Stage: resStage(randSignal(r, 48), 3, 2)}, func(err error) bool { return errors.Is(err, stage.ErrRetuneUnsupported) }},
+			{"select, the same", stage.Retune{Index: 1, Stage: stage.NewSelect(5, 63)}, func(err error) bool { return err == nil }},
+		} {
+			if err := f.CheckRetune([]stage.Retune{tc.r}); !tc.ok(err) {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+	})
+}
+
+// TestChainRetuneAtKnownBlock retunes a running chain through the backend
+// (pipeline.Retuner) on the explicit transport: the source stops at each
+// gate, the test waits until the output of every frame before it has
+// come back, retunes, and lets the source go on. The reported ChainAt is
+// the gate, At the stage's own input index there, and the output equals
+// the CPU backend's with the same retunes at the same frames.
+func TestChainRetuneAtKnownBlock(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 3))
+	for _, tc := range chainRetuneCases(r) {
+		if tc.name == "shift+bank1024/1024x32768" {
+			continue
+		}
+		name := fmt.Sprintf("%s/complex=%v", tc.name, tc.complex)
+		t.Run(name, func(t *testing.T) {
+			const block = 1000
+			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.channels, Stages: tc.stages}
+			lanes := pipeline.FrameValues(tc.channels, tc.complex)
+			outV := pipeline.FrameValues(c.OutChannels(), c.OutComplex())
+			x := randSignal(r, 16000*lanes)
+			var gates []int
+			src := &gatedSource{x: x, lanes: lanes}
+			snk := &signalSink{}
+			for _, tu := range tc.tunes {
+				gates = append(gates, tu.gate)
+				src.release = append(src.release, make(chan struct{}))
+				snk.marks = append(snk.marks, int(c.InputAt(len(c.Stages), int64(tu.gate)))*outV)
+				snk.reached = append(snk.reached, make(chan struct{}))
+			}
+			src.gates = gates
+			reached := append([]chan struct{}(nil), snk.reached...)
+			be, err := NewChainBackend(c, testOptions(TransportExplicit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := be.(pipeline.Retuner)
+			if err := rt.(interface{ RetuneRefusal() error }).RetuneRefusal(); err != nil {
+				t.Errorf("RetuneRefusal: %v", err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := pipeline.Run(context.Background(), src, be, snk,
+					pipeline.Config{BlockSize: block, Complex: tc.complex, Channels: tc.channels, Slots: 8,
+						OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, pipeline.Options{})
+				done <- errors.Join(err, be.Close())
+			}()
+			for g, tu := range tc.tunes {
+				select {
+				case <-reached[g]:
+				case err := <-done:
+					t.Fatalf("run ended before gate %d: %v", g, err)
+				case <-time.After(20 * time.Second):
+					t.Fatalf("gate %d (frame %d) not reached", g, tu.gate)
+				}
+				res, err := rt.Retune(tu.changes...)
+				if err != nil {
+					t.Fatalf("retune %d: %v", g, err)
+				}
+				for i, rr := range res {
+					if want := c.InputAt(rr.Index, int64(tu.gate)); rr.ChainAt != int64(tu.gate) || rr.At != want {
+						t.Fatalf("retune %d change %d: ChainAt %d At %d, want %d and %d", g, i, rr.ChainAt, rr.At, tu.gate, want)
+					}
+				}
+				close(src.release[g])
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			want := cpuChain(t, c, x, []int{block}, block, tc.tunes...)
+			var w []float32
+			for _, b := range want {
+				w = append(w, b...)
+			}
+			compareChain(t, [][]float32{snk.got}, [][]float32{w}, outV)
+		})
+	}
+}
