@@ -93,27 +93,6 @@ __device__ __forceinline__ void mac(float2& a, float t, float2 x) {
     a.y = fmaf(t, x.y, a.y);
 }
 
-// load returns block sample j (relative, j ≥ −H) of channel c of C in x,
-// shifted when SHIFT.
-template <bool INC, bool SHIFT>
-__device__ __forceinline__ typename elem<INC || SHIFT>::T load(const float* __restrict__ x, i64 hist, i64 j,
-                                                               double c0, double cps, i64 C, i64 c) {
-    const i64 at = (hist + j) * C + c;
-    if (INC) {
-        float2 v = __ldg(reinterpret_cast<const float2*>(x) + at);
-        if (SHIFT) v = cmul(v, rot(c0, cps, j));
-        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
-    } else {
-        float v = __ldg(x + at);
-        if (SHIFT) {
-            float2 r = rot(c0, cps, j);
-            float2 o = make_float2(v * r.x, v * r.y);
-            return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&o);
-        }
-        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
-    }
-}
-
 // chain_shift: y[i] = x[i]·exp(j·2π·(c0 + j·cps)) for the n samples of C
 // channels, i = j·C + c; y complex.
 template <bool INC>
@@ -154,7 +133,32 @@ struct polyArgs {
     i64 W;           // tiled: shared-memory row length (elements)
     i64 loop;        // tiled: a block loops over all Lp classes (else one class per block)
     i64 C;           // channels (the batch dimension)
+    double c0b, cpsb;  // the shift before a retune, for samples j < jk (SHIFT only)
+    i64 jk;            // the first sample (relative) of the shift (c0, cps)
 };
+
+// load returns block sample j (relative, j ≥ −H) of channel c of x,
+// shifted when SHIFT: by the shift in force at j (a retune at jk leaves
+// the history before it shifted by the old frequency, as it was when
+// those samples were new).
+template <bool INC, bool SHIFT>
+__device__ __forceinline__ typename elem<INC || SHIFT>::T load(const polyArgs& a, i64 hist, i64 j, i64 c) {
+    const i64 at = (hist + j) * a.C + c;
+    float2 r = make_float2(1.f, 0.f);
+    if (SHIFT) r = j < a.jk ? rot(a.c0b, a.cpsb, j) : rot(a.c0, a.cps, j);
+    if (INC) {
+        float2 v = __ldg(reinterpret_cast<const float2*>(a.x) + at);
+        if (SHIFT) v = cmul(v, r);
+        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
+    } else {
+        float v = __ldg(a.x + at);
+        if (SHIFT) {
+            float2 o = make_float2(v * r.x, v * r.y);
+            return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&o);
+        }
+        return *reinterpret_cast<typename elem<INC || SHIFT>::T*>(&v);
+    }
+}
 
 // chain_poly_direct: one output per thread, input straight from global
 // memory; the fallback for tiles that do not fit in shared memory.
@@ -170,7 +174,7 @@ __device__ __forceinline__ void poly_direct(const polyArgs& a) {
         T acc = zero(T());
         for (i64 i = 0; i < a.Q; i++) {
             const i64 j = j0 - i;
-            if (j < a.n) mac(acc, __ldg(br + i), load<INC, SHIFT>(a.x, H, j, a.c0, a.cps, a.C, c));
+            if (j < a.n) mac(acc, __ldg(br + i), load<INC, SHIFT>(a, H, j, c));
         }
         reinterpret_cast<T*>(a.y)[o * a.C + c] = acc;
     }
@@ -209,7 +213,7 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
     const int span = (int)(a.Mp * a.tq + H + 1);
     for (int off = tid; off < span; off += T_) {
         const i64 j = jlo + off;
-        sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a.x, H, j, a.c0, a.cps, a.C, c) : zero(T());
+        sm[(off % Mp) * W + off / Mp] = j < a.n ? load<INC, SHIFT>(a, H, j, c) : zero(T());
     }
     __syncthreads();
 
@@ -247,8 +251,8 @@ __device__ __forceinline__ void poly_tiled(const polyArgs& a) {
 // Every launch argument is passed on its own, 8 bytes wide (see the top).
 #define POLY_PARAMS                                                                                        \
     const float *x, void *y, const float *b, i64 n, i64 nout, i64 L, i64 M, i64 Lp, i64 Mp, i64 Q, i64 P0, \
-        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop, i64 C
-#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop, C}
+        i64 J0, double c0, double cps, i64 tq, i64 W, i64 loop, i64 C, double c0b, double cpsb, i64 jk
+#define POLY_ARGS {x, y, b, n, nout, L, M, Lp, Mp, Q, P0, J0, c0, cps, tq, W, loop, C, c0b, cpsb, jk}
 
 #define POLY(name, INC, SHIFT)                                           \
     extern "C" __global__ void chain_poly_direct_##name(POLY_PARAMS) { \

@@ -73,6 +73,34 @@ func (f *ChainFilter) CheckRetune(changes []stage.Retune) error {
 	return nil
 }
 
+// AcceptRetune is CheckRetune for changes that apply from chain input
+// frame at, and records them: a shift fused into the filter after it
+// retunes again only once its last retune has left that filter's history
+// (Q−1 of its input samples), as the kernel keeps one earlier shift for
+// the history. Calls must be serialised (the explicit transport's retune
+// lock); several at the same frame are one retune.
+func (f *ChainFilter) AcceptRetune(changes []stage.Retune, at int64) error {
+	if err := f.CheckRetune(changes); err != nil {
+		return err
+	}
+	for _, r := range changes {
+		op, _ := f.retuneOp(r)
+		if op == nil || op.kind != opPoly || op.shiftAt != r.Index || op.lastShiftAt < 0 || op.lastShiftAt == at {
+			continue
+		}
+		if gap := f.chain.InputAt(r.Index, at) - f.chain.InputAt(r.Index, op.lastShiftAt); gap < int64(op.hist) {
+			return fmt.Errorf("%w: stage %d (shift) runs fused into the filter after it on cuda, and retunes again once that filter's history (%d samples) is past its last retune: %d samples later here",
+				stage.ErrRetuneUnsupported, r.Index, op.hist, gap)
+		}
+	}
+	for _, r := range changes {
+		if op, _ := f.retuneOp(r); op != nil && op.shiftAt == r.Index {
+			op.lastShiftAt = at
+		}
+	}
+	return nil
+}
+
 // Retune applies the changes (see CheckRetune) from the next Launch on:
 // the new taps' copies are enqueued on st, which must be ordered after
 // every earlier launch, with the next Launch on st or after it. A later
@@ -90,6 +118,11 @@ func (f *ChainFilter) Retune(st cudrv.Stream, changes []stage.Retune) error {
 				return fmt.Errorf("gpu: chain stage %d (shift): %w", r.Index, err)
 			}
 			sh.Resume(op.t, op.shift.Phase(op.t))
+			if op.kind == opPoly && (op.prev == nil || op.shiftK != op.t) {
+				// Fused: the history keeps the shift it had (a second
+				// retune at the same sample keeps the first's prev).
+				op.prev, op.prevCps, op.shiftK = op.shift, op.cps, op.t
+			}
 			op.shift, op.cps = sh, cps
 			continue
 		}

@@ -43,7 +43,7 @@ func chainRetuneCases(r *rand.Rand) []struct {
 	for _, cplx := range []bool{false, true} {
 		cs = append(cs,
 			tc{"shift+fir129/8", cplx, 1, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
-				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {7777, []stage.Retune{fir(1, 100, 8)}}, {12000, []stage.Retune{shift(0, -1), fir(1, 136, 8)}}}},
+				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {7777, []stage.Retune{fir(1, 100, 8)}}, {12000, []stage.Retune{shift(0, -1), fir(1, 129, 8)}}}},
 			tc{"fir31/4+shift", cplx, 1, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)},
 				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}}},
 			tc{"3ch/shift+fir65/4", cplx, 3, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
@@ -111,6 +111,23 @@ func TestChainRetuneRefusals(t *testing.T) {
 		} {
 			if err := f.CheckRetune([]stage.Retune{tc.r}); !tc.ok(err) {
 				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+		// A shift fused into a 129-tap fir ÷8: again only once the fir's
+		// history (128 samples) is past the last retune.
+		c = stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{shiftStage(1000), firStage(randSignal(r, 129), 8)}}
+		g, err := NewChainFilter(c, 1024, chainPTX())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		sh := func(hz float64) []stage.Retune { return []stage.Retune{{Index: 0, Stage: shiftStage(hz)}} }
+		for _, tc := range []struct {
+			at int64
+			ok bool
+		}{{1000, true}, {1000, true}, {1127, false}, {1128, true}, {1128, true}, {1200, false}} {
+			if err := g.AcceptRetune(sh(float64(tc.at)), tc.at); (err == nil) != tc.ok || err != nil && !errors.Is(err, stage.ErrRetuneUnsupported) {
+				t.Errorf("shift retune at %d: %v, want ok %v", tc.at, err, tc.ok)
 			}
 		}
 	})

@@ -49,6 +49,7 @@ type ChainFilter struct {
 	bankFn   [2]cudrv.Function // by input complexness
 	sumsFn   [2]cudrv.Function // the bank's sums alone (split), by input complexness
 	bankR    int64             // frames a thread of chain_bank_sums_* takes
+	chain    stage.Chain       // what the ops run (stage indices, input counts)
 	ops      []chainOp
 	inCh     int // values per input sample
 	outCh    int // values per output sample (frame)
@@ -61,7 +62,7 @@ type ChainFilter struct {
 
 	// Launch arguments; the params slices point at them (no allocation).
 	pa          polyLaunch
-	polyParams  [18]unsafe.Pointer
+	polyParams  [21]unsafe.Pointer
 	sa          shiftLaunch
 	shiftParams [6]unsafe.Pointer
 	ba          bankLaunch
@@ -86,6 +87,8 @@ type polyLaunch struct {
 	n, nout, l, m, lp, mp, q, p0, j0 int64
 	c0, cps                          float64
 	tq, w, loop, ch                  int64
+	c0b, cpsb                        float64
+	jk                               int64
 }
 
 type shiftLaunch struct {
@@ -116,14 +119,21 @@ type chainOp struct {
 	tune    bool           // the filter or bank takes new taps (a stage.Resumer kind)
 	staged  []float32      // the taps of the last retune, until its copy is done
 	copied  cudrv.Event    // recorded after that copy (made at the first retune)
-	nch     int64          // channels of the input stream (the batch dimension)
-	inCh    int            // values per input sample (frame of nch channels)
-	outCh   int            // values per output sample
-	maxIn   int            // input samples per block at most
-	hist    int            // history samples before the input (Q−1)
-	buf     [2]cudrv.DevicePtr
-	cur     int // buf[cur] takes the next block (ops after the first)
-	t, next int64
+
+	// A fused shift's retune: the history before input shiftK still reads
+	// the old shift (prev, prevCps) until it leaves the history.
+	prev        *mixer.Shifter
+	prevCps     float64
+	shiftK      int64
+	lastShiftAt int64 // chain input frame of the last shift retune accepted (AcceptRetune)
+	nch         int64 // channels of the input stream (the batch dimension)
+	inCh        int   // values per input sample (frame of nch channels)
+	outCh       int   // values per output sample
+	maxIn       int   // input samples per block at most
+	hist        int   // history samples before the input (Q−1)
+	buf         [2]cudrv.DevicePtr
+	cur         int // buf[cur] takes the next block (ops after the first)
+	t, next     int64
 
 	// filter bank: M channels ÷D, P taps per branch, F frames per thread
 	// block, K channels kept (keep; 0: all M in order), twiddles tw
@@ -157,7 +167,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		return nil, err
 	}
 	nch := int64(c.ChannelCount())
-	f = &ChainFilter{inCh: channels(c.Complex) * int(nch), maxIn: maxBlock}
+	f = &ChainFilter{chain: c, inCh: channels(c.Complex) * int(nch), maxIn: maxBlock}
 	if f.mod, err = cudrv.LoadModule(ptxPath, kernels.ChainPTX, "chain"); err != nil {
 		return nil, err
 	}
@@ -287,12 +297,12 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		return nil, err
 	}
 	p := &f.pa
-	f.polyParams = [18]unsafe.Pointer{
+	f.polyParams = [21]unsafe.Pointer{
 		unsafe.Pointer(&p.x), unsafe.Pointer(&p.y), unsafe.Pointer(&p.b), unsafe.Pointer(&p.n),
 		unsafe.Pointer(&p.nout), unsafe.Pointer(&p.l), unsafe.Pointer(&p.m), unsafe.Pointer(&p.lp),
 		unsafe.Pointer(&p.mp), unsafe.Pointer(&p.q), unsafe.Pointer(&p.p0), unsafe.Pointer(&p.j0),
 		unsafe.Pointer(&p.c0), unsafe.Pointer(&p.cps), unsafe.Pointer(&p.tq), unsafe.Pointer(&p.w),
-		unsafe.Pointer(&p.loop), unsafe.Pointer(&p.ch),
+		unsafe.Pointer(&p.loop), unsafe.Pointer(&p.ch), unsafe.Pointer(&p.c0b), unsafe.Pointer(&p.cpsb), unsafe.Pointer(&p.jk),
 	}
 	s := &f.sa
 	f.shiftParams = [6]unsafe.Pointer{
@@ -344,7 +354,7 @@ func (f *ChainFilter) addShift(s stage.Stage, at int, rate float64, cplx bool, m
 func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt int, rate float64, cplx bool, maxIn int, nch int64, perThr int) error {
 	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
 	op := chainOp{kind: opPoly, inCplx: cplx, nch: nch, inCh: channels(cplx) * int(nch), maxIn: maxIn, l: int64(l), m: int64(m),
-		rate: rate, at: at, shiftAt: -1, tune: resumes(s)}
+		rate: rate, at: at, shiftAt: -1, tune: resumes(s), lastShiftAt: -1}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {
@@ -575,6 +585,14 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 		l: op.l, m: op.m, lp: op.lp, mp: op.mp, q: op.q,
 		p0: rd * op.m % op.l, j0: qd*op.m + rd*op.m/op.l - op.t,
 		c0: c0, cps: op.cps, tq: op.tq, w: op.w, ch: op.nch,
+		jk: -int64(op.hist) - 1, // every sample with (c0, cps)
+	}
+	if op.prev != nil {
+		if op.t-int64(op.hist) >= op.shiftK {
+			op.prev = nil // the history is past the retune
+		} else {
+			f.pa.c0b, f.pa.cpsb, f.pa.jk = op.prev.Phase(op.t)/(2*math.Pi), op.prevCps, op.shiftK-op.t
+		}
 	}
 	if op.loop {
 		f.pa.loop = 1

@@ -76,15 +76,15 @@ func (x *explicit) retuneStages(changes []stage.Retune) (int64, error) {
 	t := &x.tune
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case !t.open || t.chain == nil:
+	if !t.open || t.chain == nil {
 		return 0, fmt.Errorf("%w: the explicit transport is not running a chain", stage.ErrRetuneUnsupported)
 	}
-	if err := t.chain.CheckRetune(changes); err != nil {
+	at := t.seen / int64(t.lanes)
+	if err := t.chain.AcceptRetune(changes, at); err != nil {
 		return 0, err
 	}
 	t.changes = append(t.changes, changes...)
-	return t.seen / int64(t.lanes), nil
+	return at, nil
 }
 
 // chainRetunable opens the pending slot for the chain filter f.
