@@ -145,7 +145,10 @@ template <bool INC, bool SHIFT>
 __device__ __forceinline__ typename elem<INC || SHIFT>::T load(const polyArgs& a, i64 hist, i64 j, i64 c) {
     const i64 at = (hist + j) * a.C + c;
     float2 r = make_float2(1.f, 0.f);
-    if (SHIFT) r = j < a.jk ? rot(a.c0b, a.cpsb, j) : rot(a.c0, a.cps, j);
+    if (SHIFT) {
+        const bool old = j < a.jk;  // choose the shift, then rotate once
+        r = rot(old ? a.c0b : a.c0, old ? a.cpsb : a.cps, j);
+    }
     if (INC) {
         float2 v = __ldg(reinterpret_cast<const float2*>(a.x) + at);
         if (SHIFT) v = cmul(v, r);
