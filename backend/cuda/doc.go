@@ -3,10 +3,13 @@
 // small blocks), and the explicit transport, which keeps several large
 // blocks in flight on several streams through the batch FIR (copies in,
 // filtering and copies out of different blocks overlap). A chain of stages
-// (shift, decimating fir, resample; package stage) runs on the explicit
-// transport through ChainFilter, the polyphase kernels of kernels/chain.cu,
-// which compute only the kept outputs and keep every stage's history,
-// decimation phase and shift phase from block to block.
+// (shift, decimating fir, resample, channelize and the select after it;
+// package stage) runs on the explicit transport through ChainFilter, the
+// polyphase and filter bank kernels of kernels/chain.cu, which compute
+// only the kept outputs, take N channels (and a bank's kept channels) as a
+// batch dimension, keep every stage's history, decimation phase and shift
+// phase from block to block, and retune a shift, fir or channelize at a
+// block (chain_retune_cuda.go).
 //
 // Each transport is one type behind a small internal interface
 // (transport_cuda.go): zeroCopy, and explicit (explicit-pageable is its
