@@ -98,39 +98,22 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 		c = c.With(r.Index, s)
 		out[i] = stage.Retune{Index: r.Index, Stage: s}
 	}
-	taps, plain := c.PlainFIR()
-	if !plain {
-		return b.retuneStages(c, out)
+	// The transport's side: a plain fir's final taps, or a chain's changes.
+	var hand func() (int64, error)
+	if taps, plain := c.PlainFIR(); plain {
+		if rt, ok := b.Backend.(tapRetuner); ok {
+			hand = func() (int64, error) { return rt.retuneTaps(taps) }
+		}
+	} else if rs, ok := b.Backend.(stageRetuner); ok {
+		hand = func() (int64, error) { return rs.retuneStages(out) }
 	}
-	rt, ok := b.Backend.(tapRetuner)
-	if !ok {
+	if hand == nil {
 		return nil, ErrRetune
 	}
 	if len(changes) == 0 {
 		return out, nil
 	}
-	at, err := rt.retuneTaps(taps)
-	if err != nil {
-		return nil, err
-	}
-	b.chain = c
-	for i := range out {
-		out[i].At, out[i].ChainAt = at, at // one stage: its input is the chain's
-	}
-	return out, nil
-}
-
-// retuneStages hands a chain's checked changes out to the transport and,
-// once it takes them, makes c (the chain with them) the one it runs.
-func (b *chainBackend) retuneStages(c stage.Chain, out []stage.Retune) ([]stage.Retune, error) {
-	rs, ok := b.Backend.(stageRetuner)
-	if !ok {
-		return nil, ErrRetune
-	}
-	if len(out) == 0 {
-		return out, nil
-	}
-	at, err := rs.retuneStages(out)
+	at, err := hand()
 	if err != nil {
 		return nil, err
 	}
