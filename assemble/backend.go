@@ -39,9 +39,10 @@ func GPUOptions(cfg *config.Config, log zerolog.Logger) cuda.Options {
 // Backend builds the configured backend for the stage chain. backend:
 // auto takes the GPU when this binary has CUDA and a device answers, and
 // otherwise the CPU, saying why in the log; backend: cuda never falls back.
-// auto takes the GPU for a plain fir on one channel, the case measured on
-// one; the CUDA kernels for stage chains and N channels have not yet run on
-// a GPU (unmeasuredOnGPU), so auto keeps those on the CPU.
+// auto takes the GPU for a plain fir on one channel, the case whose gain
+// over the CPU has been measured; stage chains and N channels pass
+// gpu-check on the GPU, but their gain at each block size is not measured
+// yet (unmeasuredOnGPU), so auto keeps those on the CPU.
 func Backend(cfg *config.Config, chain stage.Chain, log zerolog.Logger) (pipeline.Backend, error) {
 	switch cfg.Backend {
 	case "", "cpu":
@@ -165,6 +166,6 @@ func ProbeTaps(cfg *config.Config, haveConfig bool, ntaps int, seed uint64) ([]f
 }
 
 // unmeasuredOnGPU is why backend auto keeps stage chains and N channels on
-// the CPU: backend: cuda runs them, but their kernels have not yet run on
-// a GPU (README, "Backends").
-const unmeasuredOnGPU = "stage chains and N channels on cuda have not yet run on a GPU (backend: cuda runs them)"
+// the CPU: backend: cuda runs them, but their gain over the CPU at each
+// block size is not measured yet (README, "Backends").
+const unmeasuredOnGPU = "the GPU's gain for stage chains and N channels is not measured yet (backend: cuda runs them)"
