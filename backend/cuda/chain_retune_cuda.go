@@ -35,9 +35,8 @@ func (op *chainOp) maxTaps() int {
 	return int(op.q * op.l)
 }
 
-// retuneOp returns the op that the change r retunes: nil, with no error,
-// for a select (the bank's kernel writes the channels it keeps, and a
-// retune cannot change them).
+// retuneOp returns the op that the change r retunes. A select has none
+// (it is fused into the bank) and is refused, as on the CPU.
 func (f *ChainFilter) retuneOp(r stage.Retune) (*chainOp, error) {
 	for i := range f.ops {
 		op := &f.ops[i]
@@ -54,10 +53,7 @@ func (f *ChainFilter) retuneOp(r stage.Retune) (*chainOp, error) {
 			return op, nil
 		}
 	}
-	if chainKernels[r.Stage.Kind] == kernelSelect {
-		return nil, nil
-	}
-	return nil, fmt.Errorf("%w: stage %d (%s) has nothing to retune on cuda", stage.ErrRetuneUnsupported, r.Index, r.Stage.Kind)
+	return nil, fmt.Errorf("%w: %s stages cannot be retuned on cuda (stage %d)", stage.ErrRetuneUnsupported, r.Stage.Kind, r.Index)
 }
 
 // CheckRetune reports whether Retune can apply the changes, each checked
@@ -78,23 +74,24 @@ func (f *ChainFilter) CheckRetune(changes []stage.Retune) error {
 // retunes again only once its last retune has left that filter's history
 // (Q−1 of its input samples), as the kernel keeps one earlier shift for
 // the history. Calls must be serialised (the explicit transport's retune
-// lock); several at the same frame are one retune.
+// lock); several at the same input sample of the shift are one retune.
 func (f *ChainFilter) AcceptRetune(changes []stage.Retune, at int64) error {
 	if err := f.CheckRetune(changes); err != nil {
 		return err
 	}
 	for _, r := range changes {
 		op, _ := f.retuneOp(r)
-		if op == nil || op.kind != opPoly || op.shiftAt != r.Index || op.lastShiftAt < 0 || op.lastShiftAt == at {
+		if op.kind != opPoly || op.shiftAt != r.Index || op.lastShiftAt < 0 {
 			continue
 		}
-		if gap := f.chain.InputAt(r.Index, at) - f.chain.InputAt(r.Index, op.lastShiftAt); gap < int64(op.hist) {
+		// 0: the same input sample (one retune, as at the same frame).
+		if gap := f.chain.InputAt(r.Index, at) - f.chain.InputAt(r.Index, op.lastShiftAt); gap > 0 && gap < int64(op.hist) {
 			return fmt.Errorf("%w: stage %d (shift) runs fused into the filter after it on cuda, and retunes again once that filter's history (%d samples) is past its last retune: %d samples later here",
 				stage.ErrRetuneUnsupported, r.Index, op.hist, gap)
 		}
 	}
 	for _, r := range changes {
-		if op, _ := f.retuneOp(r); op != nil && op.shiftAt == r.Index {
+		if op, _ := f.retuneOp(r); op.shiftAt == r.Index {
 			op.lastShiftAt = at
 		}
 	}
@@ -103,13 +100,14 @@ func (f *ChainFilter) AcceptRetune(changes []stage.Retune, at int64) error {
 
 // Retune applies the changes (see CheckRetune) from the next Launch on:
 // the new taps' copies are enqueued on st, which must be ordered after
-// every earlier launch, with the next Launch on st or after it. A later
-// retune of the same op waits for the previous one's copy (its host
-// buffer must stay valid until then).
+// every earlier launch, with the next Launch on st or after it. The
+// copies come from each op's pinned staging buffer (a pageable copy would
+// wait for the stream); a later retune of the same op waits for the
+// previous one's copy before it rewrites that buffer.
 func (f *ChainFilter) Retune(st cudrv.Stream, changes []stage.Retune) error {
 	for _, r := range changes {
 		op, err := f.retuneOp(r)
-		if err != nil || op == nil {
+		if err != nil {
 			return err
 		}
 		if op.shiftAt == r.Index {
@@ -141,20 +139,26 @@ func (f *ChainFilter) Retune(st cudrv.Stream, changes []stage.Retune) error {
 	return nil
 }
 
-// stageTaps enqueues the copy of taps over op's tap buffer on st.
+// stageTaps enqueues the copy of taps over op's tap buffer on st, through
+// op's pinned staging buffer (made at the op's first retune).
 func (f *ChainFilter) stageTaps(st cudrv.Stream, op *chainOp, taps []float32) error {
-	if op.copied == (cudrv.Event{}) {
+	if op.staged == nil {
 		e, err := cudrv.NewEvent(cudrv.EventDisableTiming)
 		if err != nil {
 			return fmt.Errorf("create event: %w", err)
 		}
-		op.copied = e
 		f.events = append(f.events, e)
+		h, err := cudrv.AllocHost(int64(len(taps))*4, false, false)
+		if err != nil {
+			return fmt.Errorf("pin the taps' staging: %w", err)
+		}
+		f.host = append(f.host, h)
+		op.copied, op.staged = e, unsafe.Slice((*float32)(h.Ptr()), len(taps))
 	} else if err := op.copied.Synchronize(); err != nil {
 		return fmt.Errorf("wait for the previous retune's copy: %w", err)
 	}
-	op.staged = taps
-	if err := st.CopyHtoD(op.branches, unsafe.Pointer(&taps[0]), int64(len(taps))*4); err != nil {
+	copy(op.staged, taps)
+	if err := st.CopyHtoD(op.branches, unsafe.Pointer(&op.staged[0]), int64(len(taps))*4); err != nil {
 		return fmt.Errorf("copy taps: %w", err)
 	}
 	if err := op.copied.Record(st); err != nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,13 +45,19 @@ func chainRetuneCases(r *rand.Rand) []struct {
 	for _, cplx := range []bool{false, true} {
 		cs = append(cs,
 			tc{"shift+fir129/8", cplx, 1, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
-				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {7777, []stage.Retune{fir(1, 100, 8)}}, {12000, []stage.Retune{shift(0, -1), fir(1, 129, 8)}}}},
+				// 3129: again as soon as the fir's history (128) is past 3001
+				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {3129, []stage.Retune{shift(0, 777)}}, {7777, []stage.Retune{fir(1, 100, 8)}},
+					{12000, []stage.Retune{shift(0, -1), fir(1, 129, 8), shift(0, 2)}}}},
 			tc{"fir31/4+shift", cplx, 1, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)},
 				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}}},
 			tc{"3ch/shift+fir65/4", cplx, 3, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
 				[]chainTune{{2049, []stage.Retune{shift(0, -77777), fir(1, 60, 4)}}}},
 			tc{"bank64/32x1000+select+fir33/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(taps(33), 2)},
 				[]chainTune{{5000, []stage.Retune{bank(0, 900, 64, 32)}}, {9001, []stage.Retune{fir(2, 33, 2), bank(0, 1024, 64, 32)}}}},
+			// A shift fused into a filter after a bank: the history is the
+			// op's own buffer. 4128: 16 samples of its input after 4000.
+			tc{"bank16/8x160+select+shift+fir17/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(160), 16, 8), stage.NewSelect(5, 3), shiftStage(1000), firStage(taps(17), 2)},
+				[]chainTune{{4000, []stage.Retune{shift(2, -3000)}}, {4128, []stage.Retune{shift(2, 500), bank(0, 150, 16, 8)}}, {9000, []stage.Retune{fir(3, 17, 2)}}}},
 			tc{"shift+bank1024/1024x32768", cplx, 1, []stage.Stage{shiftStage(-3000), stage.NewChannelize(taps(32768), 1024, 1024)},
 				[]chainTune{{40000, []stage.Retune{bank(1, 30000, 1024, 1024), shift(0, 5000)}}}},
 		)
@@ -107,7 +115,7 @@ func TestChainRetuneRefusals(t *testing.T) {
 			{"bank to 1024 taps", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, 1024), 64, 32)}, func(err error) bool { return err == nil }},
 			{"fir to 34 taps", stage.Retune{Index: 2, Stage: firStage(randSignal(r, 34), 2)}, func(err error) bool { return errors.As(err, &se) }},
 			{"resample", stage.Retune{Index: 3, Stage: resStage(randSignal(r, 48), 3, 2)}, func(err error) bool { return errors.Is(err, stage.ErrRetuneUnsupported) }},
-			{"select, the same", stage.Retune{Index: 1, Stage: stage.NewSelect(5, 63)}, func(err error) bool { return err == nil }},
+			{"select, the same", stage.Retune{Index: 1, Stage: stage.NewSelect(5, 63)}, func(err error) bool { return errors.Is(err, stage.ErrRetuneUnsupported) }},
 		} {
 			if err := f.CheckRetune([]stage.Retune{tc.r}); !tc.ok(err) {
 				t.Errorf("%s: %v", tc.name, err)
@@ -129,6 +137,24 @@ func TestChainRetuneRefusals(t *testing.T) {
 			if err := g.AcceptRetune(sh(float64(tc.at)), tc.at); (err == nil) != tc.ok || err != nil && !errors.Is(err, stage.ErrRetuneUnsupported) {
 				t.Errorf("shift retune at %d: %v, want ok %v", tc.at, err, tc.ok)
 			}
+		}
+		// Behind a fir ÷4, chain frames 10 and 11 are the shift's input 3
+		// both: one retune.
+		c = stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{firStage(randSignal(r, 9), 4), shiftStage(1000), firStage(randSignal(r, 129), 1)}}
+		h, err := NewChainFilter(c, 1024, chainPTX())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		sh1 := []stage.Retune{{Index: 1, Stage: shiftStage(5)}}
+		if err := h.AcceptRetune(sh1, 10); err != nil {
+			t.Error(err)
+		}
+		if err := h.AcceptRetune(sh1, 11); err != nil {
+			t.Errorf("the same input sample of the shift: %v", err)
+		}
+		if err := h.AcceptRetune(sh1, 14); !errors.Is(err, stage.ErrRetuneUnsupported) {
+			t.Errorf("one sample of the shift later: %v, want ErrRetuneUnsupported", err)
 		}
 	})
 }
@@ -206,6 +232,109 @@ func TestChainRetuneAtKnownBlock(t *testing.T) {
 				w = append(w, b...)
 			}
 			compareChain(t, [][]float32{snk.got}, [][]float32{w}, outV)
+		})
+	}
+}
+
+// TestChainRetuneWhileInFlight retunes a running chain from another
+// goroutine while blocks are in flight on several streams: each accepted
+// retune lands at the ChainAt it reports, and the output equals the CPU
+// backend's with the same retunes at those frames. A fused shift's retune
+// that comes too soon after the last is refused and changes nothing.
+func TestChainRetuneWhileInFlight(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 4))
+	for _, tc := range []struct {
+		name   string
+		stages []stage.Stage
+		next   func(i int) []stage.Retune // the i-th retune
+	}{
+		{"shift+fir129/8", []stage.Stage{shiftStage(-250000), firStage(randSignal(r, 129), 8)}, func(i int) []stage.Retune {
+			if i%2 == 0 {
+				return []stage.Retune{{Index: 0, Stage: shiftStage(float64(1000 * (i - 50)))}}
+			}
+			return []stage.Retune{{Index: 1, Stage: firStage(randSignal(r, 64+i%65), 8)}}
+		}},
+		{"bank64/32x1000+select+shift+fir33/2", []stage.Stage{stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0), shiftStage(100), firStage(randSignal(r, 33), 2)}, func(i int) []stage.Retune {
+			switch i % 3 {
+			case 0:
+				return []stage.Retune{{Index: 0, Stage: stage.NewChannelize(randSignal(r, 900+i%124), 64, 32)}}
+			case 1:
+				return []stage.Retune{{Index: 2, Stage: shiftStage(float64(10 * i))}}
+			}
+			return []stage.Retune{{Index: 3, Stage: firStage(randSignal(r, 33), 2)}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const block = 4099
+			c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: tc.stages}
+			frames := 200 * block
+			x := randSignal(r, frames*2)
+			// The changes first, from this goroutine: r is not safe for two.
+			changes := make([][]stage.Retune, 400)
+			for i := range changes {
+				changes[i] = tc.next(i)
+			}
+			be, err := NewChainBackend(c, testOptions(TransportExplicit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := be.(pipeline.Retuner)
+			snk := &collect{}
+			stop := make(chan struct{})
+			var tunes []chainTune
+			refused := 0
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				rr := rand.New(rand.NewPCG(44, 5))
+				for i := 0; i < len(changes); i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Duration(rr.IntN(300)) * time.Microsecond):
+					}
+					res, err := rt.Retune(changes[i]...)
+					switch {
+					case err != nil && strings.Contains(err.Error(), "not running"):
+						if len(tunes) == 0 {
+							continue // not started yet
+						}
+						return
+					case err != nil && strings.Contains(err.Error(), "retunes again"):
+						refused++
+						continue
+					case err != nil:
+						t.Errorf("retune %d: %v", i, err)
+						return
+					}
+					tunes = append(tunes, chainTune{int(res[0].ChainAt), changes[i]})
+				}
+			})
+			_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
+				pipeline.Config{BlockSize: block, Complex: true, Slots: 32, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, pipeline.Options{})
+			close(stop)
+			wg.Wait()
+			if cerr := be.Close(); cerr != nil {
+				t.Error(cerr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			inside := 0
+			for i, tu := range tunes {
+				if i > 0 && tu.gate < tunes[i-1].gate {
+					t.Fatalf("ChainAt went back: %d after %d", tu.gate, tunes[i-1].gate)
+				}
+				if tu.gate < frames {
+					inside++
+				}
+			}
+			t.Logf("%d retunes accepted (%d within the input), %d refused as too soon", len(tunes), inside, refused)
+			want := cpuChain(t, c, x, []int{block}, block, tunes...)
+			var w []float32
+			for _, b := range want {
+				w = append(w, b...)
+			}
+			compareChain(t, [][]float32{snk.got}, [][]float32{w}, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 		})
 	}
 }

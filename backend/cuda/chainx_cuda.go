@@ -57,7 +57,8 @@ type ChainFilter struct {
 	maxIn    int // input samples per block at most
 	perThr   int // outputs a thread of the tiled kernel computes
 	dev      []cudrv.DevicePtr
-	events   []cudrv.Event // the ops' retune events
+	events   []cudrv.Event    // the ops' retune events
+	host     []*cudrv.HostBuf // the ops' pinned retune staging
 	closed   bool
 
 	// Launch arguments; the params slices point at them (no allocation).
@@ -117,8 +118,8 @@ type chainOp struct {
 	at      int            // the chain's stage index of the filter or bank (−1: a shift alone)
 	shiftAt int            // the chain's stage index of the shift (−1: none)
 	tune    bool           // the filter or bank takes new taps (a stage.Resumer kind)
-	staged  []float32      // the taps of the last retune, until its copy is done
-	copied  cudrv.Event    // recorded after that copy (made at the first retune)
+	staged  []float32      // pinned staging of the taps a retune copies (made at the first)
+	copied  cudrv.Event    // recorded after the last such copy
 
 	// A fused shift's retune: the history before input shiftK still reads
 	// the old shift (prev, prevCps) until it leaves the history.
@@ -677,6 +678,12 @@ func (f *ChainFilter) Close() error {
 		errs = append(errs, fmt.Errorf("gpu: chain retune events: %w", err))
 	}
 	f.events = nil
+	for _, h := range f.host {
+		if err := h.Free(); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: free chain retune staging: %w", err))
+		}
+	}
+	f.host = nil
 	for _, p := range f.dev {
 		if err := cudrv.MemFree(p); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: free chain memory: %w", err))
