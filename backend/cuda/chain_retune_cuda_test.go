@@ -309,16 +309,8 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 					tunes = append(tunes, chainTune{int(res[0].ChainAt), changes[i]})
 				}
 			})
-			_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
-				pipeline.Config{BlockSize: block, Complex: true, Slots: 32, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, pipeline.Options{})
-			close(stop)
-			wg.Wait()
-			if cerr := be.Close(); cerr != nil {
-				t.Error(cerr)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			runRetuned(t, be, &sliceSource{x: x}, snk,
+				pipeline.Config{BlockSize: block, Complex: true, Slots: 32, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, stop, &wg)
 			inside := 0
 			for i, tu := range tunes {
 				if i > 0 && tu.gate < tunes[i-1].gate {

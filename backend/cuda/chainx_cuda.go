@@ -55,7 +55,6 @@ type ChainFilter struct {
 	outCh    int // values per output sample (frame)
 	outCplx  bool
 	maxIn    int // input samples per block at most
-	perThr   int // outputs a thread of the tiled kernel computes
 	dev      []cudrv.DevicePtr
 	events   []cudrv.Event    // the ops' retune events
 	host     []*cudrv.HostBuf // the ops' pinned retune staging
@@ -240,7 +239,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 			if err := f.addBank(s, at, keep, cplx, n, nch); err != nil {
 				return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", at, s.Kind, err)
 			}
-			cplx, nch = true, f.ops[len(f.ops)-1].bankKept()
+			cplx, nch = true, f.ops[len(f.ops)-1].kept
 			n = s.MaxOut(n)
 			rate = s.Rate(rate)
 			continue
@@ -272,7 +271,6 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		cplx = true
 	}
-	f.perThr = perThr
 	f.outCh, f.outCplx = channels(cplx)*int(nch), cplx
 	// Every op after the first reads its own [history | block] buffers.
 	for k := 1; k < len(f.ops); k++ {
@@ -495,9 +493,6 @@ func (f *ChainFilter) OutComplex() bool { return f.outCplx }
 // FrameValues is the float32 values of one output sample: 1, 2 for I/Q,
 // 2K for a filter bank's frame of K channels.
 func (f *ChainFilter) FrameValues() int { return f.outCh }
-
-// bankKept is the channels a bank op writes: the stream's channels after it.
-func (op *chainOp) bankKept() int64 { return op.kept }
 
 func (op *chainOp) maxOut(n int) int {
 	switch op.kind {

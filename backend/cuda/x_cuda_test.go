@@ -406,6 +406,21 @@ func TestExplicitRetuneAtKnownBlock(t *testing.T) {
 // at the At it reports (a later retune before the next block replaces an
 // earlier one at the same At), and the output equals the reference built
 // from the reported indices. Bad retunes are refused and change nothing.
+// runRetuned runs be from src into snk while a test's goroutine in wg
+// retunes it, then closes stop, waits for that goroutine and closes be.
+func runRetuned(t *testing.T, be pipeline.Backend, src pipeline.Source, snk pipeline.Sink, cfg pipeline.Config, stop chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	_, err := pipeline.Run(context.Background(), src, be, snk, cfg, pipeline.Options{})
+	close(stop)
+	wg.Wait()
+	if cerr := be.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestExplicitRetuneWhileInFlight(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, tc := range []struct {
@@ -467,16 +482,8 @@ func TestExplicitRetuneWhileInFlight(t *testing.T) {
 					}
 				}
 			})
-			_, err = pipeline.Run(context.Background(), &sliceSource{x: x}, be, snk,
-				pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Channels: tc.channels, Slots: 32}, pipeline.Options{})
-			close(stop)
-			wg.Wait()
-			if cerr := be.Close(); cerr != nil {
-				t.Error(cerr)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			runRetuned(t, be, &sliceSource{x: x}, snk,
+				pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Channels: tc.channels, Slots: 32}, stop, &wg)
 			// Retunes after the last block was taken land beyond the input.
 			all := append([]tapSeg{{0, taps0}}, segs...)
 			for i := 1; i < len(all); i++ {
