@@ -58,6 +58,9 @@ type fileReader struct {
 	mapped   []byte // Region's mapping of the file from mapStart, or nil
 	mapStart int64
 	view     []float32 // the view being scanned
+	// leave has views returned unscanned: their reader scans them
+	// (Raw.LeaveScan).
+	leave bool
 	// skipSizeCheck makes View skip its fstat (tests: the fault recovery
 	// then catches a truncation).
 	skipSizeCheck bool
@@ -300,7 +303,8 @@ func (r *Raw) Region() ([]byte, error) {
 // View returns the next up to n values in place from the mapping that
 // Region made (pipeline.Viewer); the end of the samples, and a partial
 // sample there, end it as Read does. Its values are scanned for NaN and
-// ±Inf as Read's are, in parts on the reader's goroutines. A file
+// ±Inf as Read's are, in parts on the reader's goroutines (unless
+// LeaveScan left that to the caller). A file
 // truncated under the mapping is an error wrapping [ErrTruncated]: found
 // by an fstat before the view is touched, or, truncated between the two,
 // by the scan's fault on the pages gone, which is recovered. A file of
@@ -377,7 +381,7 @@ func (r *Raw) view(ctx context.Context, n int, scan bool) ([]byte, error) {
 			}
 		}
 		b = d.mapped[d.off-d.mapStart : d.off-d.mapStart+k : d.off-d.mapStart+k]
-		if scan {
+		if scan && !d.leave {
 			if err := d.scanMapped(b); err != nil {
 				r.err = r.faultErr(err)
 				return nil, r.err
@@ -569,9 +573,9 @@ func (r *Raw) ReadReservedEncoded(dst []byte, at int64) (int, error) {
 
 // ViewReserved returns the values Reserve took at at in place, from the
 // mapping that Region made, as View returns them: scanned for NaN and ±Inf
-// (whole, on the calling goroutine), a truncated file an error wrapping
-// [ErrTruncated], and after the last reservation io.EOF (or the error of a
-// partial sample at the end). It may be called on any goroutine, at once
+// (whole, on the calling goroutine) unless LeaveScan, a truncated file an
+// error wrapping [ErrTruncated], and after the last reservation io.EOF (or
+// the error of a partial sample at the end). It may be called on any goroutine, at once
 // with other reservations of the same source.
 func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
 	if !r.direct.inPlace() {
@@ -583,10 +587,31 @@ func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
 	}
 	d := r.direct
 	v := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), values)
-	if err := d.faulting(func() { d.scan(v) }); err != nil {
-		return nil, r.faultErr(err)
+	if !d.leave {
+		if err := d.faulting(func() { d.scan(v) }); err != nil {
+			return nil, r.faultErr(err)
+		}
 	}
 	return v, r.reservedEnd(at)
+}
+
+// LeaveScan has View and ViewReserved return float32 values unscanned
+// from now on, and returns the scan they leave to the views' reader
+// (pipeline.ScanLeaver): it counts the NaN and ±Inf values of the part
+// it is given ([NonFiniteCounter]), on any goroutine, and must be given
+// every value viewed, once. A backend that reads each part of a view on
+// some core anyway scans it there, while the part is in that core's
+// cache. The reader also meets a file truncated under a view, as a fault
+// on its pages: the view is checked against the file's size before it is
+// returned, and no more. It returns nil, leaving nothing, for a source
+// with no float32 views (integers, or no mapping).
+func (r *Raw) LeaveScan() func([]float32) {
+	d := r.direct
+	if d == nil || !d.inPlace() || d.scan == nil {
+		return nil
+	}
+	d.leave = true
+	return d.scan
 }
 
 // ViewReservedEncoded returns the stored bytes of the values Reserve took

@@ -323,6 +323,75 @@ func TestViewCountsNonFinite(t *testing.T) {
 	}
 }
 
+// LeaveScan leaves the scan of each view to its reader: View and
+// ViewReserved count nothing, and the check returned counts what it is
+// given, calling the handler once. Integers leave nothing.
+func TestLeaveScan(t *testing.T) {
+	x := make([]float32, 1<<16)
+	x[7], x[1<<15], x[len(x)-1] = float32(math.NaN()), float32(math.Inf(-1)), float32(math.NaN())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.f32")
+	if err := os.WriteFile(path, le32f(x...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, reserved := range []bool{false, true} {
+		src, err := capture.OpenFile(path, "rf32_le", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := src.(*capture.Raw)
+		calls := 0
+		r.SetNonFiniteHandler(func(uint64) { calls++ })
+		if _, err := r.Region(); err != nil {
+			t.Fatal(err)
+		}
+		check := r.LeaveScan()
+		if check == nil {
+			t.Fatal("a float32 file left no scan")
+		}
+		var got []float32
+		if reserved {
+			for {
+				at, n, ok := r.Reserve(1 << 12)
+				if !ok {
+					break
+				}
+				v, err := r.ViewReserved(at, n)
+				got = append(got, v...)
+				if err != nil {
+					break
+				}
+			}
+		} else {
+			got, _ = viewAll(t, r, 1<<12)
+		}
+		if len(got) != len(x) || r.NonFinite() != 0 {
+			t.Fatalf("reserved %v: %d values viewed, %d counted before the check, want %d and 0", reserved, len(got), r.NonFinite(), len(x))
+		}
+		check(got[:1<<15])
+		check(got[1<<15:])
+		if n := r.NonFinite(); n != 3 || calls != 1 {
+			t.Errorf("reserved %v: the check counted %d, want 3; handler called %d times, want once", reserved, n, calls)
+		}
+		src.Close()
+	}
+	ipath := filepath.Join(dir, "x.cs8")
+	if err := os.WriteFile(ipath, make([]byte, 1<<12), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(ipath, "cs8", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if _, err := src.(*capture.Raw).Region(); err != nil {
+		t.Fatal(err)
+	}
+	if src.(*capture.Raw).LeaveScan() != nil {
+		t.Error("a cs8 file left a scan")
+	}
+}
+
 // A view allocates nothing: its fstat, and its scan in parts on the pool.
 func TestRawViewAllocs(t *testing.T) {
 	capture.SetParallelReads(4)

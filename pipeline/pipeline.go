@@ -149,6 +149,29 @@ type RegionSharer interface {
 	InPlace(off, n int64) bool
 }
 
+// ScanLeaver is a Viewer that checks its views' values (capture counts
+// NaN and ±Inf) and can leave that check to a backend that reads them
+// (ViewScanner). Each part of a block is then checked on the core that
+// filters it, while it is in that core's cache, instead of the producer
+// bringing the whole block into its own core's cache first, for the
+// others to fetch again: on a 2-core machine that fetch doubled the FIR's
+// first pass over its input (docs/THROUGHPUT.md).
+type ScanLeaver interface {
+	Viewer
+	// LeaveScan has View (and ViewReserved) return values unchecked from
+	// now on and returns the check, which the reader must call once on
+	// every value viewed, on any goroutine; nil leaves nothing.
+	LeaveScan() func([]float32)
+}
+
+// ViewScanner is a RegionBackend that checks the values of the views it
+// takes in place itself (ScanLeaver): ScanViews, called after UseRegion,
+// gives it the check.
+type ViewScanner interface {
+	RegionBackend
+	ScanViews(check func([]float32))
+}
+
 // Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
 // it. The pipeline never closes the sink: its owner does, after Run.
 type Sink interface {
@@ -543,17 +566,24 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	if err != nil {
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
 	}
-	// Every slot is written on the ring's first lap; faulting its pages in
-	// now keeps the kernel's first-touch zeroing off the sample path
-	// (docs/THROUGHPUT.md, issue 29), and counts it in startup.
-	prefault(ring.Mem())
-	var c counters
-	c.startup.Store(int64(time.Since(start)))
+	started := time.Since(start)
 	viewer, enc, err := useViews(src, be, opts.Log)
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
 	}
+	// Every slot a block is read into is written on the ring's first
+	// lap; faulting its pages in now keeps the kernel's first-touch
+	// zeroing off the sample path (docs/THROUGHPUT.md, issue 29), and
+	// counts it in startup. A ring whose blocks are all views of the
+	// source's memory is never written: its pages are left alone.
+	if _, share := be.(RegionSharer); viewer == nil || share {
+		t := time.Now()
+		prefault(ring.Mem())
+		started += time.Since(t)
+	}
+	var c counters
+	c.startup.Store(int64(started))
 	if viewer != nil {
 		ring.EnableViews()
 	}
@@ -721,6 +751,12 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, string, error
 	}
 	if !use {
 		return nil, "", nil
+	}
+	sl, ok := v.(ScanLeaver)
+	if vs, ok2 := rb.(ViewScanner); ok && ok2 && enc == "" {
+		if check := sl.LeaveScan(); check != nil {
+			vs.ScanViews(check)
+		}
 	}
 	ev := log.Info().Int("region_mib", len(region)>>20)
 	if enc != "" {

@@ -165,3 +165,89 @@ func TestRunOnATruncatedFile(t *testing.T) {
 type discard struct{}
 
 func (discard) Write([]float32) error { return nil }
+
+// leaving is a file source that records whether the pipeline left the
+// check of its views to the backend.
+type leaving struct {
+	*capture.Raw
+	left int
+}
+
+func (l *leaving) LeaveScan() func([]float32) {
+	l.left++
+	return l.Raw.LeaveScan()
+}
+
+// TestViewsCheckedOnce runs float32 files with NaN and ±Inf values at
+// segment and block edges through chains on one goroutine, split into
+// segments, per channel and fanned out, the backend checking the views
+// it takes in place: the source counts every such value once, and warns
+// once.
+func TestViewsCheckedOnce(t *testing.T) {
+	taps := make([]float32, 65)
+	taps[32] = 1
+	const block = 1 << 15
+	tests := []struct {
+		name     string
+		stages   []stage.Stage
+		channels int
+		workers  int
+	}{
+		{"fir, one goroutine", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 1},
+		{"fir, segments on two goroutines", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 2},
+		{"fir, segments on four goroutines", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 4},
+		{"shift, then fir ÷4", []stage.Stage{stage.NewShift(1e3), stage.NewFIR(taps, 4)}, 1, 2},
+		{"channelize 4, then fir on each", []stage.Stage{stage.NewChannelize(taps[:64], 4, 4), stage.NewFIR(taps, 1)}, 1, 2},
+		{"two channels", []stage.Stage{stage.NewFIR(taps, 1)}, 2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Five blocks and a short one, too short to cut.
+			values := make([]float32, 2*tc.channels*(5*block+1000))
+			for i := range values {
+				values[i] = float32(math.Cos(float64(i) / 5))
+			}
+			nan, inf := float32(math.NaN()), float32(math.Inf(1))
+			special := []int{0, 1, 2*segmentGrain - 1, 2 * segmentGrain, 2*segmentGrain + 1, 2*tc.channels*block - 1,
+				2 * tc.channels * block, 3*2*tc.channels*block + 12345, len(values) - 1000, len(values) - 1}
+			for k, i := range special {
+				values[i] = map[bool]float32{false: nan, true: -inf}[k%2 == 1]
+			}
+			values[len(values)/2] = inf
+			want := uint64(len(special) + 1)
+			path := filepath.Join(t.TempDir(), "x.cf32")
+			if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := capture.OpenFile(path, "cf32_le", 1e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			warned := 0
+			src.(*capture.Raw).SetNonFiniteHandler(func(uint64) { warned++ })
+			c := stage.Chain{SampleRate: 1e6, Complex: true, Channels: tc.channels, Stages: tc.stages}
+			ch, err := newChain(c, block, tc.workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be := &backend{chain: ch, desc: ch.desc}
+			defer be.Close()
+			ls := &leaving{Raw: src.(*capture.Raw)}
+			st, err := pipeline.Run(context.Background(), ls, be, discard{},
+				pipeline.Config{BlockSize: block, Channels: tc.channels, Complex: true, OutComplex: true, Slots: 4}, pipeline.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ls.left != 1 || st.BlocksInPlace != st.Blocks || st.Blocks != 6 {
+				t.Errorf("LeaveScan called %d times, %d of %d blocks taken in place", ls.left, st.BlocksInPlace, st.Blocks)
+			}
+			if tc.workers > 1 && tc.channels == 1 && ch.split.cuts == 0 {
+				t.Error("no block was cut into segments")
+			}
+			if n := src.(capture.NonFiniteCounter).NonFinite(); n != want || warned != 1 {
+				t.Errorf("counted %d non-finite values, want %d; warned %d times, want once", n, want, warned)
+			}
+		})
+	}
+}

@@ -68,6 +68,10 @@ type splitter struct {
 	next    atomic.Int32
 	runPart func(lo, hi int) error
 	src     mapped // the source's memory stage 0's input may lie in
+	// check counts the NaN and ±Inf values of stage 0's input, a view of
+	// the source's memory (Chain.checkViews), or is nil; chk is it for
+	// the current call.
+	check, chk func([]float32)
 }
 
 // newSplitter returns a splitter for c (one channel) that cuts blocks for
@@ -120,15 +124,19 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 	n := len(in) / inV
 	pos := sp.pos[i]
 	sp.pos[i] += int64(n)
+	chk := sp.check
+	if i > 0 {
+		chk = nil
+	}
 	def, ok := s.Def().(stage.Splitter)
 	if !ok || sp.copies[i] == nil {
-		return run.Process(out, in)
+		return whole(run, out, in, chk)
 	}
 	hist := def.History(s, run)
 	sp.lo = def.Cut(s, run, n, cap(sp.lo)-1, max(segmentGrain, hist), sp.lo[:0])
 	k := len(sp.lo)
 	if k <= 1 {
-		return run.Process(out, in)
+		return whole(run, out, in, chk)
 	}
 	sp.lo = append(sp.lo, n)
 	sp.cuts++
@@ -142,11 +150,11 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 	if len(out) < total {
 		return 0, fmt.Errorf("cpu: dst holds %d values, need %d", len(out), total)
 	}
-	sp.def, sp.run, sp.cp = def, run, sp.copies[i]
+	sp.def, sp.run, sp.cp, sp.chk = def, run, sp.copies[i], chk
 	sp.in, sp.out, sp.inV, sp.hist, sp.at = in, out, inV, hist, pos
 	sp.next.Store(1)
 	err := sp.pool.Share(min(sp.workers, k), sp.runPart)
-	sp.def, sp.run, sp.cp, sp.in, sp.out = nil, nil, nil, nil, nil
+	sp.def, sp.run, sp.cp, sp.chk, sp.in, sp.out = nil, nil, nil, nil, nil, nil
 	if err != nil {
 		return 0, err
 	}
@@ -177,9 +185,23 @@ func (sp *splitter) part(g, _ int) error {
 	}
 }
 
-// segment runs segment j with kernel p.
+// whole runs a stage's kernel p on the whole block, checking its input
+// first with chk unless nil.
+func whole(p stage.Processor, out, in []float32, chk func([]float32)) (int, error) {
+	if chk != nil {
+		chk(in)
+	}
+	return p.Process(out, in)
+}
+
+// segment runs segment j with kernel p, checking its input first (chk):
+// the check brings it into this core's cache, where the kernel then
+// reads it.
 func (sp *splitter) segment(j int, p stage.Processor) error {
 	a, b := sp.lo[j], sp.lo[j+1]
+	if sp.chk != nil {
+		sp.chk(sp.in[a*sp.inV : b*sp.inV])
+	}
 	got, err := p.Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
 	if err != nil {
 		return fmt.Errorf("segment %d: %w", j, err)
