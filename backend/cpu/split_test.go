@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -211,24 +212,40 @@ func BenchmarkSplitFIR(b *testing.B) {
 	for _, taps := range []int{33, 129, 1025} {
 		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{firStage(randTaps(r, taps), 1)}}
 		for _, w := range []int{1, defaultWorkers()} {
-			for _, inPlace := range []bool{false, true} {
-				b.Run(fmt.Sprintf("taps=%d/workers=%d/mapped=%t", taps, w, inPlace), func(b *testing.B) {
-					benchSplitFIR(b, r, c, w, inPlace)
+			for _, view := range []string{"read", "mapped", "checked"} {
+				b.Run(fmt.Sprintf("taps=%d/workers=%d/%s", taps, w, view), func(b *testing.B) {
+					benchSplitFIR(b, r, c, w, view)
 				})
 			}
 		}
 	}
 }
 
-func benchSplitFIR(b *testing.B, r *rand.Rand, c stage.Chain, w int, inPlace bool) {
+// benchSplitFIR runs c on w goroutines on blocks read into the ring
+// (view "read"), taken in place from the source's memory ("mapped"), and
+// taken in place and checked for NaN on the way ("checked", each segment
+// its part, as a ScanLeaver's views are).
+func benchSplitFIR(b *testing.B, r *rand.Rand, c stage.Chain, w int, view string) {
 	p, err := newChain(c, 1<<16, w)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
 	x := randTaps(r, 2<<16)
-	if inPlace {
+	if view != "read" {
 		p.useMapped(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+	}
+	var nans atomic.Int64
+	if view == "checked" {
+		p.checkViews(func(v []float32) { // the exponent's carry into the sign: NaN or ±Inf
+			var acc uint32
+			for _, f := range v {
+				acc |= math.Float32bits(f)&0x7f800000 + 0x00800000
+			}
+			if acc&0x80000000 != 0 {
+				nans.Add(1)
+			}
+		})
 	}
 	dst := make([]float32, 2<<16)
 	b.SetBytes(8 << 16)
