@@ -299,28 +299,37 @@ func TestViewCountsNonFinite(t *testing.T) {
 	}
 	for _, block := range []int{1000, 1 << 16, 1 << 21} { // 1 << 21: an 8 MiB view, in parts
 		for _, view := range []bool{false, true} {
-			src, err := capture.OpenFile(path, "rf32_le", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := src.(*capture.Raw)
-			calls := 0
-			r.SetNonFiniteHandler(func(uint64) { calls++ })
+			r, calls := openCounted(t, path)
 			var got []float32
+			var err error
 			if view {
 				got, err = viewAll(t, r, block)
 			} else {
 				got, err = readAll(r, block)
 			}
-			src.Close()
+			r.Close()
 			if err != io.EOF || len(got) != len(x) {
 				t.Fatalf("block %d view %v: %d values, %v", block, view, len(got), err)
 			}
-			if n := r.NonFinite(); n != want || calls != 1 {
-				t.Errorf("block %d view %v: counted %d, want %d; handler called %d times, want once", block, view, n, want, calls)
+			if n := r.NonFinite(); n != want || *calls != 1 {
+				t.Errorf("block %d view %v: counted %d, want %d; handler called %d times, want once", block, view, n, want, *calls)
 			}
 		}
 	}
+}
+
+// openCounted opens path as an rf32_le file whose non-finite handler
+// counts its calls in *calls.
+func openCounted(t *testing.T, path string) (r *capture.Raw, calls *int) {
+	t.Helper()
+	src, err := capture.OpenFile(path, "rf32_le", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls = new(int)
+	r = src.(*capture.Raw)
+	r.SetNonFiniteHandler(func(uint64) { *calls++ })
+	return r, calls
 }
 
 // LeaveScan leaves the scan of each view to its reader: View and
@@ -335,13 +344,7 @@ func TestLeaveScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, reserved := range []bool{false, true} {
-		src, err := capture.OpenFile(path, "rf32_le", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := src.(*capture.Raw)
-		calls := 0
-		r.SetNonFiniteHandler(func(uint64) { calls++ })
+		r, calls := openCounted(t, path)
 		if _, err := r.Region(); err != nil {
 			t.Fatal(err)
 		}
@@ -370,10 +373,10 @@ func TestLeaveScan(t *testing.T) {
 		}
 		check(got[:1<<15])
 		check(got[1<<15:])
-		if n := r.NonFinite(); n != 3 || calls != 1 {
-			t.Errorf("reserved %v: the check counted %d, want 3; handler called %d times, want once", reserved, n, calls)
+		if n := r.NonFinite(); n != 3 || *calls != 1 {
+			t.Errorf("reserved %v: the check counted %d, want 3; handler called %d times, want once", reserved, n, *calls)
 		}
-		src.Close()
+		r.Close()
 	}
 	ipath := filepath.Join(dir, "x.cs8")
 	if err := os.WriteFile(ipath, make([]byte, 1<<12), 0o644); err != nil {

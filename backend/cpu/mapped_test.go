@@ -126,15 +126,7 @@ func TestRunOnATruncatedFile(t *testing.T) {
 			for i := range values {
 				values[i] = float32(math.Cos(float64(i) / 5))
 			}
-			path := filepath.Join(t.TempDir(), "x.cf32")
-			if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			src, err := capture.OpenFile(path, "cf32_le", 1e6)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
+			src, path := openCF32(t, values)
 			c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: tc.stages}
 			be, err := New(c, block)
 			if err != nil {
@@ -160,6 +152,22 @@ func TestRunOnATruncatedFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openCF32 writes values to a cf32 file and opens it as a source, closed
+// when the test ends; it returns the source and the file's path.
+func openCF32(t *testing.T, values []float32) (capture.Source, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.cf32")
+	if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.OpenFile(path, "cf32_le", 1e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src, path
 }
 
 type discard struct{}
@@ -215,15 +223,7 @@ func TestViewsCheckedOnce(t *testing.T) {
 			}
 			values[len(values)/2] = inf
 			want := uint64(len(special) + 1)
-			path := filepath.Join(t.TempDir(), "x.cf32")
-			if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			src, err := capture.OpenFile(path, "cf32_le", 1e6)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
+			src, _ := openCF32(t, values)
 			warned := 0
 			src.(*capture.Raw).SetNonFiniteHandler(func(uint64) { warned++ })
 			c := stage.Chain{SampleRate: 1e6, Complex: true, Channels: tc.channels, Stages: tc.stages}
