@@ -18,8 +18,9 @@ type NonFiniteCounter interface {
 	NonFinite() uint64
 	// SetNonFiniteHandler sets a function called once, during Read (or
 	// View, or a reserved block's taking) and possibly on a goroutine of
-	// the source's, when the first non-finite values are delivered, with
-	// their count.
+	// the source's, or of the backend's that a view's scan was left to
+	// (Raw.LeaveScan), when the first non-finite values are delivered,
+	// with their count.
 	SetNonFiniteHandler(f func(total uint64))
 }
 

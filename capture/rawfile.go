@@ -303,12 +303,12 @@ func (r *Raw) Region() ([]byte, error) {
 // View returns the next up to n values in place from the mapping that
 // Region made (pipeline.Viewer); the end of the samples, and a partial
 // sample there, end it as Read does. Its values are scanned for NaN and
-// ±Inf as Read's are, in parts on the reader's goroutines (unless
-// LeaveScan left that to the caller). A file
-// truncated under the mapping is an error wrapping [ErrTruncated]: found
-// by an fstat before the view is touched, or, truncated between the two,
-// by the scan's fault on the pages gone, which is recovered. A file of
-// integers has no float32 view: ViewEncoded gives its bytes.
+// ±Inf as Read's are, in parts on the reader's goroutines, unless
+// LeaveScan left that to the caller. A file truncated under the mapping
+// is an error wrapping [ErrTruncated]: found by an fstat before the view
+// is touched, or, truncated between the two, by the scan's fault on the
+// pages gone, which is recovered (after LeaveScan, the left scan's). A
+// file of integers has no float32 view: ViewEncoded gives its bytes.
 func (r *Raw) View(ctx context.Context, n int) ([]float32, error) {
 	if d := r.direct; d != nil && !d.dt.float {
 		return nil, fmt.Errorf("capture: %s stores %s values: take its bytes (ViewEncoded)", r.name, r.dt.name)
@@ -601,17 +601,28 @@ func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
 // it is given ([NonFiniteCounter]), on any goroutine, and must be given
 // every value viewed, once. A backend that reads each part of a view on
 // some core anyway scans it there, while the part is in that core's
-// cache. The reader also meets a file truncated under a view, as a fault
-// on its pages: the view is checked against the file's size before it is
-// returned, and no more. It returns nil, leaving nothing, for a source
-// with no float32 views (integers, or no mapping).
-func (r *Raw) LeaveScan() func([]float32) {
+// cache. The scan is then the first read of a view's pages: a file
+// truncated under the view faults there, and the scan returns the error,
+// wrapping [ErrTruncated], that View would have. Read and ReadReserved
+// still scan what they read. It returns nil, leaving nothing, for a
+// source with no float32 views (integers, or before Region maps it).
+func (r *Raw) LeaveScan() func([]float32) error {
 	d := r.direct
-	if d == nil || !d.inPlace() || d.scan == nil {
+	if d == nil || !d.inPlace() || d.scan == nil || d.mapped == nil {
 		return nil
 	}
 	d.leave = true
-	return d.scan
+	return r.check
+}
+
+// check is the scan LeaveScan leaves: v's values counted, a fault on the
+// mapping recovered into the truncation's error.
+func (r *Raw) check(v []float32) error {
+	d := r.direct
+	if err := d.faulting(func() { d.scan(v) }); err != nil {
+		return r.faultErr(err)
+	}
+	return nil
 }
 
 // ViewReservedEncoded returns the stored bytes of the values Reserve took

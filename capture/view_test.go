@@ -307,7 +307,6 @@ func TestViewCountsNonFinite(t *testing.T) {
 			} else {
 				got, err = readAll(r, block)
 			}
-			r.Close()
 			if err != io.EOF || len(got) != len(x) {
 				t.Fatalf("block %d view %v: %d values, %v", block, view, len(got), err)
 			}
@@ -318,14 +317,15 @@ func TestViewCountsNonFinite(t *testing.T) {
 	}
 }
 
-// openCounted opens path as an rf32_le file whose non-finite handler
-// counts its calls in *calls.
+// openCounted opens path as an rf32_le file, closed when the test ends,
+// whose non-finite handler counts its calls in *calls.
 func openCounted(t *testing.T, path string) (r *capture.Raw, calls *int) {
 	t.Helper()
 	src, err := capture.OpenFile(path, "rf32_le", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { src.Close() })
 	calls = new(int)
 	r = src.(*capture.Raw)
 	r.SetNonFiniteHandler(func(uint64) { *calls++ })
@@ -333,8 +333,10 @@ func openCounted(t *testing.T, path string) (r *capture.Raw, calls *int) {
 }
 
 // LeaveScan leaves the scan of each view to its reader: View and
-// ViewReserved count nothing, and the check returned counts what it is
-// given, calling the handler once. Integers leave nothing.
+// ViewReserved count nothing, the check returned counts what it is given
+// and calls the handler once, and Read still counts what it reads. The
+// check of a view whose file was truncated since is ErrTruncated. Before
+// Region, or for integers, nothing is left.
 func TestLeaveScan(t *testing.T) {
 	x := make([]float32, 1<<16)
 	x[7], x[1<<15], x[len(x)-1] = float32(math.NaN()), float32(math.Inf(-1)), float32(math.NaN())
@@ -343,8 +345,11 @@ func TestLeaveScan(t *testing.T) {
 	if err := os.WriteFile(path, le32f(x...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, reserved := range []bool{false, true} {
+	for _, how := range []string{"view", "reserved view", "read"} {
 		r, calls := openCounted(t, path)
+		if r.LeaveScan() != nil {
+			t.Fatal("a scan left before Region")
+		}
 		if _, err := r.Region(); err != nil {
 			t.Fatal(err)
 		}
@@ -353,31 +358,61 @@ func TestLeaveScan(t *testing.T) {
 			t.Fatal("a float32 file left no scan")
 		}
 		var got []float32
-		if reserved {
+		var err error
+		switch how {
+		case "view":
+			got, err = viewAll(t, r, 1<<12)
+		case "reserved view":
 			for {
 				at, n, ok := r.Reserve(1 << 12)
 				if !ok {
 					break
 				}
-				v, err := r.ViewReserved(at, n)
+				var v []float32
+				v, err = r.ViewReserved(at, n)
 				got = append(got, v...)
 				if err != nil {
 					break
 				}
 			}
-		} else {
-			got, _ = viewAll(t, r, 1<<12)
+		case "read":
+			got, err = readAll(r, 1<<12)
 		}
-		if len(got) != len(x) || r.NonFinite() != 0 {
-			t.Fatalf("reserved %v: %d values viewed, %d counted before the check, want %d and 0", reserved, len(got), r.NonFinite(), len(x))
+		counted := uint64(0)
+		if how == "read" {
+			counted = 3
 		}
-		check(got[:1<<15])
-		check(got[1<<15:])
+		if err != io.EOF || len(got) != len(x) || r.NonFinite() != counted {
+			t.Fatalf("%s: %d values, %v; %d counted before the check, want %d, io.EOF and %d", how, len(got), err, r.NonFinite(), len(x), counted)
+		}
+		if how != "read" {
+			for _, part := range [][]float32{got[:1<<15], got[1<<15:]} {
+				if err := check(part); err != nil {
+					t.Fatalf("%s: check: %v", how, err)
+				}
+			}
+		}
 		if n := r.NonFinite(); n != 3 || *calls != 1 {
-			t.Errorf("reserved %v: the check counted %d, want 3; handler called %d times, want once", reserved, n, *calls)
+			t.Errorf("%s: counted %d, want 3; handler called %d times, want once", how, n, *calls)
 		}
-		r.Close()
 	}
+
+	r, _ := openCounted(t, path)
+	if _, err := r.Region(); err != nil {
+		t.Fatal(err)
+	}
+	check := r.LeaveScan()
+	v, err := r.View(context.Background(), len(x))
+	if err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(v); !errors.Is(err, capture.ErrTruncated) {
+		t.Errorf("the check of a view of a file truncated since: %v, want ErrTruncated", err)
+	}
+
 	ipath := filepath.Join(dir, "x.cs8")
 	if err := os.WriteFile(ipath, make([]byte, 1<<12), 0o644); err != nil {
 		t.Fatal(err)

@@ -155,21 +155,26 @@ type RegionSharer interface {
 // filters it, while it is in that core's cache, instead of the producer
 // bringing the whole block into its own core's cache first, for the
 // others to fetch again: on a 2-core machine that fetch doubled the FIR's
-// first pass over its input (docs/THROUGHPUT.md).
+// first pass over its input (docs/THROUGHPUT.md). Run leaves it only
+// when every block is taken in place and none is dropped.
 type ScanLeaver interface {
 	Viewer
 	// LeaveScan has View (and ViewReserved) return values unchecked from
 	// now on and returns the check, which the reader must call once on
-	// every value viewed, on any goroutine; nil leaves nothing.
-	LeaveScan() func([]float32)
+	// every value viewed, on any goroutine, before any other read of
+	// them: it returns the error View would have for values it cannot
+	// read (a file truncated under its mapping). nil leaves nothing.
+	LeaveScan() func([]float32) error
 }
 
 // ViewScanner is a RegionBackend that checks the values of the views it
 // takes in place itself (ScanLeaver): ScanViews, called after UseRegion,
-// gives it the check.
+// gives it the check, which it must call once on every value of every
+// block, before it reads them, and whose error ends the block's
+// processing. A RegionSharer is never given it.
 type ViewScanner interface {
 	RegionBackend
-	ScanViews(check func([]float32))
+	ScanViews(check func([]float32) error)
 }
 
 // Sink is what the pipeline writes filtered samples to; sink.Sink satisfies
@@ -567,7 +572,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
 	}
 	started := time.Since(start)
-	viewer, enc, err := useViews(src, be, opts.Log)
+	viewer, enc, err := useViews(src, be, cfg.Policy, opts.Log)
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
@@ -575,13 +580,17 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	// Every slot a block is read into is written on the ring's first
 	// lap; faulting its pages in now keeps the kernel's first-touch
 	// zeroing off the sample path (docs/THROUGHPUT.md, issue 29), and
-	// counts it in startup. A ring whose blocks are all views of the
-	// source's memory is never written: its pages are left alone.
-	if _, share := be.(RegionSharer); viewer == nil || share {
-		t := time.Now()
+	// counts it in startup. Where every block is a view of the source's
+	// memory only the slots' headers are written: the rest of the ring
+	// is left alone, unless it is to be locked into RAM, which faults it
+	// all in.
+	t := time.Now()
+	if _, share := be.(RegionSharer); viewer == nil || share || cfg.Realtime.Mlock {
 		prefault(ring.Mem())
-		started += time.Since(t)
+	} else {
+		ring.prefaultHeaders()
 	}
+	started += time.Since(t)
 	var c counters
 	c.startup.Store(int64(started))
 	if viewer != nil {
@@ -729,8 +738,9 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 
 // useViews returns src as a Viewer when the backend takes its region in
 // place, else nil (the source is read into the ring), and the region's
-// encoding ("" for float32 values).
-func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, string, error) {
+// encoding ("" for float32 values). Under policy PolicyBlock a backend
+// that checks views itself (ViewScanner) is left the source's check.
+func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (Viewer, string, error) {
 	v, ok := src.(Viewer)
 	rb, ok2 := be.(RegionBackend)
 	if !ok || !ok2 {
@@ -752,8 +762,11 @@ func useViews(src Source, be Backend, log zerolog.Logger) (Viewer, string, error
 	if !use {
 		return nil, "", nil
 	}
+	// A dropped view is read by no backend, and a RegionSharer has some
+	// blocks read into the ring: the source checks those views itself.
 	sl, ok := v.(ScanLeaver)
-	if vs, ok2 := rb.(ViewScanner); ok && ok2 && enc == "" {
+	vs, ok2 := rb.(ViewScanner)
+	if _, share := rb.(RegionSharer); ok && ok2 && !share && enc == "" && policy == PolicyBlock {
 		if check := sl.LeaveScan(); check != nil {
 			vs.ScanViews(check)
 		}
@@ -989,8 +1002,8 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 // produceParallel is produce for a ParallelSource: up to readers blocks
 // are reserved in order, taken at once on as many goroutines (t.take), and
 // published in order. A block is read into the ring's next slot, or, when
-// t views the source, taken in place (a view scanned on its goroutine)
-// unless share has it read. The source's busy time is the time spent
+// t views the source, taken in place (a view scanned on its goroutine,
+// unless the scan was left to the backend) unless share has it read. The source's busy time is the time spent
 // waiting for the oldest.
 func produceParallel(ctx context.Context, t taker, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	reads := make([]reserved, readers)

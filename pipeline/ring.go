@@ -122,6 +122,15 @@ func prefault(mem []byte) {
 	}
 }
 
+// prefaultHeaders is prefault for a ring whose blocks are all views: only
+// the slots' headers are written (a publish writes the block's header,
+// not its data), so only their pages are faulted in.
+func (r *Ring) prefaultHeaders() {
+	for i := headerSize; i < len(r.mem); i += r.stride {
+		r.mem[i] = 0
+	}
+}
+
 // Block is one block read from a ring. Samples aliases ring memory and stays
 // valid until the consumer calls Release.
 type Block struct {

@@ -15,13 +15,13 @@ import (
 type Chain struct {
 	desc  stage.Chain
 	max   int
-	procs []stage.Processor // each stage's kernel, built by its kind (stage.Def)
-	bufs  [][]float32       // bufs[i]: stage i's output, for all but the last stage
-	kinds []string          // for error messages
-	multi *perChannel       // set for more than one channel: a Chain per channel
-	split *splitter         // one channel on several cores: blocks cut into segments
-	src   mapped            // the source's memory its blocks are views of, if any
-	check func([]float32)   // counts a view's NaN and ±Inf values, left to the chain (checkViews)
+	procs []stage.Processor     // each stage's kernel, built by its kind (stage.Def)
+	bufs  [][]float32           // bufs[i]: stage i's output, for all but the last stage
+	kinds []string              // for error messages
+	multi *perChannel           // set for more than one channel: a Chain per channel
+	split *splitter             // one channel on several cores: blocks cut into segments
+	src   mapped                // the source's memory its blocks are views of, if any
+	check func([]float32) error // counts a view's NaN and ±Inf values, left to the chain (checkViews)
 
 	// The stages after a Fanout stage run on each channel apart
 	// (stage.Chain.FanEnd): rest runs them from stage restAt on, on the
@@ -184,7 +184,9 @@ func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer c.src.recovered(&err)
 	if c.check != nil && c.split == nil { // a splitter checks stage 0's parts
-		c.check(src)
+		if err := c.check(src); err != nil {
+			return 0, err
+		}
 	}
 	return c.process(dst, src)
 }
@@ -193,7 +195,7 @@ func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 // (pipeline.ViewScanner) with check, nil for none: one channel's blocks
 // on several cores a segment at a time, each on the core that filters
 // it, and the others whole before the first stage.
-func (c *Chain) checkViews(check func([]float32)) {
+func (c *Chain) checkViews(check func([]float32) error) {
 	c.check = check
 	if c.split != nil {
 		c.split.check = check
@@ -273,6 +275,25 @@ func (c *Chain) stages(dst, src []float32) (int, error) {
 	}
 	c.seen += int64(len(src) / frameValues(c.geo[0]))
 	return len(in), nil
+}
+
+// fault writes every buffer between the chain's stages, so that their
+// pages are faulted in before the first block, not on its clock.
+func (c *Chain) fault() {
+	for _, b := range c.bufs {
+		clear(b)
+	}
+	clear(c.mid)
+	if c.multi != nil {
+		for i, p := range c.multi.per {
+			clear(c.multi.in[i])
+			clear(c.multi.out[i])
+			p.fault()
+		}
+	}
+	if c.rest != nil {
+		c.rest.fault()
+	}
 }
 
 // MaxOut returns the most output samples (of each channel: frames) one

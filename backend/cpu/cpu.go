@@ -76,10 +76,11 @@ func (b *backend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ring, e
 	b.chain.useMapped(nil) // until UseRegion: a backend run again may read another source
 	b.chain.checkViews(nil)
 	b.out = make([]float32, b.chain.MaxOut(l.BlockSize)*pipeline.FrameValues(d.OutChannels(), d.OutComplex()))
-	// Every block writes it: its pages are faulted in now, in the run's
-	// startup, not on the first block's clock (2 MiB for 256 Ki complex
-	// samples: 512 faults).
+	// Every block writes it, and the buffers between the stages: their
+	// pages are faulted in now, in the run's startup, not on the first
+	// block's clock (2 MiB for 256 Ki complex samples: 512 faults).
 	clear(b.out)
+	b.chain.fault()
 	return r, nil
 }
 
@@ -136,7 +137,7 @@ func (b *backend) UseRegion(region []byte, encoding string) (bool, error) {
 // the core that filters it, which then finds it in its cache. A 16 Mi-
 // sample file through 129 taps on two cores ran 30–40 % faster, on one
 // about 10 % (bench/cores_cpu.sh, side by side; docs/THROUGHPUT.md).
-func (b *backend) ScanViews(check func([]float32)) {
+func (b *backend) ScanViews(check func([]float32) error) {
 	if b.chain != nil {
 		b.chain.checkViews(check)
 	}

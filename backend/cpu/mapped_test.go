@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/capture"
@@ -17,8 +18,9 @@ import (
 
 // TestViewOfATruncatedFileIsAnError has the backend take a block in place
 // from a mapped file that is then truncated, on one goroutine, split over
-// two, and per channel: Next returns capture.ErrTruncated, where reading
-// the vanished pages would otherwise kill the process with SIGBUS.
+// two, and per channel, with and without a check of the views (the first
+// read then): Next returns capture.ErrTruncated, where reading the
+// vanished pages would otherwise kill the process with SIGBUS.
 func TestViewOfATruncatedFileIsAnError(t *testing.T) {
 	const block = 1 << 16
 	taps := make([]float32, 33)
@@ -27,10 +29,14 @@ func TestViewOfATruncatedFileIsAnError(t *testing.T) {
 		name     string
 		channels int
 		workers  int
+		checked  bool // the backend checks the views first (ScanViews)
 	}{
-		{"one goroutine", 1, 1},
-		{"segments on two goroutines", 1, 2},
-		{"two channels", 2, 2},
+		{"one goroutine", 1, 1, false},
+		{"segments on two goroutines", 1, 2, false},
+		{"two channels", 2, 2, false},
+		{"one goroutine, checking the views", 1, 1, true},
+		{"segments on two goroutines, checking the views", 1, 2, true},
+		{"two channels, checking the views", 2, 2, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,6 +76,18 @@ func TestViewOfATruncatedFileIsAnError(t *testing.T) {
 			}
 			if use, _ := be.UseRegion(region, pipeline.EncInt8); use {
 				t.Error("UseRegion took stored integers")
+			}
+			if tc.checked { // the first read of each block: it meets the cut
+				be.ScanViews(func(v []float32) error {
+					var sum float32
+					for _, x := range v {
+						sum += x
+					}
+					if sum != sum {
+						return errors.New("NaN in the test's values")
+					}
+					return nil
+				})
 			}
 			ring.EnableViews()
 			view := unsafe.Slice((*float32)(unsafe.Pointer(&region[0])), len(region)/4)
@@ -126,7 +144,12 @@ func TestRunOnATruncatedFile(t *testing.T) {
 			for i := range values {
 				values[i] = float32(math.Cos(float64(i) / 5))
 			}
-			src, path := openCF32(t, values)
+			path := writeCF32(t, values)
+			src, err := capture.OpenFile(path, "cf32_le", 1e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
 			c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: tc.stages}
 			be, err := New(c, block)
 			if err != nil {
@@ -154,20 +177,14 @@ func TestRunOnATruncatedFile(t *testing.T) {
 	}
 }
 
-// openCF32 writes values to a cf32 file and opens it as a source, closed
-// when the test ends; it returns the source and the file's path.
-func openCF32(t *testing.T, values []float32) (capture.Source, string) {
+// writeCF32 writes values to a cf32 file and returns its path.
+func writeCF32(t *testing.T, values []float32) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "x.cf32")
 	if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := capture.OpenFile(path, "cf32_le", 1e6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	return src, path
+	return path
 }
 
 type discard struct{}
@@ -181,32 +198,45 @@ type leaving struct {
 	left int
 }
 
-func (l *leaving) LeaveScan() func([]float32) {
+func (l *leaving) LeaveScan() func([]float32) error {
 	l.left++
 	return l.Raw.LeaveScan()
 }
 
+// slow is a sink that takes a while over each block, so that a ring of
+// two slots under PolicyDrop drops some.
+type slow struct{}
+
+func (slow) Write([]float32) error { time.Sleep(2 * time.Millisecond); return nil }
+
 // TestViewsCheckedOnce runs float32 files with NaN and ±Inf values at
 // segment and block edges through chains on one goroutine, split into
-// segments, per channel and fanned out, the backend checking the views
-// it takes in place: the source counts every such value once, and warns
-// once.
+// segments, per channel, fanned out and with a first stage that runs
+// whole, the blocks taken one or several at once (Readers), twice on the
+// same backend: the backend checks the views it takes in place, and the
+// source counts every such value once, and warns once. Under PolicyDrop
+// the source keeps its check, as no backend reads a dropped view.
 func TestViewsCheckedOnce(t *testing.T) {
 	taps := make([]float32, 65)
 	taps[32] = 1
 	const block = 1 << 15
+	fir := []stage.Stage{stage.NewFIR(taps, 1)}
 	tests := []struct {
 		name     string
 		stages   []stage.Stage
 		channels int
 		workers  int
+		readers  int
+		drop     bool
 	}{
-		{"fir, one goroutine", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 1},
-		{"fir, segments on two goroutines", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 2},
-		{"fir, segments on four goroutines", []stage.Stage{stage.NewFIR(taps, 1)}, 1, 4},
-		{"shift, then fir ÷4", []stage.Stage{stage.NewShift(1e3), stage.NewFIR(taps, 4)}, 1, 2},
-		{"channelize 4, then fir on each", []stage.Stage{stage.NewChannelize(taps[:64], 4, 4), stage.NewFIR(taps, 1)}, 1, 2},
-		{"two channels", []stage.Stage{stage.NewFIR(taps, 1)}, 2, 2},
+		{"fir, one goroutine", fir, 1, 1, 0, false},
+		{"fir, segments on two goroutines", fir, 1, 2, 0, false},
+		{"fir, segments on four goroutines, blocks taken two at once", fir, 1, 4, 2, false},
+		{"shift, then fir ÷4", []stage.Stage{stage.NewShift(1e3), stage.NewFIR(taps, 4)}, 1, 2, 0, false},
+		{"channelize 4, then fir on each", []stage.Stage{stage.NewChannelize(taps[:64], 4, 4), stage.NewFIR(taps, 1)}, 1, 2, 0, false},
+		{"two channels", fir, 2, 2, 0, false},
+		{"select first, which runs whole", []stage.Stage{stage.NewSelect(1), stage.NewFIR(taps, 1)}, 2, 2, 0, false},
+		{"dropping blocks", fir, 1, 2, 0, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,9 +253,7 @@ func TestViewsCheckedOnce(t *testing.T) {
 			}
 			values[len(values)/2] = inf
 			want := uint64(len(special) + 1)
-			src, _ := openCF32(t, values)
-			warned := 0
-			src.(*capture.Raw).SetNonFiniteHandler(func(uint64) { warned++ })
+			path := writeCF32(t, values)
 			c := stage.Chain{SampleRate: 1e6, Complex: true, Channels: tc.channels, Stages: tc.stages}
 			ch, err := newChain(c, block, tc.workers)
 			if err != nil {
@@ -233,20 +261,37 @@ func TestViewsCheckedOnce(t *testing.T) {
 			}
 			be := &backend{chain: ch, desc: ch.desc}
 			defer be.Close()
-			ls := &leaving{Raw: src.(*capture.Raw)}
-			st, err := pipeline.Run(context.Background(), ls, be, discard{},
-				pipeline.Config{BlockSize: block, Channels: tc.channels, Complex: true, OutComplex: true, Slots: 4}, pipeline.Options{})
-			if err != nil {
-				t.Fatal(err)
+			cfg := pipeline.Config{BlockSize: block, Channels: tc.channels, Complex: true, OutComplex: true, Slots: 4, Readers: tc.readers}
+			var snk pipeline.Sink = discard{}
+			if tc.drop {
+				cfg.Policy, cfg.Slots, snk = pipeline.PolicyDrop, 2, slow{}
 			}
-			if ls.left != 1 || st.BlocksInPlace != st.Blocks || st.Blocks != 6 {
-				t.Errorf("LeaveScan called %d times, %d of %d blocks taken in place", ls.left, st.BlocksInPlace, st.Blocks)
-			}
-			if tc.workers > 1 && tc.channels == 1 && ch.split.cuts == 0 {
-				t.Error("no block was cut into segments")
-			}
-			if n := src.(capture.NonFiniteCounter).NonFinite(); n != want || warned != 1 {
-				t.Errorf("counted %d non-finite values, want %d; warned %d times, want once", n, want, warned)
+			for run := range 2 {
+				src, err := capture.OpenFile(path, "cf32_le", 1e6)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer src.Close()
+				warned := 0
+				src.(*capture.Raw).SetNonFiniteHandler(func(uint64) { warned++ })
+				ls := &leaving{Raw: src.(*capture.Raw)}
+				st, err := pipeline.Run(context.Background(), ls, be, snk, cfg, pipeline.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if left := map[bool]int{false: 1, true: 0}[tc.drop]; ls.left != left || st.BlocksInPlace != st.Blocks || st.Blocks+st.DroppedBlocks != 6 {
+					t.Errorf("run %d: LeaveScan called %d times, want %d; %d of %d blocks taken in place, %d dropped",
+						run, ls.left, left, st.BlocksInPlace, st.Blocks, st.DroppedBlocks)
+				}
+				if tc.drop && st.DroppedBlocks == 0 {
+					t.Errorf("run %d: no block dropped", run)
+				}
+				if tc.workers > 1 && tc.channels == 1 && ch.split.cuts == 0 {
+					t.Error("no block was cut into segments")
+				}
+				if n := src.(capture.NonFiniteCounter).NonFinite(); n != want || warned != 1 {
+					t.Errorf("run %d: counted %d non-finite values, want %d; warned %d times, want once", run, n, want, warned)
+				}
 			}
 		})
 	}

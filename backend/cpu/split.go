@@ -71,7 +71,7 @@ type splitter struct {
 	// check counts the NaN and ±Inf values of stage 0's input, a view of
 	// the source's memory (Chain.checkViews), or is nil; chk is it for
 	// the current call.
-	check, chk func([]float32)
+	check, chk func([]float32) error
 }
 
 // newSplitter returns a splitter for c (one channel) that cuts blocks for
@@ -187,9 +187,11 @@ func (sp *splitter) part(g, _ int) error {
 
 // whole runs a stage's kernel p on the whole block, checking its input
 // first with chk unless nil.
-func whole(p stage.Processor, out, in []float32, chk func([]float32)) (int, error) {
+func whole(p stage.Processor, out, in []float32, chk func([]float32) error) (int, error) {
 	if chk != nil {
-		chk(in)
+		if err := chk(in); err != nil {
+			return 0, err
+		}
 	}
 	return p.Process(out, in)
 }
@@ -200,7 +202,9 @@ func whole(p stage.Processor, out, in []float32, chk func([]float32)) (int, erro
 func (sp *splitter) segment(j int, p stage.Processor) error {
 	a, b := sp.lo[j], sp.lo[j+1]
 	if sp.chk != nil {
-		sp.chk(sp.in[a*sp.inV : b*sp.inV])
+		if err := sp.chk(sp.in[a*sp.inV : b*sp.inV]); err != nil {
+			return err
+		}
 	}
 	got, err := p.Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
 	if err != nil {

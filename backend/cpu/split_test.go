@@ -237,7 +237,7 @@ func benchSplitFIR(b *testing.B, r *rand.Rand, c stage.Chain, w int, view string
 	}
 	var nans atomic.Int64
 	if view == "checked" {
-		p.checkViews(func(v []float32) { // the exponent's carry into the sign: NaN or ±Inf
+		p.checkViews(func(v []float32) error { // the exponent's carry into the sign: NaN or ±Inf
 			var acc uint32
 			for _, f := range v {
 				acc |= math.Float32bits(f)&0x7f800000 + 0x00800000
@@ -245,6 +245,7 @@ func benchSplitFIR(b *testing.B, r *rand.Rand, c stage.Chain, w int, view string
 			if acc&0x80000000 != 0 {
 				nans.Add(1)
 			}
+			return nil
 		})
 	}
 	dst := make([]float32, 2<<16)
