@@ -334,9 +334,9 @@ func openCounted(t *testing.T, path string) (r *capture.Raw, calls *int) {
 
 // LeaveScan leaves the scan of each view to its reader: View and
 // ViewReserved count nothing, the check returned counts what it is given
-// and calls the handler once, and Read still counts what it reads. The
-// check of a view whose file was truncated since is ErrTruncated. Before
-// Region, or for integers, nothing is left.
+// and calls the handler once, allocating nothing, and Read still counts
+// what it reads. The check of a view whose file was truncated since is
+// ErrTruncated. Before Region, or for integers, nothing is left.
 func TestLeaveScan(t *testing.T) {
 	x := make([]float32, 1<<16)
 	x[7], x[1<<15], x[len(x)-1] = float32(math.NaN()), float32(math.Inf(-1)), float32(math.NaN())
@@ -394,6 +394,9 @@ func TestLeaveScan(t *testing.T) {
 		}
 		if n := r.NonFinite(); n != 3 || *calls != 1 {
 			t.Errorf("%s: counted %d, want 3; handler called %d times, want once", how, n, *calls)
+		}
+		if a := testing.AllocsPerRun(10, func() { check(got[:1<<10]) }); how == "view" && a != 0 {
+			t.Errorf("the check allocates %.1f times a call", a)
 		}
 	}
 

@@ -161,9 +161,10 @@ type ScanLeaver interface {
 	Viewer
 	// LeaveScan has View (and ViewReserved) return values unchecked from
 	// now on and returns the check, which the reader must call once on
-	// every value viewed, on any goroutine, before any other read of
-	// them: it returns the error View would have for values it cannot
-	// read (a file truncated under its mapping). nil leaves nothing.
+	// every value viewed, on any goroutine, before it reads them or any
+	// value before them (a truncated file loses its end, so the check
+	// meets the cut first): it returns the error View would have for
+	// values it cannot read. nil leaves nothing.
 	LeaveScan() func([]float32) error
 }
 
@@ -1003,8 +1004,8 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 // are reserved in order, taken at once on as many goroutines (t.take), and
 // published in order. A block is read into the ring's next slot, or, when
 // t views the source, taken in place (a view scanned on its goroutine,
-// unless the scan was left to the backend) unless share has it read. The source's busy time is the time spent
-// waiting for the oldest.
+// unless the scan was left to the backend) unless share has it read. The
+// source's busy time is the time spent waiting for the oldest.
 func produceParallel(ctx context.Context, t taker, share RegionSharer, readers int, ring *Ring, cfg Config, l Layout, c *counters, clock func() int64) (uint64, error) {
 	reads := make([]reserved, readers)
 	done := make([]chan struct{}, readers)

@@ -21,7 +21,7 @@ type Chain struct {
 	multi *perChannel           // set for more than one channel: a Chain per channel
 	split *splitter             // one channel on several cores: blocks cut into segments
 	src   mapped                // the source's memory its blocks are views of, if any
-	check func([]float32) error // counts a view's NaN and ±Inf values, left to the chain (checkViews)
+	check func([]float32) error // counts a view's NaN and ±Inf values, or fails on a truncated file (checkViews)
 
 	// The stages after a Fanout stage run on each channel apart
 	// (stage.Chain.FanEnd): rest runs them from stage restAt on, on the
@@ -183,22 +183,31 @@ func (c *Chain) Process(dst, src []float32) (int, error) {
 func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer c.src.recovered(&err)
-	if c.check != nil && c.split == nil { // a splitter checks stage 0's parts
+	// A splitter checks stage 0's segments; a watch reads the whole
+	// block before any, and the check must come first.
+	first := c.check != nil && (c.split == nil || c.watch != nil)
+	if first {
 		if err := c.check(src); err != nil {
 			return 0, err
+		}
+	}
+	if c.split != nil {
+		c.split.check = c.check
+		if first {
+			c.split.check = nil
 		}
 	}
 	return c.process(dst, src)
 }
 
 // checkViews has the chain check the values of the views it takes
-// (pipeline.ViewScanner) with check, nil for none: one channel's blocks
-// on several cores a segment at a time, each on the core that filters
-// it, and the others whole before the first stage.
+// (pipeline.ViewScanner) with check, nil for none, before it reads them:
+// one channel's blocks on several cores a segment at a time, each on the
+// core that filters it, and the others whole before the first stage.
 func (c *Chain) checkViews(check func([]float32) error) {
 	c.check = check
 	if c.split != nil {
-		c.split.check = check
+		c.split.check = nil // set for each block (processMapped)
 	}
 }
 

@@ -13,11 +13,12 @@ import (
 // (UseRegion): a recording mapped from its file. The source's scan for
 // NaN (its own, or the check it left to the chain, checkViews) reads each
 // block first and reports a truncated file, but a file truncated after
-// that takes the pages away, and reading one raises SIGBUS. So everything that reads
-// a block (the consumer's goroutine, the pool's) runs under guard, which
-// turns such a fault into an error wrapping capture.ErrTruncated, as the
-// source's own reads report it, instead of the process dying. The zero
-// value guards nothing: blocks read into the ring cannot fault.
+// that takes the pages away, and reading one raises SIGBUS. So everything
+// that reads a block (the consumer's goroutine, the pool's) runs under
+// guard, which turns such a fault into an error wrapping
+// capture.ErrTruncated, as the source's own reads report it, instead of
+// the process dying. The zero value guards nothing: blocks read into the
+// ring cannot fault.
 type mapped struct{ lo, n uintptr }
 
 func newMapped(region []byte) mapped {

@@ -6,9 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/capture"
@@ -192,10 +192,13 @@ type discard struct{}
 func (discard) Write([]float32) error { return nil }
 
 // leaving is a file source that records whether the pipeline left the
-// check of its views to the backend.
+// check of its views to the backend, and how many views it reserved;
+// ended is closed when View returns its error (the end).
 type leaving struct {
 	*capture.Raw
-	left int
+	left     int
+	reserved atomic.Int32 // on the readers' goroutines
+	ended    chan struct{}
 }
 
 func (l *leaving) LeaveScan() func([]float32) error {
@@ -203,19 +206,34 @@ func (l *leaving) LeaveScan() func([]float32) error {
 	return l.Raw.LeaveScan()
 }
 
-// slow is a sink that takes a while over each block, so that a ring of
-// two slots under PolicyDrop drops some.
-type slow struct{}
+func (l *leaving) ViewReserved(at int64, values int) ([]float32, error) {
+	l.reserved.Add(1)
+	return l.Raw.ViewReserved(at, values)
+}
 
-func (slow) Write([]float32) error { time.Sleep(2 * time.Millisecond); return nil }
+func (l *leaving) View(ctx context.Context, n int) ([]float32, error) {
+	v, err := l.Raw.View(ctx, n)
+	if err != nil && l.ended != nil {
+		close(l.ended)
+		l.ended = nil
+	}
+	return v, err
+}
+
+// gated is a sink whose first Write waits until the source has ended, so
+// that a ring of two slots under PolicyDrop drops the blocks after them.
+type gated struct{ ended <-chan struct{} }
+
+func (g gated) Write([]float32) error { <-g.ended; return nil }
 
 // TestViewsCheckedOnce runs float32 files with NaN and ±Inf values at
 // segment and block edges through chains on one goroutine, split into
-// segments, per channel, fanned out and with a first stage that runs
-// whole, the blocks taken one or several at once (Readers), twice on the
-// same backend: the backend checks the views it takes in place, and the
-// source counts every such value once, and warns once. Under PolicyDrop
-// the source keeps its check, as no backend reads a dropped view.
+// segments, per channel, fanned out, with a first stage that runs whole
+// and watched, the blocks taken one or several at once (Readers), twice
+// on the same backend: the backend checks the views it takes in place,
+// and the source counts every such value once, and warns once. Under
+// PolicyDrop the source keeps its check, as no backend reads a dropped
+// view.
 func TestViewsCheckedOnce(t *testing.T) {
 	taps := make([]float32, 65)
 	taps[32] = 1
@@ -226,17 +244,19 @@ func TestViewsCheckedOnce(t *testing.T) {
 		stages   []stage.Stage
 		channels int
 		workers  int
-		readers  int
+		readers  int // 1: the blocks one at a time
 		drop     bool
+		watch    bool // a watch reads the whole block first: it is checked whole
 	}{
-		{"fir, one goroutine", fir, 1, 1, 0, false},
-		{"fir, segments on two goroutines", fir, 1, 2, 0, false},
-		{"fir, segments on four goroutines, blocks taken two at once", fir, 1, 4, 2, false},
-		{"shift, then fir ÷4", []stage.Stage{stage.NewShift(1e3), stage.NewFIR(taps, 4)}, 1, 2, 0, false},
-		{"channelize 4, then fir on each", []stage.Stage{stage.NewChannelize(taps[:64], 4, 4), stage.NewFIR(taps, 1)}, 1, 2, 0, false},
-		{"two channels", fir, 2, 2, 0, false},
-		{"select first, which runs whole", []stage.Stage{stage.NewSelect(1), stage.NewFIR(taps, 1)}, 2, 2, 0, false},
-		{"dropping blocks", fir, 1, 2, 0, true},
+		{"fir, one goroutine", fir, 1, 1, 1, false, false},
+		{"fir, segments on two goroutines", fir, 1, 2, 1, false, false},
+		{"fir, segments on four goroutines, blocks taken two at once", fir, 1, 4, 2, false, false},
+		{"shift, then fir ÷4", []stage.Stage{stage.NewShift(1e3), stage.NewFIR(taps, 4)}, 1, 2, 1, false, false},
+		{"channelize 4, then fir on each", []stage.Stage{stage.NewChannelize(taps[:64], 4, 4), stage.NewFIR(taps, 1)}, 1, 2, 1, false, false},
+		{"two channels", fir, 2, 2, 1, false, false},
+		{"select first, which runs whole", []stage.Stage{stage.NewSelect(1), stage.NewFIR(taps, 1)}, 2, 2, 1, false, false},
+		{"dropping blocks", fir, 1, 2, 1, true, false},
+		{"fir, segments on two goroutines, watched", fir, 1, 2, 1, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,10 +281,12 @@ func TestViewsCheckedOnce(t *testing.T) {
 			}
 			be := &backend{chain: ch, desc: ch.desc}
 			defer be.Close()
+			if tc.watch {
+				be.Watch(func(int, []float32) {})
+			}
 			cfg := pipeline.Config{BlockSize: block, Channels: tc.channels, Complex: true, OutComplex: true, Slots: 4, Readers: tc.readers}
-			var snk pipeline.Sink = discard{}
 			if tc.drop {
-				cfg.Policy, cfg.Slots, snk = pipeline.PolicyDrop, 2, slow{}
+				cfg.Policy, cfg.Slots = pipeline.PolicyDrop, 2
 			}
 			for run := range 2 {
 				src, err := capture.OpenFile(path, "cf32_le", 1e6)
@@ -275,6 +297,15 @@ func TestViewsCheckedOnce(t *testing.T) {
 				warned := 0
 				src.(*capture.Raw).SetNonFiniteHandler(func(uint64) { warned++ })
 				ls := &leaving{Raw: src.(*capture.Raw)}
+				var snk pipeline.Sink = discard{}
+				if tc.drop {
+					ls.ended = make(chan struct{})
+					snk = gated{ended: ls.ended}
+				}
+				cuts := int64(0)
+				if ch.split != nil {
+					cuts = ch.split.cuts
+				}
 				st, err := pipeline.Run(context.Background(), ls, be, snk, cfg, pipeline.Options{})
 				if err != nil {
 					t.Fatal(err)
@@ -283,11 +314,14 @@ func TestViewsCheckedOnce(t *testing.T) {
 					t.Errorf("run %d: LeaveScan called %d times, want %d; %d of %d blocks taken in place, %d dropped",
 						run, ls.left, left, st.BlocksInPlace, st.Blocks, st.DroppedBlocks)
 				}
+				if (ls.reserved.Load() > 0) != (tc.readers > 1) {
+					t.Errorf("run %d: %d views reserved with %d readers", run, ls.reserved.Load(), tc.readers)
+				}
 				if tc.drop && st.DroppedBlocks == 0 {
 					t.Errorf("run %d: no block dropped", run)
 				}
-				if tc.workers > 1 && tc.channels == 1 && ch.split.cuts == 0 {
-					t.Error("no block was cut into segments")
+				if tc.workers > 1 && tc.channels == 1 && ch.split.cuts == cuts {
+					t.Errorf("run %d: no block was cut into segments", run)
 				}
 				if n := src.(capture.NonFiniteCounter).NonFinite(); n != want || warned != 1 {
 					t.Errorf("run %d: counted %d non-finite values, want %d; warned %d times, want once", run, n, want, warned)

@@ -69,8 +69,8 @@ type splitter struct {
 	runPart func(lo, hi int) error
 	src     mapped // the source's memory stage 0's input may lie in
 	// check counts the NaN and ±Inf values of stage 0's input, a view of
-	// the source's memory (Chain.checkViews), or is nil; chk is it for
-	// the current call.
+	// the source's memory, and returns the error of a truncated file
+	// (Chain.checkViews), or is nil; chk is it for the current call.
 	check, chk func([]float32) error
 }
 
@@ -177,9 +177,12 @@ func (sp *splitter) part(g, _ int) error {
 		if j >= len(sp.lo)-1 {
 			return nil
 		}
+		if err := sp.checkSegment(j); err != nil {
+			return err
+		}
 		a := sp.lo[j]
 		sp.def.Seek(p, sp.run, sp.in[(a-sp.hist)*sp.inV:a*sp.inV], sp.at+int64(a))
-		if err := sp.segment(j, p); err != nil {
+		if err := sp.run1(j, p); err != nil {
 			return err
 		}
 	}
@@ -196,16 +199,30 @@ func whole(p stage.Processor, out, in []float32, chk func([]float32) error) (int
 	return p.Process(out, in)
 }
 
-// segment runs segment j with kernel p, checking its input first (chk):
-// the check brings it into this core's cache, where the kernel then
-// reads it.
-func (sp *splitter) segment(j int, p stage.Processor) error {
-	a, b := sp.lo[j], sp.lo[j+1]
-	if sp.chk != nil {
-		if err := sp.chk(sp.in[a*sp.inV : b*sp.inV]); err != nil {
-			return err
-		}
+// checkSegment checks segment j's input (chk), before anything else on
+// this goroutine reads it or the history before it: a file truncated
+// since its view was taken then faults in the source's check, which
+// recovers every such fault (the guard's recovery needs the fault's
+// address), and the check brings the segment into this core's cache,
+// where the kernel then reads it.
+func (sp *splitter) checkSegment(j int) error {
+	if sp.chk == nil {
+		return nil
 	}
+	return sp.chk(sp.in[sp.lo[j]*sp.inV : sp.lo[j+1]*sp.inV])
+}
+
+// segment checks and runs segment j with kernel p.
+func (sp *splitter) segment(j int, p stage.Processor) error {
+	if err := sp.checkSegment(j); err != nil {
+		return err
+	}
+	return sp.run1(j, p)
+}
+
+// run1 runs segment j with kernel p.
+func (sp *splitter) run1(j int, p stage.Processor) error {
+	a, b := sp.lo[j], sp.lo[j+1]
 	got, err := p.Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
 	if err != nil {
 		return fmt.Errorf("segment %d: %w", j, err)
