@@ -575,8 +575,8 @@ func (r *Raw) ReadReservedEncoded(dst []byte, at int64) (int, error) {
 // mapping that Region made, as View returns them: scanned for NaN and ±Inf
 // (whole, on the calling goroutine) unless LeaveScan, a truncated file an
 // error wrapping [ErrTruncated], and after the last reservation io.EOF (or
-// the error of a partial sample at the end). It may be called on any goroutine, at once
-// with other reservations of the same source.
+// the error of a partial sample at the end). It may be called on any
+// goroutine, at once with other reservations of the same source.
 func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
 	if !r.direct.inPlace() {
 		return nil, fmt.Errorf("capture: %s stores %s values: take its bytes (ViewReservedEncoded)", r.name, r.dt.name)
@@ -585,11 +585,10 @@ func (r *Raw) ViewReserved(at int64, values int) ([]float32, error) {
 	if err != nil || len(b) == 0 {
 		return nil, err
 	}
-	d := r.direct
 	v := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), values)
-	if !d.leave {
-		if err := d.faulting(func() { d.scan(v) }); err != nil {
-			return nil, r.faultErr(err)
+	if !r.direct.leave {
+		if err := r.check(v); err != nil {
+			return nil, err
 		}
 	}
 	return v, r.reservedEnd(at)
@@ -615,8 +614,9 @@ func (r *Raw) LeaveScan() func([]float32) error {
 	return r.check
 }
 
-// check is the scan LeaveScan leaves: v's values counted, a fault on the
-// mapping recovered into the truncation's error.
+// check scans v, values of the mapping: counted, a fault on the mapping
+// recovered into the truncation's error. ViewReserved scans with it, and
+// LeaveScan leaves it to the views' reader.
 func (r *Raw) check(v []float32) error {
 	d := r.direct
 	if err := d.faulting(func() { d.scan(v) }); err != nil {

@@ -204,12 +204,7 @@ func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 // (pipeline.ViewScanner) with check, nil for none, before it reads them:
 // one channel's blocks on several cores a segment at a time, each on the
 // core that filters it, and the others whole before the first stage.
-func (c *Chain) checkViews(check func([]float32) error) {
-	c.check = check
-	if c.split != nil {
-		c.split.check = nil // set for each block (processMapped)
-	}
-}
+func (c *Chain) checkViews(check func([]float32) error) { c.check = check }
 
 // useMapped has the chain take its blocks from region, the source's
 // memory, on every goroutine that reads them (mapped).

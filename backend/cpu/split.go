@@ -69,8 +69,9 @@ type splitter struct {
 	runPart func(lo, hi int) error
 	src     mapped // the source's memory stage 0's input may lie in
 	// check counts the NaN and ±Inf values of stage 0's input, a view of
-	// the source's memory, and returns the error of a truncated file
-	// (Chain.checkViews), or is nil; chk is it for the current call.
+	// the source's memory, and returns the error of a truncated file, or
+	// is nil: set for each block (Chain.processMapped); chk is it for the
+	// current call.
 	check, chk func([]float32) error
 }
 
@@ -167,6 +168,9 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 // caller, then the segments left, each with the goroutine's copy.
 func (sp *splitter) part(g, _ int) error {
 	if g == 0 {
+		if err := sp.checkSegment(0); err != nil {
+			return err
+		}
 		if err := sp.segment(0, sp.run); err != nil {
 			return err
 		}
@@ -182,7 +186,7 @@ func (sp *splitter) part(g, _ int) error {
 		}
 		a := sp.lo[j]
 		sp.def.Seek(p, sp.run, sp.in[(a-sp.hist)*sp.inV:a*sp.inV], sp.at+int64(a))
-		if err := sp.run1(j, p); err != nil {
+		if err := sp.segment(j, p); err != nil {
 			return err
 		}
 	}
@@ -212,16 +216,8 @@ func (sp *splitter) checkSegment(j int) error {
 	return sp.chk(sp.in[sp.lo[j]*sp.inV : sp.lo[j+1]*sp.inV])
 }
 
-// segment checks and runs segment j with kernel p.
+// segment runs segment j with kernel p.
 func (sp *splitter) segment(j int, p stage.Processor) error {
-	if err := sp.checkSegment(j); err != nil {
-		return err
-	}
-	return sp.run1(j, p)
-}
-
-// run1 runs segment j with kernel p.
-func (sp *splitter) run1(j int, p stage.Processor) error {
 	a, b := sp.lo[j], sp.lo[j+1]
 	got, err := p.Process(sp.out[sp.off[j]:], sp.in[a*sp.inV:b*sp.inV])
 	if err != nil {
