@@ -36,7 +36,8 @@
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
 #               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
-#               through shift + FIR ÷8 with read_share 0.75 (the default), 0, 0.5 and 0.9, the old 64 MiB pin window, and
+#               through shift + FIR ÷8 with read_share 0.75 (the default), 0, 0.5 and 0.9, the old 64 MiB pin window,
+#               into 1024 channels keeping 64 (issue 30), and
 #               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
@@ -216,13 +217,20 @@ stages:
 backend: cuda
 sink: {type: null}
 EOF2
-    cs8() { # name, then a cuda: line or none
+    cs8() { # name, then a cuda: line or none; CS8 names another base config
       local name=$1; shift
-      { cat "$W/cs8.yaml"; printf '%s\n' "$@"; } > "$W/$name.yaml"
+      { cat "${CS8:-$W/cs8.yaml}"; printf '%s\n' "$@"; } > "$W/$name.yaml"
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name shift+fir/8 (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+|encoding=[a-z0-9-]+|read_share=[0-9.]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    for r in 1 2; do cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; cs8 "cs8-w64-$r" "cuda: {pin_window_mb: 64}"; done
+    # Issue 30's host-fed bank: 1024 channels, 16 taps a branch, 64 kept.
+    sed -e '/^stages:/,/^backend:/{/^backend:/!d}' "$W/cs8.yaml" > "$W/bank.yaml"
+    printf 'stages:\n  - channelize: {channels: 1024, taps_per_channel: 16}\n  - select: {channels: [%s]}\n' \
+      "$(seq -s ', ' 0 16 1008)" >> "$W/bank.yaml"
+    for r in 1 2; do
+      cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; cs8 "cs8-w64-$r" "cuda: {pin_window_mb: 64}"
+      CS8=$W/bank.yaml cs8 "cs8-bank1024-$r"
+    done
     cs8 cs8-read-0.5 "cuda: {read_share: 0.5}"
     cs8 cs8-read-0.9 "cuda: {read_share: 0.9}"
     cs8 cs8-read-decoded "cuda: {pin_source: false}"
