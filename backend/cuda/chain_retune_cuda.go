@@ -23,16 +23,34 @@ import (
 // first with n·D ≥ K, and a shift's phase is resumed at K from the old
 // frequency's phase there.
 //
-// The history each op keeps is its filter's (Q−1 samples, P·M−1 for a
-// bank), so a retune may bring at most the running tap count, rounded up
-// to whole branches; shorter filters are zero-padded.
+// Each retunable op keeps the history of ChainRetuneTaps taps, or of its
+// own if it started with more (in whole branches), so a retune may bring
+// any tap count up to that: the launches after it take the new count of
+// taps per branch (a polyphase op its tile too) and read the end of the
+// history they need.
+//
+// A shift fused into the filter after it: the kernel shifts the filter's
+// input as it reads it, the history before the last shift retune with the
+// shift before it (one kept), so every filter output must see at most the
+// last two. A shift retunes again once the filter in force has left the
+// last retune behind (Q−1 of its input samples), and a filter grows to Q'
+// taps per branch only where its window, Q'−1 samples back, does not
+// reach the shift retune before the last.
 
 // maxTaps is the most taps a retune of op's filter or bank may bring.
 func (op *chainOp) maxTaps() int {
 	if op.kind == opBank {
-		return int(op.bp * op.bm)
+		return int(op.pcap * op.bm)
 	}
-	return int(op.q * op.l)
+	return int(op.qcap * op.l)
+}
+
+// branchesFor is the taps per branch of a filter of n taps in op.
+func (op *chainOp) branchesFor(n int) int64 {
+	if op.kind == opBank {
+		return (int64(n) + op.bm - 1) / op.bm
+	}
+	return (int64(n) + op.l - 1) / op.l
 }
 
 // retuneOp returns the op that the change r retunes. A select has none
@@ -48,7 +66,7 @@ func (f *ChainFilter) retuneOp(r stage.Retune) (*chainOp, error) {
 			return nil, fmt.Errorf("%w: %s stages cannot be retuned on cuda yet (stage %d)", stage.ErrRetuneUnsupported, r.Stage.Kind, r.Index)
 		case len(r.Stage.Taps) > op.maxTaps():
 			return nil, &stage.StageError{Index: r.Index, Field: "taps", Msg: fmt.Sprintf(
-				"%d taps: a running %s stage on cuda keeps the history for at most %d (its own taps, in whole branches)", len(r.Stage.Taps), r.Stage.Kind, op.maxTaps())}
+				"%d taps: a running %s stage on cuda keeps the history for at most %d (the larger of %d and its own taps, in whole branches)", len(r.Stage.Taps), r.Stage.Kind, op.maxTaps(), ChainRetuneTaps)}
 		default:
 			return op, nil
 		}
@@ -70,30 +88,71 @@ func (f *ChainFilter) CheckRetune(changes []stage.Retune) error {
 }
 
 // AcceptRetune is CheckRetune for changes that apply from chain input
-// frame at, and records them: a shift fused into the filter after it
-// retunes again only once its last retune has left that filter's history
-// (Q−1 of its input samples), as the kernel keeps one earlier shift for
-// the history. Calls must be serialised (the explicit transport's retune
-// lock); several at the same input sample of the shift are one retune.
+// frame at, and records them, with the rules for a shift fused into the
+// filter after it (above). Calls must be serialised (the explicit
+// transport's retune lock); several at the same input sample of the shift
+// are one retune.
 func (f *ChainFilter) AcceptRetune(changes []stage.Retune, at int64) error {
 	if err := f.CheckRetune(changes); err != nil {
 		return err
 	}
-	for _, r := range changes {
-		op, _ := f.retuneOp(r)
-		if op.kind != opPoly || op.shiftAt != r.Index || op.lastShiftAt < 0 {
-			continue
-		}
-		// 0: the same input sample (one retune, as at the same frame).
-		if gap := f.chain.InputAt(r.Index, at) - f.chain.InputAt(r.Index, op.lastShiftAt); gap > 0 && gap < int64(op.hist) {
-			return fmt.Errorf("%w: stage %d (shift) runs fused into the filter after it on cuda, and retunes again once that filter's history (%d samples) is past its last retune: %d samples later here",
-				stage.ErrRetuneUnsupported, r.Index, op.hist, gap)
+	for i := range f.ops {
+		if err := f.checkFused(&f.ops[i], changes, at); err != nil {
+			return err
 		}
 	}
-	for _, r := range changes {
-		if op, _ := f.retuneOp(r); op.shiftAt == r.Index {
-			op.lastShiftAt = at
+	for i := range f.ops {
+		op := &f.ops[i]
+		if op.kind != opPoly {
+			continue
 		}
+		for _, r := range changes {
+			switch r.Index {
+			case op.shiftAt:
+				if op.lastShiftAt >= 0 && f.chain.InputAt(r.Index, at) != f.chain.InputAt(r.Index, op.lastShiftAt) {
+					op.shiftAtBack = op.lastShiftAt
+				}
+				op.lastShiftAt = at
+			case op.at:
+				op.acceptQ = op.branchesFor(len(r.Stage.Taps))
+			}
+		}
+	}
+	return nil
+}
+
+// checkFused applies the rules for a shift fused into op's filter (above)
+// to changes at chain frame at, against the retunes accepted before.
+func (f *ChainFilter) checkFused(op *chainOp, changes []stage.Retune, at int64) error {
+	if op.kind != opPoly || op.shift == nil {
+		return nil
+	}
+	q, taps, shifted := op.acceptQ, 0, false
+	for _, r := range changes {
+		switch r.Index {
+		case op.shiftAt:
+			shifted = true
+		case op.at:
+			q, taps = op.branchesFor(len(r.Stage.Taps)), len(r.Stage.Taps)
+		}
+	}
+	in := func(frame int64) int64 { return f.chain.InputAt(op.shiftAt, frame) }
+	back := op.shiftAtBack
+	if shifted && op.lastShiftAt >= 0 {
+		// 0: the same input sample (one retune, as at the same frame).
+		hist := max(op.acceptQ, q) - 1
+		gap := in(at) - in(op.lastShiftAt)
+		if gap > 0 && gap < hist {
+			return fmt.Errorf("%w: stage %d (shift) runs fused into the filter after it on cuda, and retunes again once that filter's history (%d samples) is past its last retune: %d samples later here",
+				stage.ErrRetuneUnsupported, op.shiftAt, hist, gap)
+		}
+		if gap > 0 {
+			back = op.lastShiftAt
+		}
+	}
+	if q > op.acceptQ && back >= 0 && in(at)-(q-1) < in(back) {
+		return fmt.Errorf("%w: stage %d (fir, %d taps) would read %d samples back, past the shift retune before the last (%d samples back); on cuda the shift fused into it keeps the last two",
+			stage.ErrRetuneUnsupported, op.at, taps, q-1, in(at)-in(back))
 	}
 	return nil
 }
@@ -125,15 +184,23 @@ func (f *ChainFilter) Retune(st cudrv.Stream, changes []stage.Retune) error {
 			continue
 		}
 		var taps []float32
+		nb := op.branchesFor(len(r.Stage.Taps))
 		if op.kind == opBank {
-			padded := make([]float32, op.maxTaps())
+			padded := make([]float32, nb*op.bm)
 			copy(padded, r.Stage.Taps)
 			taps = filter.BankTaps(padded, int(op.bm))
 		} else {
-			taps = polyBranches(r.Stage.Taps, op.l, op.q)
+			taps = polyBranches(r.Stage.Taps, op.l, nb)
 		}
 		if err := f.stageTaps(st, op, taps); err != nil {
 			return fmt.Errorf("gpu: chain stage %d (%s): %w", r.Index, r.Stage.Kind, err)
+		}
+		// The launches after this copy (on st or later) take the new count.
+		if op.kind == opBank {
+			op.bp = nb
+		} else {
+			op.q = nb
+			op.retile(f.perThr)
 		}
 	}
 	return nil
@@ -148,12 +215,12 @@ func (f *ChainFilter) stageTaps(st cudrv.Stream, op *chainOp, taps []float32) er
 			return fmt.Errorf("create event: %w", err)
 		}
 		f.events = append(f.events, e)
-		h, err := cudrv.AllocHost(int64(len(taps))*4, false, false)
+		h, err := cudrv.AllocHost(int64(op.maxTaps())*4, false, false)
 		if err != nil {
 			return fmt.Errorf("pin the taps' staging: %w", err)
 		}
 		f.host = append(f.host, h)
-		op.copied, op.staged = e, unsafe.Slice((*float32)(h.Ptr()), len(taps))
+		op.copied, op.staged = e, unsafe.Slice((*float32)(h.Ptr()), op.maxTaps())
 	} else if err := op.copied.Synchronize(); err != nil {
 		return fmt.Errorf("wait for the previous retune's copy: %w", err)
 	}

@@ -18,9 +18,9 @@ import (
 )
 
 // chainRetuneCases are chains with retunes of every kind the GPU takes:
-// a shift (alone and fused into a filter), a decimating fir to fewer taps
-// and to as many, a channelizer's prototype, the stages after a bank's
-// select, on one channel and on three.
+// a shift (alone and fused into a filter), a decimating fir to fewer taps,
+// as many and more, a channelizer's prototype to fewer and more, the
+// stages after a bank's select, on one channel and on three.
 func chainRetuneCases(r *rand.Rand) []struct {
 	name     string
 	complex  bool
@@ -47,17 +47,23 @@ func chainRetuneCases(r *rand.Rand) []struct {
 			tc{"shift+fir129/8", cplx, 1, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
 				// 3129: again as soon as the fir's history (128) is past 3001
 				[]chainTune{{3001, []stage.Retune{shift(0, 123456.5)}}, {3129, []stage.Retune{shift(0, 777)}}, {7777, []stage.Retune{fir(1, 100, 8)}},
-					{12000, []stage.Retune{shift(0, -1), fir(1, 129, 8), shift(0, 2)}}}},
+					{12000, []stage.Retune{shift(0, -1), fir(1, 129, 8), shift(0, 2)}},
+					// More taps than it started with: 399 back from 13000 stays after 12000.
+					{13000, []stage.Retune{fir(1, 400, 8)}}}},
 			tc{"fir31/4+shift", cplx, 1, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)},
-				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}}},
+				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}, {11001, []stage.Retune{fir(0, 8192, 4)}}}},
 			tc{"3ch/shift+fir65/4", cplx, 3, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
 				[]chainTune{{2049, []stage.Retune{shift(0, -77777), fir(1, 60, 4)}}}},
 			tc{"bank64/32x1000+select+fir33/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(taps(33), 2)},
-				[]chainTune{{5000, []stage.Retune{bank(0, 900, 64, 32)}}, {9001, []stage.Retune{fir(2, 33, 2), bank(0, 1024, 64, 32)}}}},
+				[]chainTune{{5000, []stage.Retune{bank(0, 900, 64, 32)}}, {9001, []stage.Retune{fir(2, 33, 2), bank(0, 1024, 64, 32)}},
+					{12001, []stage.Retune{bank(0, 3000, 64, 32), fir(2, 100, 2)}}}},
 			// A shift fused into a filter after a bank: the history is the
 			// op's own buffer. 4128: 16 samples of its input after 4000.
 			tc{"bank16/8x160+select+shift+fir17/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(160), 16, 8), stage.NewSelect(5, 3), shiftStage(1000), firStage(taps(17), 2)},
-				[]chainTune{{4000, []stage.Retune{shift(2, -3000)}}, {4128, []stage.Retune{shift(2, 500), bank(0, 150, 16, 8)}}, {9000, []stage.Retune{fir(3, 17, 2)}}}},
+				[]chainTune{{4000, []stage.Retune{shift(2, -3000)}}, {4128, []stage.Retune{shift(2, 500), bank(0, 150, 16, 8)}}, {9000, []stage.Retune{fir(3, 17, 2)}},
+					// The fused fir grows to 41 taps: 40 back from 11000 (1375 of
+					// its input) stays after the shift retune before the last (500).
+					{11000, []stage.Retune{fir(3, 41, 2), bank(0, 1000, 16, 8)}}}},
 			tc{"shift+bank1024/1024x32768", cplx, 1, []stage.Stage{shiftStage(-3000), stage.NewChannelize(taps(32768), 1024, 1024)},
 				[]chainTune{{40000, []stage.Retune{bank(1, 30000, 1024, 1024), shift(0, 5000)}}}},
 		)
@@ -93,8 +99,10 @@ func TestChainRetuneMatchesCPU(t *testing.T) {
 }
 
 // TestChainRetuneRefusals: what a chain on the GPU does not retune is
-// refused before anything changes: more taps than the history kept, a
-// resample, a select of other channels (structure).
+// refused before anything changes: more taps than the history kept
+// (ChainRetuneTaps, or the stage's own if more), a resample, a select of
+// other channels (structure), and a fused shift's retunes too close
+// together for its filter, or for a filter that grows.
 func TestChainRetuneRefusals(t *testing.T) {
 	withBatchContext(t, func() {
 		r := rand.New(rand.NewPCG(44, 2))
@@ -111,9 +119,10 @@ func TestChainRetuneRefusals(t *testing.T) {
 			r    stage.Retune
 			ok   func(error) bool
 		}{
-			{"bank to 1025 taps (1024 kept)", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, 1025), 64, 32)}, func(err error) bool { return errors.As(err, &se) }},
-			{"bank to 1024 taps", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, 1024), 64, 32)}, func(err error) bool { return err == nil }},
-			{"fir to 34 taps", stage.Retune{Index: 2, Stage: firStage(randSignal(r, 34), 2)}, func(err error) bool { return errors.As(err, &se) }},
+			{"bank to 8193 taps (8192 kept)", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, ChainRetuneTaps+1), 64, 32)}, func(err error) bool { return errors.As(err, &se) }},
+			{"bank to 8192 taps", stage.Retune{Index: 0, Stage: stage.NewChannelize(randSignal(r, ChainRetuneTaps), 64, 32)}, func(err error) bool { return err == nil }},
+			{"fir to 8193 taps", stage.Retune{Index: 2, Stage: firStage(randSignal(r, ChainRetuneTaps+1), 2)}, func(err error) bool { return errors.As(err, &se) }},
+			{"fir to 8192 taps", stage.Retune{Index: 2, Stage: firStage(randSignal(r, ChainRetuneTaps), 2)}, func(err error) bool { return err == nil }},
 			{"resample", stage.Retune{Index: 3, Stage: resStage(randSignal(r, 48), 3, 2)}, func(err error) bool { return errors.Is(err, stage.ErrRetuneUnsupported) }},
 			{"select, the same", stage.Retune{Index: 1, Stage: stage.NewSelect(5, 63)}, func(err error) bool { return errors.Is(err, stage.ErrRetuneUnsupported) }},
 		} {
@@ -136,6 +145,31 @@ func TestChainRetuneRefusals(t *testing.T) {
 		}{{1000, true}, {1000, true}, {1127, false}, {1128, true}, {1128, true}, {1200, false}} {
 			if err := g.AcceptRetune(sh(float64(tc.at)), tc.at); (err == nil) != tc.ok || err != nil && !errors.Is(err, stage.ErrRetuneUnsupported) {
 				t.Errorf("shift retune at %d: %v, want ok %v", tc.at, err, tc.ok)
+			}
+		}
+		// The shift retuned at 1000 and 1128. The fir grows to 200 taps
+		// only where 199 samples back is not before 1000; then the shift
+		// waits for 199 samples; a 4096-tap fir is refused until 4095
+		// samples after the shift retune before the last.
+		fir := func(n int) []stage.Retune { return []stage.Retune{{Index: 1, Stage: firStage(randSignal(r, n), 8)}} }
+		for _, tc := range []struct {
+			name    string
+			changes []stage.Retune
+			at      int64
+			ok      bool
+		}{
+			{"fir 200 at 1198", fir(200), 1198, false},
+			{"fir 200 at 1199", fir(200), 1199, true},
+			{"shift at 1326", sh(1), 1326, false},
+			{"shift at 1327", sh(1), 1327, true},
+			{"shift and fir 129 at 1400", append(sh(2), fir(129)...), 1400, false}, // 199 from 200 taps still in force
+			{"fir 129 at 1400", fir(129), 1400, true},
+			{"shift at 1455", sh(3), 1455, true},
+			{"fir 4096 at 5221", fir(4096), 5221, false},
+			{"fir 4096 at 5422", fir(4096), 5422, true},
+		} {
+			if err := g.AcceptRetune(tc.changes, tc.at); (err == nil) != tc.ok || err != nil && !errors.Is(err, stage.ErrRetuneUnsupported) {
+				t.Errorf("%s: %v, want ok %v", tc.name, err, tc.ok)
 			}
 		}
 		// Behind a fir ÷4, chain frames 10 and 11 are the shift's input 3
@@ -240,7 +274,8 @@ func TestChainRetuneAtKnownBlock(t *testing.T) {
 // goroutine while blocks are in flight on several streams: each accepted
 // retune lands at the ChainAt it reports, and the output equals the CPU
 // backend's with the same retunes at those frames. A fused shift's retune
-// that comes too soon after the last is refused and changes nothing.
+// that comes too soon after the last, or a filter grown past the shift
+// retune before the last, is refused and changes nothing.
 func TestChainRetuneWhileInFlight(t *testing.T) {
 	r := rand.New(rand.NewPCG(44, 4))
 	for _, tc := range []struct {
@@ -252,7 +287,7 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 			if i%2 == 0 {
 				return []stage.Retune{{Index: 0, Stage: shiftStage(float64(1000 * (i - 50)))}}
 			}
-			return []stage.Retune{{Index: 1, Stage: firStage(randSignal(r, 64+i%65), 8)}}
+			return []stage.Retune{{Index: 1, Stage: firStage(randSignal(r, 64+i%400), 8)}} // to more taps than at the start too
 		}},
 		{"bank64/32x1000+select+shift+fir33/2", []stage.Stage{stage.NewChannelize(randSignal(r, 1000), 64, 32), stage.NewSelect(5, 63, 0), shiftStage(100), firStage(randSignal(r, 33), 2)}, func(i int) []stage.Retune {
 			switch i % 3 {
@@ -299,7 +334,7 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 							continue // not started yet
 						}
 						return
-					case err != nil && strings.Contains(err.Error(), "retunes again"):
+					case errors.Is(err, stage.ErrRetuneUnsupported): // a fused shift's rules
 						refused++
 						continue
 					case err != nil:
@@ -320,7 +355,7 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 					inside++
 				}
 			}
-			t.Logf("%d retunes accepted (%d within the input), %d refused as too soon", len(tunes), inside, refused)
+			t.Logf("%d retunes accepted (%d within the input), %d refused by the fused shift's rules", len(tunes), inside, refused)
 			want := cpuChain(t, c, x, []int{block}, block, tunes...)
 			var w []float32
 			for _, b := range want {

@@ -8,6 +8,13 @@ import "math"
 // default per-block limit, no opt-in needed).
 const chainSharedLimit = 48 << 10
 
+// ChainRetuneTaps is the most taps a running chain's fir or channelize
+// stage can be retuned to on cuda, unless it started with more (in whole
+// branches): each such op keeps that much input history on the device, as
+// the CPU backend keeps its MaxRetuneTaps. Its kernels read the part
+// their taps need.
+const ChainRetuneTaps = 8192
+
 // chainLoopClasses is the most output classes (L/gcd(L, M)) one tiled
 // block loops over; with more, each block takes one class, so that a
 // large L still makes a grid of many blocks.

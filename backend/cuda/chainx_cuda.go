@@ -58,6 +58,7 @@ type ChainFilter struct {
 	dev      []cudrv.DevicePtr
 	events   []cudrv.Event    // the ops' retune events
 	host     []*cudrv.HostBuf // the ops' pinned retune staging
+	perThr   int              // outputs per thread of the tiled polyphase kernel
 	closed   bool
 
 	// Launch arguments; the params slices point at them (no allocation).
@@ -125,12 +126,14 @@ type chainOp struct {
 	prev        *mixer.Shifter
 	prevCps     float64
 	shiftK      int64
-	lastShiftAt int64 // chain input frame of the last shift retune accepted (AcceptRetune)
+	lastShiftAt int64 // chain input frame of the last shift retune accepted (AcceptRetune; −1: none)
+	shiftAtBack int64 // the one before it (−1: none)
+	acceptQ     int64 // taps per branch after the retunes accepted (AcceptRetune)
 	nch         int64 // channels of the input stream (the batch dimension)
 	inCh        int   // values per input sample (frame of nch channels)
 	outCh       int   // values per output sample
 	maxIn       int   // input samples per block at most
-	hist        int   // history samples before the input (Q−1)
+	hist        int   // history samples kept before the input: for the most taps a retune may bring
 	buf         [2]cudrv.DevicePtr
 	cur         int // buf[cur] takes the next block (ops after the first)
 	t, next     int64
@@ -138,15 +141,19 @@ type chainOp struct {
 	// filter bank: M channels ÷D, P taps per branch, F frames per thread
 	// block, K channels kept (keep; 0: all M in order), twiddles tw
 	bm, logM, bd, bp int64
+	pcap             int64 // the most taps per branch a retune may bring
 	frames, kept     int64
 	tw, keep         cudrv.DevicePtr
 	split            bool            // sums by chain_bank_sums_* into scratch, then the FFT
 	scratch, ones    cudrv.DevicePtr // split: frames × M sums; M taps of 1
 
-	// polyphase
+	// polyphase: Q taps per branch now, at most qcap
 	l, m, lp, mp, q int64
+	qcap            int64
+	elem            int // bytes per staged input value (the tile's)
 	branches        cudrv.DevicePtr
 	threads         int   // 0: direct kernel
+	direct          bool  // the direct kernel whatever the taps (tests compare the two)
 	tq, w           int64 // tiled geometry
 	smem            int   // dynamic shared memory a launch takes (tiled, bank)
 	loop            bool  // a tiled block runs every class (lp <= chainLoopClasses)
@@ -209,8 +216,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		return nil, err
 	}
 	f.bankR = int64(bankR)
-	perThr, err := moduleInt(f.mod, "chain_per_thread")
-	if err != nil {
+	if f.perThr, err = moduleInt(f.mod, "chain_per_thread"); err != nil {
 		return nil, err
 	}
 	rate, cplx, n := c.SampleRate, c.Complex, maxBlock
@@ -257,7 +263,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		if k != kernelPoly {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, ErrKind)
 		}
-		if err := f.addPoly(s, i, pending, pendAt, rate, cplx, n, nch, perThr); err != nil {
+		if err := f.addPoly(s, i, pending, pendAt, rate, cplx, n, nch); err != nil {
 			return nil, fmt.Errorf("gpu: chain stage %d (%s): %w", i, s.Kind, err)
 		}
 		pending = nil
@@ -350,10 +356,10 @@ func (f *ChainFilter) addShift(s stage.Stage, at int, rate float64, cplx bool, m
 	return nil
 }
 
-func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt int, rate float64, cplx bool, maxIn int, nch int64, perThr int) error {
+func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt int, rate float64, cplx bool, maxIn int, nch int64) error {
 	l, m := s.Def().Factors(s) // a kernelPoly kind: upfirdn by its rate change
 	op := chainOp{kind: opPoly, inCplx: cplx, nch: nch, inCh: channels(cplx) * int(nch), maxIn: maxIn, l: int64(l), m: int64(m),
-		rate: rate, at: at, shiftAt: -1, tune: resumes(s), lastShiftAt: -1}
+		rate: rate, at: at, shiftAt: -1, tune: resumes(s), lastShiftAt: -1, shiftAtBack: -1}
 	if shift != nil {
 		sh, cps, err := newShifter(*shift, rate, cplx)
 		if err != nil {
@@ -366,17 +372,21 @@ func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt
 	op.lp, op.mp = op.l/g, op.m/g
 	ntaps := int64(len(s.Taps))
 	op.q = (ntaps + op.l - 1) / op.l
-	op.hist = int(op.q - 1)
+	op.qcap, op.acceptQ = op.q, op.q
+	if op.tune {
+		op.qcap = max(op.q, (ChainRetuneTaps+op.l-1)/op.l)
+	}
+	op.hist = int(op.qcap - 1)
 	br := polyBranches(s.Taps, op.l, op.q)
 	var err error
-	if op.branches, err = f.upload(unsafe.Pointer(&br[0]), int64(len(br))*4); err != nil {
+	if op.branches, err = f.uploadCap(br, op.l*op.qcap); err != nil {
 		return err
 	}
-	elem := 4
+	op.elem = 4
 	if cplx || shift != nil {
-		elem = 8
+		op.elem = 8
 	}
-	op.threads, op.tq, op.w, op.smem = chainTile(op.mp, op.q, elem, perThr)
+	op.retile(f.perThr)
 	op.loop = op.lp <= chainLoopClasses
 	f.ops = append(f.ops, op)
 	return nil
@@ -392,11 +402,15 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
 	op := chainOp{kind: opBank, inCplx: cplx, nch: 1, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
 		at: at, shiftAt: -1, tune: resumes(s),
-		hist: int(g.p*g.m - 1), bm: g.m, logM: g.logM, bd: g.d, bp: g.p, frames: g.frames, kept: g.kept,
+		bm: g.m, logM: g.logM, bd: g.d, bp: g.p, pcap: g.p, frames: g.frames, kept: g.kept,
 		smem: g.smemBytes()}
+	if op.tune {
+		op.pcap = max(g.p, (ChainRetuneTaps+g.m-1)/g.m)
+	}
+	op.hist = int(op.pcap*op.bm - 1)
 	rev := filter.BankTaps(s.Taps, int(g.m))
 	var err error
-	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4); err != nil {
+	if op.branches, err = f.uploadCap(rev, op.pcap*op.bm); err != nil {
 		return err
 	}
 	tw := bankTwiddles(int(g.m))
@@ -459,6 +473,28 @@ func (f *ChainFilter) SetBankSplit(split bool) error {
 	}
 	// The taps of 1 must be on the device before a launch on any stream.
 	return cudrv.SyncUploads("chain filter bank split")
+}
+
+// uploadCap allocates room for capacity float32 values (at least len(v))
+// and copies v to its start.
+func (f *ChainFilter) uploadCap(v []float32, capacity int64) (cudrv.DevicePtr, error) {
+	d, err := f.alloc(max(capacity, int64(len(v))) * 4)
+	if err != nil {
+		return 0, err
+	}
+	if err := cudrv.MemcpyHtoD(d, unsafe.Pointer(&v[0]), int64(len(v))*4); err != nil {
+		return 0, fmt.Errorf("gpu: copy to the chain: %w", err)
+	}
+	return d, nil
+}
+
+// retile sets the polyphase op's launch shape for its Q taps per branch:
+// the tiled kernel where a tile fits shared memory, else the direct one.
+func (op *chainOp) retile(perThr int) {
+	op.threads, op.tq, op.w, op.smem = chainTile(op.mp, op.q, op.elem, perThr)
+	if op.direct {
+		op.threads = 0
+	}
 }
 
 // upload allocates n bytes of device memory for the chain and copies p's
@@ -560,8 +596,13 @@ func (f *ChainFilter) run(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr, ns
 	if op.inCplx {
 		ci = 1
 	}
-	if op.kind == opBank {
+	// The kernels read the history their taps need, the last of what op keeps.
+	switch op.kind {
+	case opBank:
+		x += cudrv.DevicePtr((int64(op.hist) - (op.bp*op.bm - 1)) * int64(op.inCh) * 4)
 		return f.runBank(st, op, x, y, ns, ci)
+	case opPoly:
+		x += cudrv.DevicePtr((int64(op.hist) - (op.q - 1)) * int64(op.inCh) * 4)
 	}
 	if op.kind == opShift {
 		f.sa = shiftLaunch{x: x, y: y, n: int64(ns), c0: c0, cps: op.cps, ch: op.nch}

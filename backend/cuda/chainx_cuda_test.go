@@ -188,7 +188,7 @@ func gpuChain(t *testing.T, c stage.Chain, x []float32, blocks []int, maxBlock i
 		case "perclass":
 			f.ops[i].loop = false
 		case "direct":
-			f.ops[i].threads = 0
+			f.ops[i].direct, f.ops[i].threads = true, 0
 		}
 	}
 	// A filter bank runs fused in the perclass mode and split in the
