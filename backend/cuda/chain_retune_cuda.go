@@ -27,15 +27,15 @@ import (
 // own if it started with more (in whole branches), so a retune may bring
 // any tap count up to that: the launches after it take the new count of
 // taps per branch (a polyphase op its tile too) and read the end of the
-// history they need.
+// history they need. A bank keeps the path (fused or split) it started on.
 //
 // A shift fused into the filter after it: the kernel shifts the filter's
 // input as it reads it, the history before the last shift retune with the
 // shift before it (one kept), so every filter output must see at most the
-// last two. A shift retunes again once the filter in force has left the
-// last retune behind (Q−1 of its input samples), and a filter grows to Q'
-// taps per branch only where its window, Q'−1 samples back, does not
-// reach the shift retune before the last.
+// last two. A shift retunes again once the filter in force from then on
+// has left the last retune behind (Q−1 of its input samples), and a filter
+// grows to Q' taps per branch only where its window, Q'−1 samples back,
+// does not reach the shift retune before the last.
 
 // maxTaps is the most taps a retune of op's filter or bank may bring.
 func (op *chainOp) maxTaps() int {
@@ -66,7 +66,8 @@ func (f *ChainFilter) retuneOp(r stage.Retune) (*chainOp, error) {
 			return nil, fmt.Errorf("%w: %s stages cannot be retuned on cuda yet (stage %d)", stage.ErrRetuneUnsupported, r.Stage.Kind, r.Index)
 		case len(r.Stage.Taps) > op.maxTaps():
 			return nil, &stage.StageError{Index: r.Index, Field: "taps", Msg: fmt.Sprintf(
-				"%d taps: a running %s stage on cuda keeps the history for at most %d (the larger of %d and its own taps, in whole branches)", len(r.Stage.Taps), r.Stage.Kind, op.maxTaps(), ChainRetuneTaps)}
+				"%d taps: a running %s stage on cuda keeps the history for at most %d (its own taps, or up to %d in %d KiB of history a block; in whole branches)",
+				len(r.Stage.Taps), r.Stage.Kind, op.maxTaps(), ChainRetuneTaps, ChainRetuneHistoryBytes>>10)}
 		default:
 			return op, nil
 		}
@@ -140,7 +141,7 @@ func (f *ChainFilter) checkFused(op *chainOp, changes []stage.Retune, at int64) 
 	back := op.shiftAtBack
 	if shifted && op.lastShiftAt >= 0 {
 		// 0: the same input sample (one retune, as at the same frame).
-		hist := max(op.acceptQ, q) - 1
+		hist := q - 1 // the filter from at on: a change in this set applies there too
 		gap := in(at) - in(op.lastShiftAt)
 		if gap > 0 && gap < hist {
 			return fmt.Errorf("%w: stage %d (shift) runs fused into the filter after it on cuda, and retunes again once that filter's history (%d samples) is past its last retune: %d samples later here",

@@ -11,9 +11,26 @@ const chainSharedLimit = 48 << 10
 // ChainRetuneTaps is the most taps a running chain's fir or channelize
 // stage can be retuned to on cuda, unless it started with more (in whole
 // branches): each such op keeps that much input history on the device, as
-// the CPU backend keeps its MaxRetuneTaps. Its kernels read the part
-// their taps need.
+// the CPU backend keeps its MaxRetuneTaps, within ChainRetuneHistoryBytes.
+// Its kernels read the part their taps need.
 const ChainRetuneTaps = 8192
+
+// ChainRetuneHistoryBytes bounds the history an op keeps beyond its own
+// taps' for retunes: every block copies it, so a stream of many channels
+// (a bank's kept channels) lets its filters grow less far. One complex
+// channel keeps all of ChainRetuneTaps in 64 KiB.
+const ChainRetuneHistoryBytes = 256 << 10
+
+// retuneCap is the most taps per branch an op of own taps per branch may
+// take, where hist(n) is the history n taps per branch need, in samples of
+// frameBytes bytes, and perBranch the taps a branch holds.
+func retuneCap(own, perBranch, frameBytes int64, hist func(n int64) int64) int64 {
+	n := (ChainRetuneTaps + perBranch - 1) / perBranch
+	for n > own && hist(n)*frameBytes > ChainRetuneHistoryBytes {
+		n--
+	}
+	return max(n, own)
+}
 
 // chainLoopClasses is the most output classes (L/gcd(L, M)) one tiled
 // block loops over; with more, each block takes one class, so that a

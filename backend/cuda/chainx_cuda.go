@@ -374,7 +374,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt
 	op.q = (ntaps + op.l - 1) / op.l
 	op.qcap, op.acceptQ = op.q, op.q
 	if op.tune {
-		op.qcap = max(op.q, (ChainRetuneTaps+op.l-1)/op.l)
+		op.qcap = retuneCap(op.q, op.l, int64(op.inCh)*4, func(q int64) int64 { return q - 1 })
 	}
 	op.hist = int(op.qcap - 1)
 	br := polyBranches(s.Taps, op.l, op.q)
@@ -405,7 +405,7 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 		bm: g.m, logM: g.logM, bd: g.d, bp: g.p, pcap: g.p, frames: g.frames, kept: g.kept,
 		smem: g.smemBytes()}
 	if op.tune {
-		op.pcap = max(g.p, (ChainRetuneTaps+g.m-1)/g.m)
+		op.pcap = retuneCap(g.p, g.m, int64(op.inCh)*4, func(p int64) int64 { return p*g.m - 1 })
 	}
 	op.hist = int(op.pcap*op.bm - 1)
 	rev := filter.BankTaps(s.Taps, int(g.m))
@@ -511,7 +511,8 @@ func (f *ChainFilter) upload(p unsafe.Pointer, n int64) (cudrv.DevicePtr, error)
 }
 
 // HistoryValues is how many values of history Launch's input starts with:
-// the first op's, (Q−1) samples for a filter, none for a shift alone.
+// the first op's, for the most taps a retune may bring (Q−1 samples for a
+// filter that does not retune), none for a shift alone.
 func (f *ChainFilter) HistoryValues() int { return f.ops[0].hist * f.ops[0].inCh }
 
 // MaxOutValues bounds the output values of a block of n input values.

@@ -99,3 +99,33 @@ func TestBankGeometry(t *testing.T) {
 		}
 	}
 }
+
+// TestRetuneCap: a filter keeps the history of ChainRetuneTaps for
+// retunes within ChainRetuneHistoryBytes, and never less than its own.
+func TestRetuneCap(t *testing.T) {
+	poly := func(q int64) int64 { return q - 1 }
+	bank := func(m int64) func(int64) int64 { return func(p int64) int64 { return p*m - 1 } }
+	for _, tc := range []struct {
+		name                  string
+		own, perBranch, frame int64
+		hist                  func(int64) int64
+		want                  int64
+	}{
+		{"fir, one complex channel", 129, 1, 8, poly, ChainRetuneTaps},
+		{"fir ÷ any, real", 5, 1, 4, poly, ChainRetuneTaps},
+		{"resample-like branches of 3", 16, 3, 8, poly, (ChainRetuneTaps + 2) / 3},
+		{"fir on 64 complex channels: 256 KiB", 33, 1, 512, poly, ChainRetuneHistoryBytes/512 + 1},
+		{"fir on 1024 complex channels: its own", 129, 1, 8192, poly, 129},
+		{"bank 64 channels", 16, 64, 8, bank(64), ChainRetuneTaps / 64},
+		{"bank 4096 × 16: its own", 16, 4096, 8, bank(4096), 16},
+		{"bank 1024 × 4, real", 4, 1024, 4, bank(1024), 8},
+	} {
+		got := retuneCap(tc.own, tc.perBranch, tc.frame, tc.hist)
+		if got != tc.want {
+			t.Errorf("%s: %d taps per branch, want %d", tc.name, got, tc.want)
+		}
+		if got > tc.own && tc.hist(got)*tc.frame > ChainRetuneHistoryBytes {
+			t.Errorf("%s: %d taps per branch keep %d bytes of history", tc.name, got, tc.hist(got)*tc.frame)
+		}
+	}
+}
