@@ -52,7 +52,7 @@ func chainRetuneCases(r *rand.Rand) []struct {
 					// stays after the shift retune before the last (3129).
 					{13000, []stage.Retune{fir(1, 400, 8)}}}},
 			tc{"fir31/4+shift", cplx, 1, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)},
-				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}, {11001, []stage.Retune{fir(0, 8192, 4)}}}},
+				[]chainTune{{4097, []stage.Retune{shift(1, -54321)}}, {9000, []stage.Retune{fir(0, 31, 4)}}, {11001, []stage.Retune{fir(0, 600, 4)}}}},
 			tc{"3ch/shift+fir65/4", cplx, 3, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
 				[]chainTune{{2049, []stage.Retune{shift(0, -77777), fir(1, 60, 4)}}}},
 			tc{"bank64/32x1000+select+fir33/2", cplx, 1, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(taps(33), 2)},
