@@ -12,6 +12,7 @@ import (
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
+	"github.com/sigproc/sigproc/internal/par"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
 	"github.com/sigproc/sigproc/stage"
@@ -363,11 +364,14 @@ func chainBytes(c stage.Chain, n int) int64 {
 // backend cuts each block across its cores, and a cut must be long enough
 // to pay for the hand-off. On the H200 host 256 Ki-sample blocks ran a
 // 129-tap FIR at 1.10 / 1.06 / 1.54 / 2.08 times the speed of 64 Ki ones on
-// 2 / 4 / 8 / 16 cores, in one call (one core: 0.72).
+// 2 / 4 / 8 / 16 cores, in one call (one core: 0.72). On an H100 host
+// (2026-12-06, two rounds), 128 Ki a core (512 Ki / 1 Mi / 2 Mi) ran
+// 1.09–1.21 / 1.18–1.22 / 1.67–1.74 times 256 Ki on 4 / 8 / 16 cores: at
+// 16, 3.0–3.1 GS/s, the file source's own ceiling.
 const (
 	CPUThroughputBlock = 1 << 16
 	CPUMultiBlock      = 1 << 18
-	CPUSegment         = 1 << 14
+	CPUSegment         = 1 << 17
 )
 
 // storedFrameBytes is the bytes of one frame as src stores it: a GPU
@@ -403,7 +407,8 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 		}
 	case procs > 1:
 		block = CPUMultiBlock
-		for block < procs*CPUSegment && block < config.MaxBlockSize {
+		// The backend cuts a block for at most par.MaxWorkers goroutines.
+		for block < min(procs, par.MaxWorkers)*CPUSegment && block < config.MaxBlockSize {
 			block *= 2
 		}
 	}
