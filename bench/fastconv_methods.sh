@@ -12,7 +12,7 @@ cplx=${3:-}
 cpu=${4:-0}
 rate() { # taps method -> "MS/s method"
 	GOMAXPROCS=1 taskset -c "$cpu" "$sp" bench cpu --json --taps "$1" --method "$2" --block "$block" $cplx |
-		sed -n 's/.*"msps": *\([0-9.]*\).*"method": *"\([a-z]*\)".*/\1 \2/p'
+		tr -d '\n' | sed -n 's/.*"msps": *\([0-9.]*\).*"method": *"\([a-z]*\)".*/\1 \2/p'
 }
 printf 'block %s %s, one core (%s), MS/s\n' "$block" "${cplx:-real}" "$cpu"
 printf '%6s %9s %9s %7s\n' taps direct fft auto

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,21 +102,10 @@ other tools can check it.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if o.json {
-				enc := json.NewEncoder(out)
-				if err := enc.Encode(res); err != nil {
-					return fmt.Errorf("bench cpu: write json: %w", err)
-				}
-				return nil
+			if err := writeReport(jsonOnly(o.json), cmd.OutOrStdout(), res, writeBenchCPU); err != nil {
+				return fmt.Errorf("bench cpu: %w", err)
 			}
-			kind := "real"
-			if res.Complex {
-				kind = "complex"
-			}
-			_, err = fmt.Fprintf(out, "cpu fir: taps=%d block=%d samples=%d best=%.2f ms  %.1f MS/s (%s, method %s, kernel %s, best of %d)\n",
-				res.Taps, res.Block, res.Samples, res.Seconds*1e3, res.MSPS, kind, res.Method, res.Kernel, res.Reps)
-			return err
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -281,4 +269,15 @@ func uniformNoise(n int, seed uint64) []float32 {
 		x[i] = float32(2*rng.Float64() - 1)
 	}
 	return x
+}
+
+// writeBenchCPU prints bench cpu's result as one line.
+func writeBenchCPU(w io.Writer, res benchCPUResult) error {
+	kind := "real"
+	if res.Complex {
+		kind = "complex"
+	}
+	_, err := fmt.Fprintf(w, "cpu fir: taps=%d block=%d samples=%d best=%.2f ms  %.1f MS/s (%s, method %s, kernel %s, best of %d)\n",
+		res.Taps, res.Block, res.Samples, res.Seconds*1e3, res.MSPS, kind, res.Method, res.Kernel, res.Reps)
+	return err
 }

@@ -107,6 +107,29 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
+// writeReport writes a bench command's result v: as text to w by text,
+// unless json is "-", and as JSON to json ("-" = w) unless it is "".
+func writeReport[T any](json string, w io.Writer, v T, text func(io.Writer, T) error) error {
+	if json != "-" {
+		if err := text(w, v); err != nil {
+			return err
+		}
+	}
+	if json != "" {
+		return writeJSONTo(json, w, v)
+	}
+	return nil
+}
+
+// jsonOnly is writeReport's json argument for a --json switch: JSON on
+// the output instead of the text.
+func jsonOnly(on bool) string {
+	if on {
+		return "-"
+	}
+	return ""
+}
+
 // writeJSONTo writes v as indented JSON to path ("-" = w).
 func writeJSONTo(path string, w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -258,15 +281,8 @@ func runBenchBandwidth(ctx context.Context, o benchBandwidthOptions, out io.Writ
 	if err != nil {
 		return fmt.Errorf("bench bandwidth: %w", err)
 	}
-	if o.json != "-" {
-		if err := writeBandwidthTable(out, res); err != nil {
-			return fmt.Errorf("bench bandwidth: %w", err)
-		}
-	}
-	if o.json != "" {
-		if err := writeJSONTo(o.json, out, res); err != nil {
-			return fmt.Errorf("bench bandwidth: %w", err)
-		}
+	if err := writeReport(o.json, out, res, writeBandwidthTable); err != nil {
+		return fmt.Errorf("bench bandwidth: %w", err)
 	}
 	return nil
 }

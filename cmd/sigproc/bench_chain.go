@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -43,16 +43,10 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if o.json {
-				if err := json.NewEncoder(out).Encode(res); err != nil {
-					return fmt.Errorf("bench chain: write json: %w", err)
-				}
-				return nil
+			if err := writeReport(jsonOnly(o.json), cmd.OutOrStdout(), res, writeBenchChain); err != nil {
+				return fmt.Errorf("bench chain: %w", err)
 			}
-			_, err = fmt.Fprintf(out, "cpu chain: %s  block=%d samples=%d out=%d best=%.2f ms  %.1f MS/s in (complex=%v, best of %d)\n",
-				res.Chain, res.Block, res.Samples, res.OutSamples, res.Seconds*1e3, res.InMSps, res.Complex, res.Reps)
-			return err
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -116,4 +110,11 @@ func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// writeBenchChain prints bench chain's result as one line.
+func writeBenchChain(w io.Writer, res cpubench.ChainResult) error {
+	_, err := fmt.Fprintf(w, "cpu chain: %s  block=%d samples=%d out=%d best=%.2f ms  %.1f MS/s in (complex=%v, best of %d)\n",
+		res.Chain, res.Block, res.Samples, res.OutSamples, res.Seconds*1e3, res.InMSps, res.Complex, res.Reps)
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -155,12 +154,14 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 		res.OutFrames, res.Seconds, res.InGSps = r.OutSamples, r.Seconds, r.InMSps/1e3
 		res.Cores, res.Block = runtime.GOMAXPROCS(0), r.Block
 	}
-	if o.json {
-		if err := json.NewEncoder(out).Encode(res); err != nil {
-			return fmt.Errorf("bench channelize: write json: %w", err)
-		}
-		return nil
+	if err := writeReport(jsonOnly(o.json), out, res, writeBenchChannelize); err != nil {
+		return fmt.Errorf("bench channelize: %w", err)
 	}
+	return nil
+}
+
+// writeBenchChannelize prints bench channelize's result as one line.
+func writeBenchChannelize(w io.Writer, res benchChannelizeResult) error {
 	on := res.Backend
 	if res.Device != "" {
 		on += " (" + res.Device + ")"
@@ -174,7 +175,7 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 	if res.Path != "" {
 		on += ", path " + res.Path
 	}
-	_, err = fmt.Fprintf(out, "channelize on %s: %s  samples=%d frames=%d best=%.3f ms  %.3f GS/s in (best of %d)\n",
+	_, err := fmt.Fprintf(w, "channelize on %s: %s  samples=%d frames=%d best=%.3f ms  %.3f GS/s in (best of %d)\n",
 		on, res.Chain, res.Samples, res.OutFrames, res.Seconds*1e3, res.InGSps, res.Reps)
 	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -382,13 +381,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 		rep.Results = append(rep.Results, row)
 	}
 
-	if o.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return fmt.Errorf("bench fir: write json: %w", err)
-		}
-	} else if err := writeFIRTable(out, rep); err != nil {
+	if err := writeReport(jsonOnly(o.json), out, rep, writeFIRTable); err != nil {
 		return fmt.Errorf("bench fir: %w", err)
 	}
 	if o.png != "" {

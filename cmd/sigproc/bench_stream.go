@@ -226,15 +226,8 @@ func runBenchStream(ctx context.Context, o benchStreamOptions, out, errw io.Writ
 
 // reportStream writes the text (or JSON) report.
 func reportStream(o benchStreamOptions, rep gpubench.StreamResult, out io.Writer) error {
-	if o.json != "-" {
-		if err := writeStreamText(out, rep); err != nil {
-			return fmt.Errorf("bench stream: %w", err)
-		}
-	}
-	if o.json != "" {
-		if err := writeJSONTo(o.json, out, rep); err != nil {
-			return fmt.Errorf("bench stream: %w", err)
-		}
+	if err := writeReport(o.json, out, rep, writeStreamText); err != nil {
+		return fmt.Errorf("bench stream: %w", err)
 	}
 	return nil
 }
