@@ -35,6 +35,8 @@ type runOptions struct {
 	input      string
 	metrics    string
 	drainLimit time.Duration
+	cpuProfile string
+	trace      string
 }
 
 const runExample = `  # The quick start: 4 Mi synthetic samples, 129-tap lowpass, SigMF output
@@ -125,6 +127,8 @@ buffers); "wall" and the rate count from then on.`,
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace existing output files (overrides sink.overwrite)")
 	f.DurationVar(&o.drainLimit, "drain-limit", defaultDrainLimit, "after a stop signal, filter the blocks already captured for at most this long, then write what is filtered and stop (0: no limit); under a supervisor keep it well inside its stop timeout (docker stop: 10s)")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to `FILE`, to read with go tool pprof (refused if it exists, unless --overwrite)")
+	f.StringVar(&o.trace, "trace", "", "write a Go execution trace of the run to `FILE`, to read with go tool trace: what each goroutine and core did when (refused if it exists, unless --overwrite)")
 	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
 	cmd.MarkFlagsMutuallyExclusive("paced", "no-paced")
 	cmd.MarkFlagsMutuallyExclusive("duration", "num-samples")
@@ -231,6 +235,13 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	// are available to this process depends on the machine, not the file.
 	if _, err := assemble.Realtime(cfg); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" || o.trace != "" {
+		p, err := startProfiles(o.cpuProfile, o.trace, o.overwrite, assemble.ConfigInputs(cfg, o.config), cfg.Sink.Path)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, p.stop()) }()
 	}
 	stderr := cmd.ErrOrStderr()
 	level, json := logSettings(cmd, cfg.Log.Level, cfg.Log.Format)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunProfiles runs with --cpu-profile and --trace and reads the
+// files' headers: a pprof profile is gzip, a trace names its Go version.
+// An existing file is refused without --overwrite and kept as it was, and
+// neither may name one of the run's inputs.
+func TestRunProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, `
+source: {type: synthetic, sample_rate: 1e6, signal: noise, noise_std: 1, num_samples: 2000000}
+filter: {design: {type: lowpass, cutoff_hz: 1e5, num_taps: 129}}
+sink: {type: null}
+`)
+	prof, tr := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "run.trace")
+	if _, stderr, err := execute(t, nil, nil, "run", cfg, "--cpu-profile", prof, "--trace", tr, "--log-level", "warn"); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	for path, head := range map[string]string{prof: "\x1f\x8b", tr: "go 1."} {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(b, []byte(head)) {
+			t.Errorf("%s: %v, %d bytes starting %q, want %q", path, err, len(b), b[:min(len(b), 8)], head)
+		}
+	}
+	if err := os.WriteFile(prof, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string // "" for a run that succeeds
+	}{
+		{"profile exists", []string{"--cpu-profile", prof}, "the file exists"},
+		{"trace exists", []string{"--trace", prof}, "the file exists"},
+		{"profile is the config", []string{"--cpu-profile", cfg, "--overwrite"}, "--cpu-profile: "},
+		{"both one file", []string{"--cpu-profile", tr, "--trace", tr, "--overwrite"}, "are the same file"},
+		{"replaced with --overwrite", []string{"--cpu-profile", prof, "--overwrite"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := os.ReadFile(prof)
+			_, _, err := execute(t, nil, nil, append([]string{"run", cfg, "--log-level", "warn"}, tt.args...)...)
+			after, _ := os.ReadFile(prof)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("run: %v", err)
+			case tt.want == "" && !bytes.HasPrefix(after, []byte("\x1f\x8b")):
+				t.Fatalf("profile not written over: %q", after[:min(len(after), 8)])
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			case tt.want != "" && !bytes.Equal(before, after):
+				t.Fatal("a refused run changed the existing file")
+			}
+		})
+	}
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), "synthetic") {
+		t.Fatalf("config overwritten: %q", b)
+	}
+}
