@@ -88,15 +88,6 @@ func lookupDatatype(name string) (datatype, error) {
 	return datatype{}, inputErr(ErrUnsupported, "unknown datatype %q (supported: %s)", name, supportedDatatypes)
 }
 
-// SigMFDatatype returns the SigMF core:datatype of a raw format name: cs8
-// is SigMF's ci8; the others are spelt the same.
-func SigMFDatatype(format string) string {
-	if format == FormatCS8 {
-		return "ci8"
-	}
-	return format
-}
-
 // nativeLE is true on little-endian hosts, where a float32's memory is its
 // little-endian encoding.
 var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

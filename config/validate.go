@@ -852,9 +852,6 @@ func (c *Config) SinkFormat(complex bool) (string, error) {
 	return f, nil
 }
 
-// IsComplexFormat reports whether a raw format holds complex (I,Q) samples.
-func IsComplexFormat(f string) bool { return isComplexFormat(f) }
-
 func isComplexFormat(f string) bool {
 	return f == FormatCF32 || f == FormatCI16 || f == FormatCU8 || f == FormatCS8
 }

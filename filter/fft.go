@@ -88,9 +88,6 @@ func newFFTStage(radix, q int) fftStage {
 	return s
 }
 
-// log2 returns log2 of the plan size.
-func (p *fftPlan) log2() int { return bits.TrailingZeros(uint(p.n)) }
-
 // tail reports whether the last two stages (q = 4 and q = 1) run as the
 // fused 16-point vector kernels; body is the number of stages before
 // them that run one by one.

@@ -141,9 +141,6 @@ func (f format) size() int {
 	return 4
 }
 
-// bits names the integer range for clipping messages.
-func (f format) bits() int { return 8 * f.size() }
-
 // supportedFormats is listed in error messages.
 const supportedFormats = "rf32_le, cf32_le, ri16_le, ci16_le, cs8"
 

@@ -47,9 +47,6 @@ func newProgress(w io.Writer, total int64, desc string, rate bool) *progress {
 	return &progress{bar: progressbar.NewOptions64(total, opts...), endless: endless}
 }
 
-// set moves the bar to n samples.
-func (p *progress) set(n int64) { p.setDescribed(n, "") }
-
 // update shows a pipeline's samples in and its rates: the output rate on
 // a bar (which shows the percentage and time left), the input and output
 // rates and any drops on an endless run's spinner.

@@ -143,13 +143,6 @@ func (p *Proc) Expect(prefix string, timeout time.Duration) string {
 	}
 }
 
-// Go sends the go line that --wait-go waits for.
-func (p *Proc) Go() {
-	if _, err := io.WriteString(p.stdin, "go\n"); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
 // Wait waits for "done" and the exit, failing the test on a non-zero exit.
 func (p *Proc) Wait(timeout time.Duration) string {
 	p.t.Helper()
@@ -159,9 +152,6 @@ func (p *Proc) Wait(timeout time.Duration) string {
 	}
 	return line
 }
-
-// Stderr is what the script wrote to stderr so far.
-func (p *Proc) Stderr() string { return p.stderr.String() }
 
 // lockedWriter collects a process's stderr for reading while it runs.
 type lockedWriter struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -230,8 +229,3 @@ func (c *conn) writeSmall(flags byte, body []byte) error {
 
 // close closes the connection.
 func (c *conn) close() error { return c.nc.Close() }
-
-// closedErr reports whether err only says the connection ended.
-func closedErr(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
-}
