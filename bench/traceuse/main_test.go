@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"runtime"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// spin keeps a core busy for d.
+func spin(d time.Duration) {
+	for t0 := time.Now(); time.Since(t0) < d; {
+	}
+}
+
+// TestSummarise traces two goroutines that each spin 30 ms at once and
+// finds them: named by the function they started in, each running about
+// that long, with two running at once for part of the trace.
+func TestSummarise(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs 2 Ps")
+	}
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	for range 2 {
+		go func() { // started here, not in WaitGroup.Go: named by this test
+			defer wg.Done()
+			spin(30 * time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	trace.Stop()
+	s, err := summarise(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spinners int
+	for g, ns := range s.byG {
+		if strings.Contains(s.names[g], "TestSummarise") && ns > 20e6 {
+			spinners++
+		}
+	}
+	if spinners != 2 || s.atOnce[2] < 10e6 || s.procs != runtime.GOMAXPROCS(0) || s.mean() <= 1 {
+		var out bytes.Buffer
+		s.write(&out)
+		t.Fatalf("%d spinners found, two at once %.1f ms:\n%s", spinners, s.atOnce[2]/1e6, out.String())
+	}
+}
