@@ -31,7 +31,7 @@ type runControl struct {
 // startControl binds the control server (before any output is created, so
 // a port in use fails the run early) and arranges the reloads. mx feeds
 // the server's /metrics; it is created when nil and returned.
-func startControl(ctx context.Context, cfg *config.Config, path string, be pipeline.Backend, chain stage.Chain, slots int, retuned func(stage.Chain, []stage.Retune), mx *metrics.Metrics, log zerolog.Logger) (*runControl, *metrics.Metrics, error) {
+func startControl(ctx context.Context, cfg *config.Config, file configFile, be pipeline.Backend, chain stage.Chain, slots int, retuned func(stage.Chain, []stage.Retune), mx *metrics.Metrics, log zerolog.Logger) (*runControl, *metrics.Metrics, error) {
 	serve := cfg.Control.Listen != ""
 	token, generated, err := controlToken(cfg)
 	if err != nil {
@@ -67,7 +67,7 @@ func startControl(ctx context.Context, cfg *config.Config, path string, be pipel
 		// line has the server's other lines, the token's URL among them.
 		log.Info().Str("addr", "http://"+srv.Addr()+"/").Msg("serving the control page, API and /metrics")
 	}
-	rc.stop = append(rc.stop, startReloads(ctx, path, chain, rc.ctl, cfg.Control.WatchConfig, log))
+	rc.stop = append(rc.stop, startReloads(ctx, file, chain, rc.ctl, cfg.Control.WatchConfig, log))
 	return rc, mx, nil
 }
 
@@ -142,11 +142,28 @@ func pageURL(addr string) string {
 	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
-// watchFile calls changed whenever path's size, modification time or
-// identity (an editor's rename over it) changes, polling every period
-// until ctx ends. A file that is briefly missing (mid-save) is waited for.
-func watchFile(ctx context.Context, path string, period time.Duration, changed func()) {
-	last, err := os.Stat(path)
+// configFile is the config file a run loaded: its path, and the file as it
+// stood just before it was read (nil if that stat failed). The watch
+// compares against that, so that a change saved while the run was still
+// starting, before the watch began, is applied too.
+type configFile struct {
+	path   string
+	loaded os.FileInfo
+}
+
+// statConfig stats path before it is loaded (see configFile).
+func statConfig(path string) configFile {
+	fi, _ := os.Stat(path)
+	return configFile{path: path, loaded: fi}
+}
+
+// watchFile calls changed whenever the file's size, modification time or
+// identity (an editor's rename over it) differs from what it was when
+// loaded, or at the last change, polling every period until ctx ends. A
+// file that is briefly missing (mid-save) is waited for.
+func watchFile(ctx context.Context, file configFile, period time.Duration, changed func()) {
+	path, last := file.path, file.loaded
+	var err error
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {

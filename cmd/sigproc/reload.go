@@ -74,14 +74,14 @@ func (r *reloads) serve(load func() (stage.Chain, error), apply func(seq uint64,
 	apply(seq, why, ch, err)
 }
 
-// startReloads arranges a run's reloads of the config at path: on SIGHUP,
+// startReloads arranges a run's reloads of the config file: on SIGHUP,
 // and with watch when the file changes. A SIGHUP held since start-up
 // (claimHangup) is served here, before the first block. The returned
 // function stops the reloads and waits for the one in progress, if any.
-func startReloads(ctx context.Context, path string, chain stage.Chain, ctl *control.Control, watch bool, log zerolog.Logger) (stop func()) {
+func startReloads(ctx context.Context, file configFile, chain stage.Chain, ctl *control.Control, watch bool, log zerolog.Logger) (stop func()) {
 	r := newReloads()
 	load := func() (stage.Chain, error) {
-		next, err := config.Load(path)
+		next, err := config.Load(file.path)
 		if err != nil {
 			return stage.Chain{}, err
 		}
@@ -122,7 +122,7 @@ func startReloads(ctx context.Context, path string, chain stage.Chain, ctl *cont
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			watchFile(rctx, path, 500*time.Millisecond, func() { r.request("file changed") })
+			watchFile(rctx, file, 500*time.Millisecond, func() { r.request("file changed") })
 		}()
 	}
 	return func() {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -121,5 +123,67 @@ func waitUntil(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// TestWatchFileFromTheLoad checks the watch against the file as it was
+// loaded: a change saved before the watch starts (while the run is still
+// starting) is reported, and a file left alone, or missing for a moment
+// and back unchanged, is not.
+func TestWatchFileFromTheLoad(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, path string) // between the load and the watch
+		later func(t *testing.T, path string) // once the watch runs
+		want  bool
+	}{
+		{"saved in place before the watch", func(t *testing.T, p string) { writeInPlace(t, p, "stages: [2]\n") }, nil, true},
+		{"renamed over before the watch", func(t *testing.T, p string) { writeFile(t, p, "stages: [3]\n") }, nil, true},
+		{"saved while watched", nil, func(t *testing.T, p string) { writeInPlace(t, p, "stages: [2]\n") }, true},
+		{"left alone", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			writeInPlace(t, p, "stages: [1]\n")
+			old := time.Now().Add(-time.Hour) // so that a rewrite's mtime differs
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			file := statConfig(p)
+			if tt.edit != nil {
+				tt.edit(t, p)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			changed := make(chan struct{}, 8)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				watchFile(ctx, file, 5*time.Millisecond, func() { changed <- struct{}{} })
+			}()
+			if tt.later != nil {
+				time.Sleep(20 * time.Millisecond)
+				tt.later(t, p)
+			}
+			var got bool
+			select {
+			case <-changed:
+				got = true
+			case <-time.After(300 * time.Millisecond):
+			}
+			cancel()
+			<-done
+			if got != tt.want {
+				t.Fatalf("change reported %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// writeInPlace rewrites path's content in place, as some editors save.
+func writeInPlace(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

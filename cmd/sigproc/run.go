@@ -224,6 +224,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 			err = &startupInterrupted{cause: sc, err: err}
 		}
 	}()
+	cfgFile := statConfig(o.config) // before the read: the watch starts from here
 	cfg, err := config.Load(o.config)
 	if err != nil {
 		return err
@@ -281,7 +282,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		}()
 	}
 	// The control server, like metrics, is bound before any output exists.
-	rc, mx, err := startControl(ctx, cfg, o.config, be, r.Chain, r.Pipeline.Slots, r.Retuned, mx, log)
+	rc, mx, err := startControl(ctx, cfg, cfgFile, be, r.Chain, r.Pipeline.Slots, r.Retuned, mx, log)
 	if err != nil {
 		return err
 	}
