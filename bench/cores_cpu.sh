@@ -7,18 +7,26 @@
 # each round's MS/s in and the 2-core/1-core ratio, then the ranges.
 # BEFORE=path/to/old/sigproc adds that binary's runs to each round.
 # Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc;
-# BLOCK=n sets block_size, default 65536; BLOCK=0 leaves it to the run, which sizes it by cores)
+# BLOCK=n sets block_size, default 65536; BLOCK=0 leaves it to the run, which sizes it by cores;
+# FILE=path runs an existing cf32 file instead of one written now: a file
+# the page cache has held a while may map in small pieces, slow on a VM)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 REPS=${1:-3}
 ONE=${2:-1}
 ALL=${3:-0-$(($(nproc) - 1))}
 N=$((16 << 20))
-noise "$DIR/x.cf32" $((2*N))
+X=${FILE:-$DIR/x.cf32}
+if [ -n "${FILE:-}" ]; then
+  N=$(($(stat -c %s "$X") / 8))
+  cat "$X" > /dev/null
+else
+  noise "$X" $((2*N))
+fi
 taps129 "$DIR/t129.txt"
 BLOCK=${BLOCK:-65536}
 cat > "$DIR/c.yaml" <<YAML
-source: {type: file, path: $DIR/x.cf32, format: cf32_le, sample_rate: 1e6}
+source: {type: file, path: $X, format: cf32_le, sample_rate: 1e6}
 filter: {taps_file: $DIR/t129.txt}
 sink: {type: null}
 YAML

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/internal/par"
@@ -298,6 +299,69 @@ func (r *Raw) Region() ([]byte, error) {
 	}
 	d.mapped, d.mapStart = m, start
 	return m, nil
+}
+
+// MapCost times, once Region has mapped the file, a first read of n bytes
+// of the mapping (one load a page: what faulting its pages in costs)
+// against a pread of n bytes further on into memory that a pread has
+// filled before, as a run reads into the ring's slots again and again
+// (pipeline.MapCoster). The pages loaded are the first the views hand out,
+// so a run that takes them has them mapped; the bytes read are read again
+// by a run that reads. Where a page maps in cheaply (a host with nested
+// paging in hardware, or the file in 2 MiB folios) the touch is several
+// times faster than the read; on a guest whose page tables its host
+// shadows it was about 5 times slower (docs/THROUGHPUT.md). A file with
+// fewer than 3n bytes left is not measured: an error.
+func (r *Raw) MapCost(n int) (touch, read time.Duration, err error) {
+	d := r.direct
+	if d == nil || d.mapped == nil || r.closed {
+		return 0, 0, errors.New("capture: MapCost before Region")
+	}
+	n = n &^ (int(pageSize) - 1)
+	if n <= 0 || d.end-d.off < 3*int64(n) {
+		return 0, 0, fmt.Errorf("capture: %s: too little left to time its mapping against a read of %d bytes", r.name, n)
+	}
+	b := d.mapped[d.off-d.mapStart : d.off-d.mapStart+int64(n)]
+	var sum byte
+	t0 := time.Now()
+	if err := d.faulting(func() {
+		for i := 0; i < len(b); i += int(pageSize) {
+			sum += b[i]
+		}
+	}); err != nil {
+		return 0, 0, r.faultErr(err)
+	}
+	touch = time.Since(t0)
+	// The first pread into fresh memory took 10 times the next ones on the
+	// development VM, even with every page written first: the timed read
+	// is the second.
+	buf := make([]byte, n)
+	if err := r.readFull(buf, d.off+int64(n)); err != nil {
+		return 0, 0, err
+	}
+	buf[0] = sum // keeps the loads
+	t0 = time.Now()
+	if err := r.readFull(buf, d.off+2*int64(n)); err != nil {
+		return 0, 0, err
+	}
+	return touch, time.Since(t0), nil
+}
+
+// readFull reads len(b) bytes at off for MapCost; a short read is the
+// file truncated since Region measured it.
+func (r *Raw) readFull(b []byte, off int64) error {
+	_, err := r.direct.f.ReadAt(b, off)
+	switch {
+	case errors.Is(err, io.EOF):
+		now, serr := fileSize(r.direct.f)
+		if serr != nil {
+			return fmt.Errorf("capture: %s: %w", r.name, serr)
+		}
+		return r.truncatedErr(now)
+	case err != nil:
+		return fmt.Errorf("capture: read %s: %w", r.name, err)
+	}
+	return nil
 }
 
 // View returns the next up to n values in place from the mapping that

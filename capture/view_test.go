@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -479,4 +480,71 @@ func writeAndOpen(t *testing.T, path string, data []byte) *capture.Raw {
 	}
 	t.Cleanup(func() { src.Close() })
 	return src.(*capture.Raw)
+}
+
+// MapCost times a mapped file's first pages against a read of the same
+// amount, and refuses what it cannot time: before Region, a file without
+// three times the bytes left, and a file truncated under the mapping (an
+// error wrapping ErrTruncated, not a crash). It moves nothing: the views
+// start where they would have.
+func TestRawMapCost(t *testing.T) {
+	const n = 64 << 10
+	vals := make([]float32, 3*n/4+1024)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		values   int  // the file's float32 values
+		region   bool // Region first
+		truncate bool // cut the file to a page after Region
+		want     string
+	}{
+		{"timed", len(vals), true, false, ""},
+		{"before Region", len(vals), false, false, "MapCost before Region"},
+		{"too short", 3*n/4 - 1, true, false, "too little left"},
+		{"truncated under the mapping", len(vals), true, true, "truncated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(path, le32f(vals[:tc.values]...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := capture.OpenFile(path, "rf32_le", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			raw := src.(*capture.Raw)
+			if tc.region {
+				if _, err := raw.Region(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.truncate {
+				if err := os.Truncate(path, 4096); err != nil {
+					t.Fatal(err)
+				}
+			}
+			touch, read, err := raw.MapCost(n)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err %v, want %q", err, tc.want)
+				}
+				if tc.truncate && !errors.Is(err, capture.ErrTruncated) {
+					t.Fatalf("err %v does not wrap ErrTruncated", err)
+				}
+				return
+			}
+			if err != nil || touch <= 0 || read <= 0 {
+				t.Fatalf("touch %v, read %v, err %v", touch, read, err)
+			}
+			v, err := raw.View(context.Background(), 4)
+			if err != nil || len(v) != 4 || v[0] != 0 || v[3] != 3 {
+				t.Fatalf("first view after MapCost: %v %v", v, err)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"math"
 	"math/rand/v2"
@@ -468,3 +469,44 @@ func (b *nullRegionBackend) UseRegion([]byte, string) (bool, error) { return tru
 type discard struct{}
 
 func (discard) Write([]float32) error { return nil }
+
+// parallelViewSource is a shortSource that also hands out views in place
+// (ParallelViewer), for parallelSource's choice.
+type parallelViewSource struct {
+	shortSource
+	viewSource
+}
+
+func (s *parallelViewSource) Read(ctx context.Context, dst []float32) (int, error) {
+	return s.shortSource.Read(ctx, dst)
+}
+
+func (s *parallelViewSource) ViewReserved(int64, int) ([]float32, error) { return nil, nil }
+
+// TestDefaultReaders: how many blocks a ParallelSource is read at once by
+// default. On many CPUs the CPUs but two; on 2 or 3, as many as the CPUs
+// for a source read into the ring, and one at a time for views (their
+// first touch is spread over the backend's cores instead).
+func TestDefaultReaders(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	l := Layout{BlockSize: 1024, Channels: 2, Slots: 64}
+	for _, tc := range []struct {
+		procs int
+		view  bool
+		want  int
+	}{
+		{1, false, 0}, {2, false, 2}, {3, false, 3}, {4, false, 2}, {16, false, 14}, {64, false, 0}, // 14 of 62: fewer than half
+		{2, true, 0}, {3, true, 0}, {16, true, 14},
+	} {
+		runtime.GOMAXPROCS(tc.procs)
+		src := &parallelViewSource{}
+		var v Viewer
+		if tc.view {
+			v = src
+		}
+		p, n := parallelSource(src, v, nil, Config{Policy: PolicyBlock}, l)
+		if n != tc.want || (p != nil) != (tc.want > 0) {
+			t.Errorf("%d CPUs, views %v: %d readers, want %d", tc.procs, tc.view, n, tc.want)
+		}
+	}
+}

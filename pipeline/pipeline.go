@@ -138,6 +138,31 @@ type RegionBackend interface {
 	UseRegion(region []byte, encoding string) (bool, error)
 }
 
+// MapCoster is a Viewer that can time, once Region has mapped it, a first
+// read of n bytes of the region against reading as many from its file
+// (capture.Raw.MapCost): what taking views costs where faulting the pages
+// in is dear.
+type MapCoster interface {
+	MapCost(n int) (touch, read time.Duration, err error)
+}
+
+// ReadChooser is a RegionBackend that would rather have the source read
+// into the ring than take its region when, measured by MapCost, touching
+// the region costs more than reading it: PreferRead says so. A backend
+// that reads every value once either way (the CPU's) gains nothing from
+// the views then.
+type ReadChooser interface {
+	RegionBackend
+	PreferRead(touch, read time.Duration) bool
+}
+
+// ms is d in milliseconds, for the log.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// MapCostBytes is what MapCost times: enough pages that one slow fault
+// or timer tick does not decide (8 MiB: 2048 pages).
+const MapCostBytes = 8 << 20
+
 // RegionSharer is a RegionBackend that takes only part of a region in
 // place, and has the rest read into the ring by a ParallelViewer's
 // readers: the CPU's copies and the backend's own way in (a GPU pinning
@@ -283,9 +308,10 @@ type Config struct {
 	// Readers is how many blocks a ParallelSource is taken at once, each
 	// on a goroutine of its own, at most half the ring's slots; 0 means
 	// the CPUs but two (capped by MaxReaders and half the ring, and none
-	// when that is fewer than half of those CPUs), and 1 takes one block
-	// at a time (Read, or View). Only PolicyBlock runs without Realtime
-	// take several.
+	// when that is fewer than half of those CPUs), or on 2 or 3 CPUs as
+	// many as the CPUs for a source read into the ring, and 1 takes one
+	// block at a time (Read, or View). Only PolicyBlock runs without
+	// Realtime take several.
 	Readers int
 	// Realtime pins and locks the capture side; the zero value does nothing.
 	Realtime Realtime
@@ -573,7 +599,8 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		return Stats{}, fmt.Errorf("start %s backend: %w", be.Name(), err)
 	}
 	started := time.Since(start)
-	viewer, enc, err := useViews(src, be, cfg.Policy, opts.Log)
+	viewer, enc, timed, err := useViews(src, be, cfg.Policy, opts.Log)
+	started += timed // the mapping timed against a read (MapCoster): startup, not the stream
 	if err != nil {
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
@@ -741,11 +768,11 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 // place, else nil (the source is read into the ring), and the region's
 // encoding ("" for float32 values). Under policy PolicyBlock a backend
 // that checks views itself (ViewScanner) is left the source's check.
-func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (Viewer, string, error) {
+func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (_ Viewer, _ string, timed time.Duration, _ error) {
 	v, ok := src.(Viewer)
 	rb, ok2 := be.(RegionBackend)
 	if !ok || !ok2 {
-		return nil, "", nil
+		return nil, "", timed, nil
 	}
 	var enc string
 	if ev, ok := v.(EncodedViewer); ok {
@@ -754,14 +781,29 @@ func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (Viewer
 	region, err := v.Region()
 	if err != nil {
 		log.Debug().Err(err).Msg("source read into the ring")
-		return nil, "", nil
+		return nil, "", timed, nil
+	}
+	var touch, read time.Duration
+	if rc, ok := rb.(ReadChooser); ok {
+		if mc, ok := v.(MapCoster); ok && enc == "" {
+			t0 := time.Now()
+			touch, read, err = mc.MapCost(MapCostBytes)
+			timed = time.Since(t0)
+			if err != nil {
+				log.Debug().Err(err).Msg("the source's mapping not timed against a read: taken in place")
+			} else if rc.PreferRead(touch, read) {
+				log.Info().Float64("touch_ms", ms(touch)).Float64("read_ms", ms(read)).Int("mib", MapCostBytes>>20).
+					Msg("source read into the ring: its mapping's pages cost more to touch than to read")
+				return nil, "", timed, nil
+			}
+		}
 	}
 	use, err := rb.UseRegion(region, enc)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s backend: %w", be.Name(), err)
+		return nil, "", timed, fmt.Errorf("%s backend: %w", be.Name(), err)
 	}
 	if !use {
-		return nil, "", nil
+		return nil, "", timed, nil
 	}
 	// A dropped view is read by no backend, and a RegionSharer has some
 	// blocks read into the ring: the source checks those views itself.
@@ -773,11 +815,14 @@ func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (Viewer
 		}
 	}
 	ev := log.Info().Int("region_mib", len(region)>>20)
+	if touch > 0 {
+		ev = ev.Float64("touch_ms", ms(touch)).Float64("read_ms", ms(read)).Int("mib", MapCostBytes>>20)
+	}
 	if enc != "" {
 		ev = ev.Str("encoding", enc)
 	}
 	ev.Msg("blocks taken in place from the source's memory")
-	return v, enc, nil
+	return v, enc, timed, nil
 }
 
 // produce reads the source into ring slots, or, with a viewer, publishes
@@ -988,7 +1033,15 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 		// Fewer readers than half the cores read slower than one block
 		// split among all of them (the source's own parts, on a ring too
 		// small to hold more blocks).
-		cores := runtime.GOMAXPROCS(0) - 2
+		procs := runtime.GOMAXPROCS(0)
+		cores := procs - 2
+		if viewer == nil && procs <= 3 {
+			// The source splits a read among the CPUs but two: on 2 or 3
+			// there are none, and one goroutine read every block. Two
+			// readers ran a 129-tap file 1.16–1.32× one on the 2-core
+			// development VM, 1 tap 1.17–1.33× (docs/THROUGHPUT.md).
+			cores = procs
+		}
 		if n = min(cores, MaxReaders, l.Slots/2); 2*n < cores {
 			return nil, 0
 		}

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -245,5 +247,78 @@ func TestRunTakesEncodedViews(t *testing.T) {
 		if (be.inPlace > 0) != take || (src.views > 0) != take {
 			t.Fatalf("take %v: blocks in place %d, views %d", take, be.inPlace, src.views)
 		}
+	}
+}
+
+// costedSource is a viewSource that times its mapping against a read
+// (MapCoster) as told.
+type costedSource struct {
+	viewSource
+	touch, read time.Duration
+	err         error
+	asked       int
+}
+
+func (s *costedSource) MapCost(n int) (time.Duration, time.Duration, error) {
+	s.asked++
+	if n != MapCostBytes {
+		return 0, 0, fmt.Errorf("timed %d bytes, want %d", n, MapCostBytes)
+	}
+	return s.touch, s.read, s.err
+}
+
+// choosingBackend is a regionBackend that prefers a read when touching
+// costs more than twice reading (ReadChooser).
+type choosingBackend struct{ regionBackend }
+
+func (b *choosingBackend) PreferRead(touch, read time.Duration) bool { return touch > 2*read }
+
+// TestRunReadsWhenTheMappingCostsMore: a backend that chooses (ReadChooser)
+// gets the source's region only when the source's own timing
+// (MapCoster) says touching it is the cheaper way in; a source that cannot
+// time it, or fails to, keeps the views; a backend that does not choose
+// is never asked. The output is the same either way.
+func TestRunReadsWhenTheMappingCostsMore(t *testing.T) {
+	const block = 64
+	x := make([]float32, block*20)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	milli := time.Millisecond
+	for _, tc := range []struct {
+		name        string
+		touch, read time.Duration
+		err         error
+		choose      bool
+		inPlace     bool
+	}{
+		{"touch cheaper: views", 1 * milli, 4 * milli, nil, true, true},
+		{"touch dearer: read", 9 * milli, 4 * milli, nil, true, false},
+		{"at the backend's ratio: views", 8 * milli, 4 * milli, nil, true, true},
+		{"timing failed: views", 9 * milli, 4 * milli, errors.New("file too short"), true, true},
+		{"backend does not choose: views", 9 * milli, 4 * milli, nil, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &costedSource{viewSource: viewSource{x: x}, touch: tc.touch, read: tc.read, err: tc.err}
+			var be Backend = &regionBackend{take: true}
+			if tc.choose {
+				be = &choosingBackend{regionBackend{take: true}}
+			}
+			snk := &sliceSink{}
+			if _, err := Run(context.Background(), src, be, snk, Config{BlockSize: block, Slots: 4}, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if len(snk.got) != len(x) {
+				t.Fatalf("%d values out, want %d", len(snk.got), len(x))
+			}
+			for i, v := range snk.got {
+				if v != 2*x[i] {
+					t.Fatalf("value %d = %v, want %v", i, v, 2*x[i])
+				}
+			}
+			if (src.views > 0) != tc.inPlace || (src.asked > 0) != tc.choose {
+				t.Fatalf("views %d, timed %d times; want in place %v, asked %v", src.views, src.asked, tc.inPlace, tc.choose)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
@@ -198,4 +199,21 @@ func (b *backend) Watch(w func(point int, samples []float32)) {
 		return
 	}
 	b.watch.Store(&w)
+}
+
+// mapCostRatio is how much dearer touching a region must be than reading
+// it for the CPU backend to have it read (PreferRead). The chain reads
+// each value once either way, so the cheaper way in wins; near parity the
+// views keep the edge of spreading their first touch over the cores that
+// filter, where one goroutine reads. On the 2-core development VM,
+// touching cost 2–5 times a read and reading ran 2.1–2.8× the views
+// (docs/THROUGHPUT.md); on a host with nested paging in hardware the touch
+// is several times cheaper than the read.
+const mapCostRatio = 1.5
+
+// PreferRead has a file read into the ring rather than mapped when
+// faulting its pages in costs more than reading them
+// (pipeline.ReadChooser).
+func (b *backend) PreferRead(touch, read time.Duration) bool {
+	return float64(touch) > mapCostRatio*float64(read)
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/sigproc/sigproc/capture"
@@ -328,5 +329,24 @@ func TestViewsCheckedOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPreferRead: the CPU backend has a file read rather than mapped only
+// when touching its mapping costs more than mapCostRatio reads.
+func TestPreferRead(t *testing.T) {
+	b := &backend{}
+	for _, tc := range []struct {
+		touch, read time.Duration
+		want        bool
+	}{
+		{time.Millisecond, 4 * time.Millisecond, false},     // a host with nested paging in hardware
+		{6 * time.Millisecond, 4 * time.Millisecond, false}, // at the ratio: the views spread over the cores
+		{7 * time.Millisecond, 4 * time.Millisecond, true},
+		{8 * time.Millisecond, 1600 * time.Microsecond, true}, // the development VM, a file in small folios
+	} {
+		if got := b.PreferRead(tc.touch, tc.read); got != tc.want {
+			t.Errorf("PreferRead(%v, %v) = %v, want %v", tc.touch, tc.read, got, tc.want)
+		}
 	}
 }
