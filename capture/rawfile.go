@@ -135,7 +135,8 @@ func gcd(a, b int) int {
 func (r *fileReader) inPlace() bool { return r.dt.float }
 
 // wantEnd is where the reads must reach: end, or the file's size when the
-// run began. A file that grows is read to its new end.
+// run began. A file that grows is read to its new end, unless Region has
+// mapped it: the mapping fixes end at the size then, for reads too.
 func (r *fileReader) wantEnd() int64 {
 	if r.end >= 0 {
 		return r.end
@@ -303,23 +304,30 @@ func (r *Raw) Region() ([]byte, error) {
 
 // MapCost times, once Region has mapped the file, a first read of n bytes
 // of the mapping (one load a page: what faulting its pages in costs)
-// against a pread of n bytes further on into memory that a pread has
-// filled before, as a run reads into the ring's slots again and again
-// (pipeline.MapCoster). The pages loaded are the first the views hand out,
-// so a run that takes them has them mapped; the bytes read are read again
-// by a run that reads. Where a page maps in cheaply (a host with nested
-// paging in hardware, or the file in 2 MiB folios) the touch is several
-// times faster than the read; on a guest whose page tables its host
-// shadows it was about 5 times slower (docs/THROUGHPUT.md). A file with
-// fewer than 3n bytes left is not measured: an error.
+// against a pread of the n bytes after them, both after a pread of the
+// first n bytes, which puts the touched pages in the page cache (no disk
+// in the touch's time) and maps the read's destination, as a run reads
+// into the ring's slots again and again (pipeline.MapCoster). The pages
+// loaded are the first the views hand out, so a run that takes them has
+// them mapped. Where a page maps in cheaply (a host with nested paging in
+// hardware, or the file in 2 MiB folios) the touch is several times
+// faster than the read; on a guest whose page tables its host shadows it
+// was 2.5–6.5 times slower (docs/THROUGHPUT.md). A file with fewer than
+// 2n bytes left is not measured: an error.
 func (r *Raw) MapCost(n int) (touch, read time.Duration, err error) {
 	d := r.direct
 	if d == nil || d.mapped == nil || r.closed {
 		return 0, 0, errors.New("capture: MapCost before Region")
 	}
 	n = n &^ (int(pageSize) - 1)
-	if n <= 0 || d.end-d.off < 3*int64(n) {
+	if n <= 0 || d.end-d.off < 2*int64(n) {
 		return 0, 0, fmt.Errorf("capture: %s: too little left to time its mapping against a read of %d bytes", r.name, n)
+	}
+	// The first pread into fresh memory took 10 times the next ones on the
+	// development VM, even with every page written first.
+	buf := make([]byte, n)
+	if err := r.readFull(buf, d.off); err != nil {
+		return 0, 0, err
 	}
 	b := d.mapped[d.off-d.mapStart : d.off-d.mapStart+int64(n)]
 	var sum byte
@@ -332,16 +340,9 @@ func (r *Raw) MapCost(n int) (touch, read time.Duration, err error) {
 		return 0, 0, r.faultErr(err)
 	}
 	touch = time.Since(t0)
-	// The first pread into fresh memory took 10 times the next ones on the
-	// development VM, even with every page written first: the timed read
-	// is the second.
-	buf := make([]byte, n)
-	if err := r.readFull(buf, d.off+int64(n)); err != nil {
-		return 0, 0, err
-	}
 	buf[0] = sum // keeps the loads
 	t0 = time.Now()
-	if err := r.readFull(buf, d.off+2*int64(n)); err != nil {
+	if err := r.readFull(buf, d.off+int64(n)); err != nil {
 		return 0, 0, err
 	}
 	return touch, time.Since(t0), nil

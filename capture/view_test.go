@@ -484,12 +484,12 @@ func writeAndOpen(t *testing.T, path string, data []byte) *capture.Raw {
 
 // MapCost times a mapped file's first pages against a read of the same
 // amount, and refuses what it cannot time: before Region, a file without
-// three times the bytes left, and a file truncated under the mapping (an
+// twice the bytes left, and a file truncated under the mapping (an
 // error wrapping ErrTruncated, not a crash). It moves nothing: the views
 // start where they would have.
 func TestRawMapCost(t *testing.T) {
 	const n = 64 << 10
-	vals := make([]float32, 3*n/4+1024)
+	vals := make([]float32, 2*n/4+1024)
 	for i := range vals {
 		vals[i] = float32(i)
 	}
@@ -503,7 +503,7 @@ func TestRawMapCost(t *testing.T) {
 	}{
 		{"timed", len(vals), true, false, ""},
 		{"before Region", len(vals), false, false, "MapCost before Region"},
-		{"too short", 3*n/4 - 1, true, false, "too little left"},
+		{"too short", 2*n/4 - 1, true, false, "too little left"},
 		{"truncated under the mapping", len(vals), true, true, "truncated"},
 	}
 	for _, tc := range tests {

@@ -143,6 +143,7 @@ type RegionBackend interface {
 // (capture.Raw.MapCost): what taking views costs where faulting the pages
 // in is dear.
 type MapCoster interface {
+	Viewer
 	MapCost(n int) (touch, read time.Duration, err error)
 }
 
@@ -308,9 +309,9 @@ type Config struct {
 	// Readers is how many blocks a ParallelSource is taken at once, each
 	// on a goroutine of its own, at most half the ring's slots; 0 means
 	// the CPUs but two (capped by MaxReaders and half the ring, and none
-	// when that is fewer than half of those CPUs), or on 2 or 3 CPUs as
-	// many as the CPUs for a source read into the ring, and 1 takes one
-	// block at a time (Read, or View). Only PolicyBlock runs without
+	// when that is fewer than half of those CPUs), or on 2 or 3 CPUs two
+	// for a source read into the ring, and 1 takes one block at a time
+	// (Read, or View). Only PolicyBlock runs without
 	// Realtime take several.
 	Readers int
 	// Realtime pins and locks the capture side; the zero value does nothing.
@@ -1039,8 +1040,9 @@ func parallelSource(src Source, viewer Viewer, wsrc WordSource, cfg Config, l La
 			// The source splits a read among the CPUs but two: on 2 or 3
 			// there are none, and one goroutine read every block. Two
 			// readers ran a 129-tap file 1.16–1.32× one on the 2-core
-			// development VM, 1 tap 1.17–1.33× (docs/THROUGHPUT.md).
-			cores = procs
+			// development VM, 1 tap 1.17–1.33× (docs/THROUGHPUT.md);
+			// three on 3 CPUs were not measured.
+			cores = min(procs, 2)
 		}
 		if n = min(cores, MaxReaders, l.Slots/2); 2*n < cores {
 			return nil, 0

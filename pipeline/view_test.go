@@ -257,10 +257,12 @@ type costedSource struct {
 	touch, read time.Duration
 	err         error
 	asked       int
+	delay       time.Duration // how long the timing takes
 }
 
 func (s *costedSource) MapCost(n int) (time.Duration, time.Duration, error) {
 	s.asked++
+	time.Sleep(s.delay)
 	if n != MapCostBytes {
 		return 0, 0, fmt.Errorf("timed %d bytes, want %d", n, MapCostBytes)
 	}
@@ -320,5 +322,19 @@ func TestRunReadsWhenTheMappingCostsMore(t *testing.T) {
 				t.Fatalf("views %d, timed %d times; want in place %v, asked %v", src.views, src.asked, tc.inPlace, tc.choose)
 			}
 		})
+	}
+}
+
+// The mapping's timing is part of the run's startup, not of its wall.
+func TestMapCostCountsAsStartup(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	x := make([]float32, 64*20)
+	src := &costedSource{viewSource: viewSource{x: x}, touch: time.Millisecond, read: time.Millisecond, delay: delay}
+	st, err := Run(context.Background(), src, &choosingBackend{regionBackend{take: true}}, &sliceSink{}, Config{BlockSize: 64, Slots: 4}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Startup < delay || st.Wall >= delay {
+		t.Fatalf("startup %v, wall %v: the timing's %v belongs to the startup", st.Startup, st.Wall, delay)
 	}
 }

@@ -204,11 +204,12 @@ func (b *backend) Watch(w func(point int, samples []float32)) {
 // mapCostRatio is how much dearer touching a region must be than reading
 // it for the CPU backend to have it read (PreferRead). The chain reads
 // each value once either way, so the cheaper way in wins; near parity the
-// views keep the edge of spreading their first touch over the cores that
-// filter, where one goroutine reads. On the 2-core development VM,
-// touching cost 2–5 times a read and reading ran 2.1–2.8× the views
-// (docs/THROUGHPUT.md); on a host with nested paging in hardware the touch
-// is several times cheaper than the read.
+// views keep the edge of spreading their first touch over every core that
+// filters, where one or two goroutines read. On the 2-core development
+// VM, a file in small folios took 2.5–6.5 times as long to touch as to
+// read, and reading it ran 2.2–2.8× the views on one core
+// (docs/THROUGHPUT.md); a freshly written one, and a host with nested
+// paging in hardware, touch in a fraction of the read.
 const mapCostRatio = 1.5
 
 // PreferRead has a file read into the ring rather than mapped when
