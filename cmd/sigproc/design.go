@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -361,16 +359,9 @@ const maxPoints = 1 << 20
 
 // writeResponse writes |H| in dB at points frequencies from DC to Nyquist.
 func writeResponse(path string, overwrite bool, taps []float32, rate float64, points int) (err error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("--response: %s exists; give --overwrite to replace it", path)
-	}
+	f, err := createOutput("--response", path, overwrite)
 	if err != nil {
-		return fmt.Errorf("--response: %w", err)
+		return err
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {

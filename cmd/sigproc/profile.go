@@ -47,8 +47,8 @@ func startProfiles(cpuPath, tracePath string, overwrite bool, inputs []string, s
 	return p, nil
 }
 
-// createOutput creates path for a profile ("" gives nil), refusing one
-// that exists unless overwrite.
+// createOutput creates path, the output file flag names ("" gives nil),
+// refusing one that exists unless overwrite.
 func createOutput(flag, path string, overwrite bool) (*os.File, error) {
 	if path == "" {
 		return nil, nil
@@ -59,7 +59,7 @@ func createOutput(flag, path string, overwrite bool) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, mode, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("%s %s: the file exists; give another path, or --overwrite to replace it", flag, path)
+		return nil, fmt.Errorf("%s %s: the file exists; give --overwrite to replace it, or another path", flag, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)

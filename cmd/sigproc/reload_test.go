@@ -128,8 +128,8 @@ func waitUntil(t *testing.T, cond func() bool) {
 
 // TestWatchFileFromTheLoad checks the watch against the file as it was
 // loaded: a change saved before the watch starts (while the run is still
-// starting) is reported, and a file left alone, or missing for a moment
-// and back unchanged, is not.
+// starting), in place or by a rename over it, is reported, as is one
+// saved while it watches, and a file left alone is not.
 func TestWatchFileFromTheLoad(t *testing.T) {
 	tests := []struct {
 		name  string
