@@ -379,7 +379,7 @@ func (f *ChainFilter) addPoly(s stage.Stage, at int, shift *stage.Stage, shiftAt
 	op.hist = int(op.qcap - 1)
 	br := polyBranches(s.Taps, op.l, op.q)
 	var err error
-	if op.branches, err = f.uploadCap(br, op.l*op.qcap); err != nil {
+	if op.branches, err = f.upload(unsafe.Pointer(&br[0]), int64(len(br))*4, op.l*op.qcap*4); err != nil {
 		return err
 	}
 	op.elem = 4
@@ -410,11 +410,11 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 	op.hist = int(op.pcap*op.bm - 1)
 	rev := filter.BankTaps(s.Taps, int(g.m))
 	var err error
-	if op.branches, err = f.uploadCap(rev, op.pcap*op.bm); err != nil {
+	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4, op.pcap*op.bm*4); err != nil {
 		return err
 	}
 	tw := bankTwiddles(int(g.m))
-	if op.tw, err = f.upload(unsafe.Pointer(&tw[0]), int64(len(tw))*4); err != nil {
+	if op.tw, err = f.upload(unsafe.Pointer(&tw[0]), int64(len(tw))*4, 0); err != nil {
 		return err
 	}
 	if len(keep) > 0 {
@@ -422,7 +422,7 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 		for i, k := range keep {
 			k32[i] = int32(k)
 		}
-		if op.keep, err = f.upload(unsafe.Pointer(&k32[0]), int64(len(k32))*4); err != nil {
+		if op.keep, err = f.upload(unsafe.Pointer(&k32[0]), int64(len(k32))*4, 0); err != nil {
 			return err
 		}
 	}
@@ -448,7 +448,7 @@ func (f *ChainFilter) splitBank(op *chainOp) error {
 	for i := range ones {
 		ones[i] = 1
 	}
-	if op.ones, err = f.upload(unsafe.Pointer(&ones[0]), int64(len(ones))*4); err != nil {
+	if op.ones, err = f.upload(unsafe.Pointer(&ones[0]), int64(len(ones))*4, 0); err != nil {
 		return err
 	}
 	op.split = true
@@ -475,19 +475,6 @@ func (f *ChainFilter) SetBankSplit(split bool) error {
 	return cudrv.SyncUploads("chain filter bank split")
 }
 
-// uploadCap allocates room for capacity float32 values (at least len(v))
-// and copies v to its start.
-func (f *ChainFilter) uploadCap(v []float32, capacity int64) (cudrv.DevicePtr, error) {
-	d, err := f.alloc(max(capacity, int64(len(v))) * 4)
-	if err != nil {
-		return 0, err
-	}
-	if err := cudrv.MemcpyHtoD(d, unsafe.Pointer(&v[0]), int64(len(v))*4); err != nil {
-		return 0, fmt.Errorf("gpu: copy to the chain: %w", err)
-	}
-	return d, nil
-}
-
 // retile sets the polyphase op's launch shape for its Q taps per branch:
 // the tiled kernel where a tile fits shared memory, else the direct one.
 func (op *chainOp) retile(perThr int) {
@@ -497,10 +484,11 @@ func (op *chainOp) retile(perThr int) {
 	}
 }
 
-// upload allocates n bytes of device memory for the chain and copies p's
-// n bytes there.
-func (f *ChainFilter) upload(p unsafe.Pointer, n int64) (cudrv.DevicePtr, error) {
-	d, err := f.alloc(n)
+// upload allocates max(n, room) bytes of device memory for the chain and
+// copies p's n bytes to its start: room leaves space for what a retune
+// may bring.
+func (f *ChainFilter) upload(p unsafe.Pointer, n, room int64) (cudrv.DevicePtr, error) {
+	d, err := f.alloc(max(n, room))
 	if err != nil {
 		return 0, err
 	}
