@@ -3,35 +3,48 @@
 // at once, and how long each goroutine ran, named by the function it
 // started in. A run on N cores that keeps fewer than N running shows it
 // here (a barrier every block, a producer that cannot keep up), where
-// `go tool trace` needs a browser.
+// `go tool trace` needs a browser. With -bin, it also prints the run as a
+// timeline: in each interval, how many goroutines ran on average, and
+// where goroutines most often stopped running (a state and the innermost
+// function of this module), which tells a barrier from a spin that yields.
 //
 //	sigproc run big.yaml --trace run.trace
 //	go run ./bench/traceuse run.trace
+//	go run ./bench/traceuse -bin 2ms run.trace
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"golang.org/x/exp/trace"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: traceuse TRACE")
+	bin := flag.Duration("bin", 0, "print a timeline in intervals of this length (0: none)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: traceuse [-bin DURATION] TRACE")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 || *bin < 0 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
+	f, err := os.Open(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "traceuse:", err)
 		os.Exit(1)
 	}
 	defer f.Close()
-	s, err := summarise(f)
+	s, err := summarise(f, *bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "traceuse:", err)
 		os.Exit(1)
@@ -47,16 +60,24 @@ type summary struct {
 	byG      map[trace.GoID]float64
 	names    map[trace.GoID]string
 	runnable float64 // ns goroutines spent ready but not running, summed
+
+	bin     time.Duration    // the timeline's interval, 0 for none
+	running []float64        // by interval: goroutines running × ns
+	stops   []map[string]int // by interval: stops by state and function
 }
 
+// module prefixes the functions a stop is named by.
+const module = "github.com/sigproc/sigproc/"
+
 // summarise reads a trace and sums, over its span, the time each count of
-// running goroutines lasted and each goroutine's running time.
-func summarise(r io.Reader) (*summary, error) {
+// running goroutines lasted and each goroutine's running time, and with
+// bin > 0 the same by interval.
+func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
-	s := &summary{atOnce: map[int]float64{}, byG: map[trace.GoID]float64{}, names: map[trace.GoID]string{}}
+	s := &summary{atOnce: map[int]float64{}, byG: map[trace.GoID]float64{}, names: map[trace.GoID]string{}, bin: bin}
 	since := map[trace.GoID]trace.Time{} // running since
 	ready := map[trace.GoID]trace.Time{} // runnable since
 	var first, last trace.Time
@@ -74,6 +95,7 @@ func summarise(r io.Reader) (*summary, error) {
 			first, last = now, now
 		}
 		s.atOnce[running] += float64(now - last)
+		s.spread(float64(last-first), float64(now-first), running)
 		last = now
 		switch ev.Kind() {
 		case trace.EventMetric:
@@ -114,6 +136,7 @@ func summarise(r io.Reader) (*summary, error) {
 				delete(since, g)
 				running--
 			}
+			s.stopped(float64(now-first), to, ev.Stack())
 		}
 	}
 	for g, t := range since { // still running at the end
@@ -124,6 +147,48 @@ func summarise(r io.Reader) (*summary, error) {
 		return nil, errors.New("the trace holds no time")
 	}
 	return s, nil
+}
+
+// spread adds running goroutines over [a, b) (ns from the start) to the
+// timeline's intervals.
+func (s *summary) spread(a, b float64, running int) {
+	if s.bin <= 0 {
+		return
+	}
+	w := float64(s.bin)
+	for a < b {
+		k := int(a / w)
+		e := min(b, float64(k+1)*w)
+		for len(s.running) <= k {
+			s.running = append(s.running, 0)
+		}
+		s.running[k] += float64(running) * (e - a)
+		a = e
+	}
+}
+
+// stopped counts a goroutine leaving the running state at t (ns from the
+// start) for state to, named by the innermost function of this module on
+// its stack.
+func (s *summary) stopped(t float64, to trace.GoState, st trace.Stack) {
+	if s.bin <= 0 {
+		return
+	}
+	k := int(t / float64(s.bin))
+	for len(s.stops) <= k {
+		s.stops = append(s.stops, nil)
+	}
+	if s.stops[k] == nil {
+		s.stops[k] = map[string]int{}
+	}
+	name := "-"
+	for f := range st.Frames() {
+		if strings.HasPrefix(f.Func, module) {
+			name = strings.TrimPrefix(f.Func, module)
+			break
+		}
+	}
+	s.stops[k][to.String()+" "+name]++
 }
 
 // outermost is the function a stack started in, "" for none.
@@ -173,5 +238,25 @@ func (s *summary) write(w io.Writer) {
 			name = "?"
 		}
 		fmt.Fprintf(w, "  %9.2f ms  %5.1f %%  g%d %s\n", s.byG[g]/1e6, 100*s.byG[g]/s.span, g, name)
+	}
+	if s.bin <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "timeline by %v: goroutines running on average; stops, and the commonest (state, function)\n", s.bin)
+	for k, ns := range s.running {
+		top, most, all := "", 0, 0
+		if k < len(s.stops) {
+			for name, n := range s.stops[k] {
+				all += n
+				if n > most || n == most && name < top {
+					top, most = name, n
+				}
+			}
+		}
+		fmt.Fprintf(w, "  %8.1f ms  %5.2f  %5d stops", float64(k)*float64(s.bin)/1e6, ns/float64(s.bin), all)
+		if most > 0 {
+			fmt.Fprintf(w, ", %d %s", most, top)
+		}
+		fmt.Fprintln(w)
 	}
 }
