@@ -12,7 +12,8 @@ const directAlign = 256
 // segments' starts (0 first) to starts and returns it; every segment is
 // at least minSeg samples long, and a start is a multiple of align. One
 // start (0) means the block runs whole. It allocates nothing when starts
-// has room for k values.
+// has room for k values, beyond the first call's copy that the fft
+// method keeps for the next call with the same arguments.
 //
 // The direct method sums every output alike wherever its group of
 // outputs starts. The fft method covers a block greedily (pickSize, by
@@ -23,6 +24,11 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 	if f.fc == nil {
 		return EvenCuts(n, k, minSeg, lcm(directAlign, max(align, 1)), starts)
 	}
+	m := &f.cut
+	if m.starts != nil && m.n == n && m.k == k && m.minSeg == minSeg && m.align == align {
+		return append(starts, m.starts...)
+	}
+	from := len(starts)
 	starts = append(starts, 0)
 	c, per := f.fc, 2
 	if f.complex {
@@ -38,6 +44,7 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 		}
 		pos += c.piece(n-pos, per)
 	}
+	*m = cutMemo{n, k, minSeg, align, append(m.starts[:0], starts[from:]...)}
 	return starts
 }
 
