@@ -324,7 +324,7 @@ func (r *Ring) AcquireAhead(ctx context.Context, k int) ([]float32, error) {
 	}
 	w := r.write.Load() + uint64(k)
 	full := func() bool { return w-r.read.Load() >= uint64(r.l.Slots) }
-	b := backoff{eager: true}
+	var b backoff // not eager: it issues reads that readers wait for
 	for full() {
 		if err := b.wait(ctx, &r.freed, full); err != nil {
 			return nil, err
