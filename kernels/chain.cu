@@ -297,6 +297,21 @@ struct bankArgs {
 // thread computes the group's polyphase sums itself. After the rounds,
 // channel k sits at bank_pos(k), its radix digits reversed.
 
+// BANK_THREADS is every bank launch's block size (backend/cuda's
+// bankThreads): the compiled-for-M kernels stride by it as a constant.
+// The host simulator (kernels/sim/bank.cpp) runs a block as one thread.
+#ifndef BANK_THREADS
+#define BANK_THREADS 256
+#endif
+
+// BANK_BLOCK_VALUES is the values a bank block holds (backend/cuda's
+// bankBlockValues), and bankFrames the frames of 2^lg channels that makes,
+// at least one. The host checks both constants when it loads the module.
+#define BANK_BLOCK_VALUES 2048
+__host__ __device__ constexpr int bankFrames(int lg) { return lg <= 11 ? BANK_BLOCK_VALUES >> lg : 1; }
+extern "C" __device__ int chain_bank_threads = BANK_THREADS;
+extern "C" __device__ int chain_bank_block_values = BANK_BLOCK_VALUES;
+
 // bank_pad is the shared-memory slot of frame value i: one float2 of
 // padding after every 8, so that the radix-8 groups at stride 1 and 8
 // (the last rounds) fall on distinct banks; strides of 16 and more, and
@@ -350,17 +365,42 @@ __device__ __forceinline__ void bank_group(float2* sm, float2* a, int base, int 
 
 // bank_first is the first round (radix R, stride S = M/R): group s of
 // frame f sums branches j = (M−1−r−rot) mod M for its values r = s + m·S.
-template <bool INC, int R>
+// CRIT: critically sampled (D = M, so rot = 0 for every frame), and then
+// j = M−1−s−m·S needs no wrap: with M known when compiled, the 2R loads
+// of a tap row are one base address plus constants.
+template <bool INC, int R, bool CRIT>
 __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     const int M = 1 << lg, S = M / R, lgS = lg - (R == 8 ? 3 : R == 4 ? 2 : 1), P = (int)a.P;
-    for (int g = threadIdx.x; g < F * S; g += blockDim.x) {
+    for (int g = threadIdx.x; g < F * S; g += CRIT ? BANK_THREADS : blockDim.x) {
         const int f = g >> lgS, s = g & (S - 1);
         const i64 o = o0 + f;
         float2 v[R];
         int j[R];
 #pragma unroll
         for (int m = 0; m < R; m++) v[m] = make_float2(0.f, 0.f);
-        if (o < a.nout) {
+        if (CRIT && o < a.nout) {
+            // One pointer for the taps and one for the input, each load
+            // a constant below it, both stepping a row of M a tap.
+            const float* h = a.b + (M - 1 - s);
+            if (INC) {
+                const float2* x = reinterpret_cast<const float2*>(a.x) + (a.T0 + o * M + (M - 1 - s));
+#pragma unroll 4
+                for (int q = 0; q < P; q++, h += M, x += M)
+#pragma unroll
+                    for (int m = 0; m < R; m++) {
+                        const float t = __ldg(h - m * S);
+                        const float2 xv = __ldg(x - m * S);
+                        v[m].x = fmaf(t, xv.x, v[m].x);
+                        v[m].y = fmaf(t, xv.y, v[m].y);
+                    }
+            } else {
+                const float* x = a.x + (a.T0 + o * M + (M - 1 - s));
+#pragma unroll 4
+                for (int q = 0; q < P; q++, h += M, x += M)
+#pragma unroll
+                    for (int m = 0; m < R; m++) v[m].x = fmaf(__ldg(h - m * S), __ldg(x - m * S), v[m].x);
+            }
+        } else if (o < a.nout) {
             const int rot = (int)((a.S0 + o * a.D) & (M - 1));
 #pragma unroll
             for (int m = 0; m < R; m++) j[m] = (M - 1 - s - m * S - rot) & (M - 1);
@@ -387,11 +427,12 @@ __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0
     }
 }
 
-// bank_round is a later round of radix R and stride S = 1 << lgS.
-template <int R>
+// bank_round is a later round of radix R and stride S = 1 << lgS (CRIT:
+// compiled for M, striding by BANK_THREADS).
+template <int R, bool CRIT>
 __device__ __forceinline__ void bank_round(float2* sm, const float2* tw, int F, int lg, int lgS) {
     const int M = 1 << lg, S = 1 << lgS, lgG = lg - (R == 8 ? 3 : R == 4 ? 2 : 1);  // M/R groups a frame
-    for (int g = threadIdx.x; g < F << lgG; g += blockDim.x) {
+    for (int g = threadIdx.x; g < F << lgG; g += CRIT ? BANK_THREADS : blockDim.x) {
         const int f = g >> lgG, i = g & ((1 << lgG) - 1), s = i & (S - 1);
         const int base = f * M + (i >> lgS) * R * S + s;
         float2 v[R];
@@ -415,30 +456,30 @@ __device__ __forceinline__ int bank_pos(int k, int lg) {
 }
 
 // bank_fft: the sums and every round of a power-of-two bank (see above).
-template <bool INC>
+template <bool INC, bool CRIT>
 __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     int left = lg;  // bits of M not yet taken by a round
     if (lg >= 3) {
-        bank_first<INC, 8>(a, sm, o0, F, lg);
+        bank_first<INC, 8, CRIT>(a, sm, o0, F, lg);
         left -= 3;
     } else if (lg == 2) {
-        bank_first<INC, 4>(a, sm, o0, F, lg);
+        bank_first<INC, 4, CRIT>(a, sm, o0, F, lg);
         left = 0;
     } else {
-        bank_first<INC, 2>(a, sm, o0, F, lg);
+        bank_first<INC, 2, CRIT>(a, sm, o0, F, lg);
         left = 0;
     }
     while (left > 0) {
         __syncthreads();
         if (left >= 3) {
             left -= 3;
-            bank_round<8>(sm, a.tw, F, lg, left);
+            bank_round<8, CRIT>(sm, a.tw, F, lg, left);
         } else if (left == 2) {
             left = 0;
-            bank_round<4>(sm, a.tw, F, lg, 0);
+            bank_round<4, CRIT>(sm, a.tw, F, lg, 0);
         } else {
             left = 0;
-            bank_round<2>(sm, a.tw, F, lg, 0);
+            bank_round<2, CRIT>(sm, a.tw, F, lg, 0);
         }
     }
     __syncthreads();
@@ -479,16 +520,29 @@ __device__ __forceinline__ void bank_sums_dft(const bankArgs& a, float2* sm, i64
     __syncthreads();
 }
 
-template <bool INC>
+// bank_body: the bank of a launch. LG ≥ 0 compiles it for M = 2^LG,
+// critically sampled, with F = bankFrames(LG) as the host sets it: every
+// stride, loop bound and offset a constant. LG = −1 takes them from a.
+template <bool INC, int LG>
 __device__ __forceinline__ void bank_body(const bankArgs& a) {
     extern __shared__ float2 chain_sm2[];
     float2* sm = chain_sm2;  // F frames of M values (padded when M is a power of two)
-    const int M = (int)a.M, F = (int)a.F, K = (int)a.K, lg = (int)a.logM;
+    const int lg = LG >= 0 ? LG : (int)a.logM, M = LG >= 0 ? 1 << LG : (int)a.M;
+    const int F = LG >= 0 ? bankFrames(LG) : (int)a.F, K = (int)a.K;
     const i64 o0 = (i64)blockIdx.x * F;
     if (lg >= 0)
-        bank_fft<INC>(a, sm, o0, F, lg);
+        bank_fft<INC, (LG >= 0)>(a, sm, o0, F, lg);
     else
         bank_sums_dft<INC>(a, sm, o0, F);
+    if (LG >= 0 && a.keep == nullptr) {
+        // Every channel: output value idx of the block is y[o0·M + idx].
+        for (int idx = threadIdx.x; idx < F * M; idx += BANK_THREADS) {
+            const int f = idx >> lg;
+            if (o0 + f >= a.nout) break;
+            a.y[o0 * M + idx] = sm[bank_pad(f * M + bank_pos(idx & (M - 1), lg))];
+        }
+        return;
+    }
     // The kept channels of each frame, coalesced.
     for (int idx = threadIdx.x; idx < F * K; idx += blockDim.x) {
         const int f = idx / K, c = idx - f * K;
@@ -596,9 +650,30 @@ extern "C" __global__ void chain_bank_sums_iq(const float* x, float2* u, const f
 
 extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_real(BANK_PARAMS) {
     const bankArgs a = BANK_ARGS;
-    bank_body<false>(a);
+    bank_body<false, -1>(a);
 }
 extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_iq(BANK_PARAMS) {
     const bankArgs a = BANK_ARGS;
-    bank_body<true>(a);
+    bank_body<true, -1>(a);
 }
+
+// chain_bank_{real,iq}_c<lg>: critically sampled banks of 2^lg channels
+// (bank_body with LG = lg), 32 to 4096 channels (nvcc 11.8 fails to
+// compile LG = 4: "unsupported operation").
+#define BANK_CRIT(lg)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_real_c##lg(BANK_PARAMS) { \
+        const bankArgs a = BANK_ARGS;                                                                      \
+        bank_body<false, lg>(a);                                                                           \
+    }                                                                                                      \
+    extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_iq_c##lg(BANK_PARAMS) {   \
+        const bankArgs a = BANK_ARGS;                                                                      \
+        bank_body<true, lg>(a);                                                                            \
+    }
+BANK_CRIT(5)
+BANK_CRIT(6)
+BANK_CRIT(7)
+BANK_CRIT(8)
+BANK_CRIT(9)
+BANK_CRIT(10)
+BANK_CRIT(11)
+BANK_CRIT(12)

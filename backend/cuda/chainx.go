@@ -104,6 +104,22 @@ func (g bankGeometry) smemBytes() int {
 	return int(v+v/8) * 8
 }
 
+// bankMinLog and bankMaxLog bound the banks that kernels/chain.cu
+// compiles for their M (chain_bank_*_c<lg>: 32 to 4096 channels).
+const (
+	bankMinLog = 5
+	bankMaxLog = 12
+)
+
+// bankCompiled reports whether a bank of m = 2^logM channels ÷d runs on
+// the kernel compiled for its M: critically sampled (every frame's
+// rotation is 0), so that each load of a tap row is a constant offset
+// from one address, and every stride and loop bound is a constant (a
+// third of the sums' instructions of the general kernel).
+func bankCompiled(m, logM, d int64) bool {
+	return d == m && logM >= bankMinLog && logM <= bankMaxLog
+}
+
 // bankGeometry is a filter bank launch's shape: m channels decimated by d,
 // p taps per branch, frames per thread block, kept channels and log2 m
 // (−1 when m is no power of two: the kernel's direct DFT).

@@ -47,19 +47,22 @@ type ChainFilter struct {
 	tiledFn  [4]cudrv.Function // by input complexness + 2·fused shift
 	directFn [4]cudrv.Function
 	bankFn   [2]cudrv.Function // by input complexness
-	sumsFn   [2]cudrv.Function // the bank's sums alone (split), by input complexness
-	bankR    int64             // frames a thread of chain_bank_sums_* takes
-	chain    stage.Chain       // what the ops run (stage indices, input counts)
-	ops      []chainOp
-	inCh     int // values per input sample
-	outCh    int // values per output sample (frame)
-	outCplx  bool
-	maxIn    int // input samples per block at most
-	dev      []cudrv.DevicePtr
-	events   []cudrv.Event    // the ops' retune events
-	host     []*cudrv.HostBuf // the ops' pinned retune staging
-	perThr   int              // outputs per thread of the tiled polyphase kernel
-	closed   bool
+	// bankM: the critically sampled banks compiled for M = 2^lg
+	// (bankCompiled), by input complexness and lg
+	bankM   [2][bankMaxLog + 1]cudrv.Function
+	sumsFn  [2]cudrv.Function // the bank's sums alone (split), by input complexness
+	bankR   int64             // frames a thread of chain_bank_sums_* takes
+	chain   stage.Chain       // what the ops run (stage indices, input counts)
+	ops     []chainOp
+	inCh    int // values per input sample
+	outCh   int // values per output sample (frame)
+	outCplx bool
+	maxIn   int // input samples per block at most
+	dev     []cudrv.DevicePtr
+	events  []cudrv.Event    // the ops' retune events
+	host    []*cudrv.HostBuf // the ops' pinned retune staging
+	perThr  int              // outputs per thread of the tiled polyphase kernel
+	closed  bool
 
 	// Launch arguments; the params slices point at them (no allocation).
 	pa          polyLaunch
@@ -209,6 +212,19 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 		if f.sumsFn[i], err = fn("chain_bank_sums_" + name); err != nil {
 			return nil, err
+		}
+		for lg := bankMinLog; lg <= bankMaxLog; lg++ {
+			if f.bankM[i][lg], err = fn(fmt.Sprintf("chain_bank_%s_c%d", name, lg)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The kernels compiled for M take these two as constants.
+	for name, want := range map[string]int{"chain_bank_threads": bankThreads, "chain_bank_block_values": bankBlockValues} {
+		if v, err := moduleInt(f.mod, name); err != nil {
+			return nil, err
+		} else if v != want {
+			return nil, fmt.Errorf("gpu: chain module's %s is %d, the host's %d: rebuild kernels/chain.ptx", name, v, want)
 		}
 	}
 	bankR, err := moduleInt(f.mod, "chain_bank_frames_per_thread")
@@ -682,7 +698,11 @@ func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr
 		if blocks > maxGridX {
 			return 0, fmt.Errorf("gpu: chain: %d frames need %d blocks", nout, blocks)
 		}
-		if err := f.bankFn[ci].Launch(int(blocks), bankThreads, op.smem, st, f.bankParams[:]); err != nil {
+		fn := f.bankFn[ci]
+		if bankCompiled(f.ba.m, f.ba.logM, f.ba.d) {
+			fn = f.bankM[ci][f.ba.logM]
+		}
+		if err := fn.Launch(int(blocks), bankThreads, op.smem, st, f.bankParams[:]); err != nil {
 			return 0, fmt.Errorf("gpu: launch filter bank (%d channels ÷%d, %d taps/branch, %d frames): %w", op.bm, op.bd, op.bp, nout, err)
 		}
 	}

@@ -129,3 +129,25 @@ func TestRetuneCap(t *testing.T) {
 		}
 	}
 }
+
+// TestBankCompiled: the kernels compiled for M take critically sampled
+// banks of 32 to 4096 channels, each with the frames a block that the
+// kernel assumes (bankFrames in kernels/chain.cu: 2048 values, at least
+// one frame).
+func TestBankCompiled(t *testing.T) {
+	for _, tc := range []struct {
+		m, d int
+		want bool
+	}{
+		{64, 64, true}, {64, 32, false}, {32, 32, true}, {16, 16, false}, {4096, 4096, true},
+		{4096, 2048, false}, {100, 100, false}, {1024, 1, false}, {2, 2, false},
+	} {
+		g := newBankGeometry(3*tc.m, tc.m, tc.d, 0)
+		if got := bankCompiled(g.m, g.logM, g.d); got != tc.want {
+			t.Errorf("%d channels ÷%d: compiled %v, want %v", tc.m, tc.d, got, tc.want)
+		}
+		if tc.want && g.frames != int64(max(1, bankBlockValues>>g.logM)) {
+			t.Errorf("%d channels: %d frames a block, the kernel takes %d", tc.m, g.frames, max(1, bankBlockValues>>g.logM))
+		}
+	}
+}

@@ -18,6 +18,7 @@
 
 // CUDA, as far as chain.cu needs it.
 #define __device__
+#define __host__
 #define __global__
 #define __forceinline__ inline
 #define __shared__
@@ -32,9 +33,28 @@ template <class T> inline T __ldg(const T* p) { return *p; }
 using std::min;
 inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = cosf(M_PI * x); }
 
+// The kernels compiled for M stride by the block size as a constant: here
+// one thread runs the block.
+#define BANK_THREADS 1
 const int smemValues = 1 << 13;  // the most a block takes: 4096 channels padded, or 2048 values
 float2 chain_sm2[smemValues];
 #include "../chain.cu"
+
+typedef void (*bankFn)(const float*, float2*, const float*, const float2*, const int*, i64, i64, i64, i64, i64, i64,
+                       i64, i64, i64);
+
+// bankKernel is the kernel ChainFilter.runBank launches for M channels ÷D
+// (bankKernelName): one compiled for M when critically sampled and
+// 32 ≤ M ≤ 4096, else the general one.
+static bankFn bankKernel(bool cplx, int M, int D) {
+#define C(lg) \
+    case 1 << lg: return cplx ? chain_bank_iq_c##lg : chain_bank_real_c##lg;
+    if (D == M) switch (M) {
+            C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12)
+        }
+#undef C
+    return cplx ? chain_bank_iq : chain_bank_real;
+}
 
 typedef std::complex<double> cd;
 static std::mt19937_64 rng(1);
@@ -99,7 +119,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                 for (long b = 0; b < (nout + F - 1) / F; b++) {
                     blockIdx.x = b;
                     std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
-                    chain_bank_iq(reinterpret_cast<const float*>(u.data()), y.data(), ones.data(), tw.data(),
+                    bankKernel(true, M, M)(reinterpret_cast<const float*>(u.data()), y.data(), ones.data(), tw.data(),
                                   keep.empty() ? nullptr : keep.data(), nout, M, logM, M, 1, 0, 0, F, K);
                     if (!guarded()) return 1;
                 }
@@ -107,7 +127,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                 for (long b = 0; b < (nout + F - 1) / F; b++) {
                     blockIdx.x = b;
                     std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
-                    (cplx ? chain_bank_iq : chain_bank_real)(buf.data(), y.data(), rev.data(), tw.data(),
+                    bankKernel(cplx, M, D)(buf.data(), y.data(), rev.data(), tw.data(),
                                                             keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
                                                             first - t, first % M, F, K);
                     if (!guarded()) return 1;
@@ -174,6 +194,12 @@ int main() {
         bad += run(64, 16, 300, odd, 3000, {}, c, sp);
         bad += run(256, 1, 700, {97, 3, 200}, 1200, {5, 100, 255}, c, sp);
         bad += run(32, 8, 64, odd, 2000, {}, c, sp);
+        // Critically sampled, each M the kernels are compiled for, tap
+        // counts under, at and over a multiple of M, selects too.
+        for (int M : {32, 64, 128, 256, 512, 1024, 2048, 4096}) {
+            bad += run(M, M, 8 * M - 3, odd, 10 * M + 777, {}, c, sp);
+            bad += run(M, M, 2 * M + 1, {M + 5, 3, 2 * M}, 6 * M + 1, {0, M - 1, M / 2, 7}, c, sp);
+        }
     }
     printf("%s: the filter bank kernel against the definition\n", bad ? "FAIL" : "all ok");
     return bad;
