@@ -123,10 +123,11 @@ func work(jobs <-chan part, done chan<- error, spin time.Duration) {
 func (p *Pool) Spin(d time.Duration) { p.spin = d }
 
 // yieldEvery is how often poll yields while it looks: runtime.Gosched
-// takes the scheduler's global lock, and 15 goroutines yielding in a loop
-// while they waited for a block's segments spent 19 % of a 16-core run's
-// CPU time on that lock (an H100 host, 2026-12-06). Yielding now and then
-// still lets a goroutine waiting for this core (the source, the sink) run.
+// takes the scheduler's global lock, and 15 goroutines yielding in a
+// loop while they waited for a block's segments spent 12–18 % of a
+// 16-core run's CPU samples in it (H100 and H200 hosts, 2026-12-06).
+// Yielding now and then still lets a goroutine waiting for this core
+// (the source, the sink) run.
 const yieldEvery = 10 * time.Microsecond
 
 // poll receives from c, looking for spin before it blocks.
