@@ -94,7 +94,7 @@ def rel_err(got, ref):
 
 def run_sigproc(args, in_path, taps_path, out_path):
     cmd = [args.sigproc, "bench", "fir", "--json", "--input", in_path, "--taps-file", taps_path,
-           "--output", out_path, "--reps", str(args.reps), "--warmup", str(args.warmup),
+           "--output", out_path, "--overwrite", "--reps", str(args.reps), "--warmup", str(args.warmup),
            "--device", str(args.device)]
     if args.complex:
         cmd.append("--complex")

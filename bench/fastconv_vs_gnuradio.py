@@ -124,7 +124,7 @@ def main():
                 sp, gfir, gfft, oa, err = dict(msps=float("nan"), method="-"), *[float("nan")] * 3, 0.0
             else:
                 sp = json.loads(run(pin + [args.sigproc, "bench", "cpu", "--json", "--taps-file", taps_path,
-                                           "--input", in_path, "--output", out_path,
+                                           "--input", in_path, "--output", out_path, "--overwrite",
                                            "--block", str(args.block), "--reps", str(args.reps)]))
                 y = np.fromfile(out_path, dtype="<f4").astype(np.float64)
                 ref = scipy.signal.fftconvolve(x.astype(np.float64), taps.astype(np.float64))[:n]

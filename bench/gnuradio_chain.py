@@ -77,7 +77,7 @@ def gr_run(kind, taps, x, reps):
 
 def sigproc_run(exe, cpu, kind, taps_path, in_path, out_path, reps):
     cmd = ["taskset", "-c", str(cpu), exe, "bench", "chain", "--complex", "--rate", str(RATE),
-           "--taps-file", taps_path, "--decimate", str(DECIM), "--input", in_path, "--output", out_path,
+           "--taps-file", taps_path, "--decimate", str(DECIM), "--input", in_path, "--output", out_path, "--overwrite",
            "--reps", str(reps), "--json"]
     if kind == "xlating":
         cmd += ["--shift", str(-SHIFT)]

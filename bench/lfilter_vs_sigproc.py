@@ -83,7 +83,7 @@ def main():
                                                                  x.astype(np.float64)))
 
         cmd = [args.sigproc, "bench", "cpu", "--json", "--taps-file", taps_path,
-               "--input", in_path, "--output", out_path,
+               "--input", in_path, "--output", out_path, "--overwrite",
                "--block", str(args.block), "--reps", str(args.reps)]
         if taskset:
             cmd = [taskset, "-c", str(args.cpu)] + cmd

@@ -47,17 +47,18 @@ command behind it.`,
 
 // benchCPUOptions are the flags of "bench cpu".
 type benchCPUOptions struct {
-	taps     int
-	tapsFile string
-	samples  int
-	block    int
-	complex  bool
-	reps     int
-	seed     uint64
-	json     bool
-	input    string
-	output   string
-	method   string
+	overwrite bool // replace an existing output file (checkNew)
+	taps      int
+	tapsFile  string
+	samples   int
+	block     int
+	complex   bool
+	reps      int
+	seed      uint64
+	json      bool
+	input     string
+	output    string
+	method    string
 }
 
 // benchCPUResult is the --json output of "bench cpu".
@@ -119,6 +120,7 @@ other tools can check it.`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the filtered output as raw little-endian float32")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.StringVar(&o.method, "method", "auto", "convolution method: auto, direct or fft")
 	return cmd
 }
@@ -139,6 +141,9 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --method: %w", err)
 	}
 	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
+		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
+	}
+	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}); err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 	}
 	ch := 1

@@ -149,6 +149,7 @@ func writeJSONTo(path string, w io.Writer, v any) error {
 
 // benchBandwidthOptions are the flags of "bench bandwidth".
 type benchBandwidthOptions struct {
+	overwrite      bool // replace an existing output file (checkNew)
 	size           sizeFlag
 	reps           int
 	warmup         int
@@ -217,6 +218,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.IntVar(&o.warmup, "warmup", 3, "untimed copies (or passes) before each figure")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.json, "json", "", `also write the results as JSON to this file ("-": JSON on stdout instead of the table)`)
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.StringSliceVar(&o.only, "only", nil, "run only these tests, comma-separated: "+strings.Join(gpubench.BandwidthTests, ", "))
 	f.IntVar(&o.overlapChunks, "overlap-chunks", 16, "chunks the overlap test splits --size into (1 to 256)")
 	f.IntSliceVar(&o.overlapStreams, "overlap-streams", []int{1, 2, 4}, "stream counts of the overlap test")
@@ -243,6 +245,9 @@ func (o benchBandwidthOptions) config() (gpubench.BandwidthConfig, error) {
 		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams is empty")
 	}
 	if err := checkOutputs([]string{o.ptx}, outputFlag{"--json", o.json}); err != nil {
+		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: %w", err)
+	}
+	if err := checkNew(o.overwrite, outputFlag{"--json", o.json}); err != nil {
 		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: %w", err)
 	}
 	for _, n := range o.overlapStreams {

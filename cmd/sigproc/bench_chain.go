@@ -13,6 +13,7 @@ import (
 
 // benchChainOptions are the flags of "bench chain".
 type benchChainOptions struct {
+	overwrite                            bool // replace an existing output file (checkNew)
 	taps, decimate, samples, block, reps int
 	tapsFile, input, output              string
 	shift, rate                          float64
@@ -63,11 +64,15 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the chain's output as raw little-endian float32")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	return cmd
 }
 
 func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
 	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
+		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
+	}
+	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}); err != nil {
 		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
 	}
 	ch := 1

@@ -27,30 +27,31 @@ var defaultFIRSweep = []int{16, 32, 64, 129, 256, 512, 1024}
 
 // benchFIROptions are the flags of "bench fir".
 type benchFIROptions struct {
-	samples  int
-	taps     []int
-	tapsSet  bool // --taps given explicitly
-	tapsFile string
-	complex  bool
-	channels int
-	reps     int
-	warmup   int
-	seed     uint64
-	device   int
-	input    string
-	output   string
-	verify   bool
-	json     bool
-	png      string
-	ptx      string
-	threads  int
-	hbmPeak  float64 // GB/s; 0 = from the device attributes
-	method   string  // auto, direct or fft
-	fftSize  int     // overlap-save transform size; 0 = automatic
-	olsChunk int     // overlap-save values per pass; 0 = default
-	strided  bool    // overlap-save: transform full passes straight from the input
-	fused    bool    // overlap-save in one shared-memory kernel, no cuFFT
-	radix4   bool    // the fused kernel two stages at a time
+	overwrite bool // replace an existing output file (checkNew)
+	samples   int
+	taps      []int
+	tapsSet   bool // --taps given explicitly
+	tapsFile  string
+	complex   bool
+	channels  int
+	reps      int
+	warmup    int
+	seed      uint64
+	device    int
+	input     string
+	output    string
+	verify    bool
+	json      bool
+	png       string
+	ptx       string
+	threads   int
+	hbmPeak   float64 // GB/s; 0 = from the device attributes
+	method    string  // auto, direct or fft
+	fftSize   int     // overlap-save transform size; 0 = automatic
+	olsChunk  int     // overlap-save values per pass; 0 = default
+	strided   bool    // overlap-save: transform full passes straight from the input
+	fused     bool    // overlap-save in one shared-memory kernel, no cuFFT
+	radix4    bool    // the fused kernel two stages at a time
 }
 
 // benchFIRReport is the --json output of "bench fir".
@@ -167,6 +168,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.BoolVar(&o.verify, "verify", true, "check the output against the CPU backend (max error <= 1e-5 of the output RMS)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
 	f.StringVar(&o.png, "png", "", "write a plot of GS/s against taps (log scale) to this PNG file")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.StringVar(&o.ptx, "ptx", "", "load the batch kernels from this PTX file instead of the embedded ones")
 	f.IntVar(&o.threads, "threads", 0, "threads per block, a multiple of 32 up to 256 (0: the default, 128)")
 	f.Float64Var(&o.hbmPeak, "hbm-peak", 0, "HBM peak in GB/s for the bandwidth fraction (0: from the device attributes)")
@@ -223,6 +225,9 @@ func (o benchFIROptions) check() error {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
 	if err := checkOutputs([]string{o.input, o.tapsFile, o.ptx}, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
+		return fmt.Errorf("bench fir: %w", err)
+	}
+	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
 		return fmt.Errorf("bench fir: %w", err)
 	}
 	return nil

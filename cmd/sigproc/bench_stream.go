@@ -18,6 +18,7 @@ import (
 
 // benchStreamOptions are the flags of "bench stream".
 type benchStreamOptions struct {
+	overwrite   bool // replace an existing output file (checkNew)
 	source      string
 	sourceSet   bool
 	input       string
@@ -95,6 +96,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.source, "source", gpubench.StreamMemory, "input: memory, synthetic or file (--input implies file)")
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (interleaved I/Q with --complex)")
 	f.StringVar(&o.output, "output", "", "write the filtered samples to this raw float32 file")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.Var(&o.size, "size", "input bytes for the memory and synthetic sources, e.g. 2GiB, 512MiB")
 	f.Var(&o.block, "block", "samples per block (I/Q pairs with --complex), e.g. 1Mi, 262144")
 	f.IntVar(&o.slots, "slots", o.slots, "ring slots, a power of two (half of them at most are in flight on the GPU)")
@@ -159,6 +161,9 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 	}
 	inputs := append([]string{o.input, o.tapsFile}, assemble.PTXInputs(o.ptxDir)...)
 	if err := checkOutputs(inputs, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
+		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
+	}
+	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
 	}
 	var taps []float32

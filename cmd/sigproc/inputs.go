@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -97,6 +98,25 @@ func checkOutputs(inputs []string, outputs ...outputFlag) error {
 			}
 		}
 		earlier = append(earlier, o)
+	}
+	return nil
+}
+
+// checkNew refuses, before a command does its work, an output that
+// exists unless overwrite: a report or a bench output never replaces a
+// file silently, as run's sink, design --response and run's profiles do
+// not. Outputs "" and "-" are skipped.
+func checkNew(overwrite bool, outputs ...outputFlag) error {
+	if overwrite {
+		return nil
+	}
+	for _, o := range outputs {
+		if o.path == "" || o.path == config.StdoutPath {
+			continue
+		}
+		if _, err := os.Lstat(o.path); err == nil {
+			return fmt.Errorf("%s %s: the file exists; give --overwrite to replace it, or another path", o.flag, o.path)
+		}
 	}
 	return nil
 }

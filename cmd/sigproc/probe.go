@@ -20,6 +20,7 @@ import (
 )
 
 type probeFlags struct {
+	overwrite  bool // replace an existing output file (checkNew)
 	config     string
 	blocks     int
 	warmup     int
@@ -125,6 +126,7 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.BoolVar(&f.complex, "complex", false, "complex (I/Q) samples")
 	fl.StringVar(&f.paths, "paths", "", "comma-separated paths (default: zero-copy,explicit with CUDA, cpu without)")
 	fl.StringVar(&f.jsonPath, "json", "", "write the report as JSON to this file")
+	fl.BoolVar(&f.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	fl.StringVar(&f.pngPath, "png", "", "write a latency histogram PNG to this file")
 	fl.BoolVar(&f.sweep, "sweep", false, "sweep block sizes and tap counts")
 	fl.StringVar(&f.sweepBlock, "sweep-blocks", "64,256,1024,4096,8192", "block sizes for --sweep")
@@ -192,6 +194,9 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		cfg.SetDefaults()
 	}
 	if err := checkOutputs(inputs, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
+		return err
+	}
+	if err := checkNew(f.overwrite, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
 		return err
 	}
 	block := cfg.BlockSize

@@ -161,3 +161,45 @@ func sigmfMeta(t *testing.T, path string) (caps, notes []map[string]any) {
 	}
 	return doc.Captures, doc.Annotations
 }
+
+// TestReportOutputsKeepExistingFiles: every output of bench and probe
+// refuses a file that exists, before any work, and keeps its bytes;
+// --overwrite replaces it.
+func TestReportOutputsKeepExistingFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old")
+	probeArgs := []string{"probe", "--paths", "cpu", "--blocks", "20", "--period", "100us"}
+	for _, tc := range []struct {
+		args    []string
+		replace bool // run again with --overwrite (commands the pure build can finish)
+	}{
+		{[]string{"bench", "cpu", "--samples", "4096", "--reps", "1", "--output", old}, true},
+		{[]string{"bench", "chain", "--samples", "4096", "--reps", "1", "--output", old}, true},
+		{[]string{"bench", "fir", "--taps", "16", "--output", old}, false},
+		{[]string{"bench", "fir", "--png", old}, false},
+		{[]string{"bench", "stream", "--output", old}, false},
+		{[]string{"bench", "stream", "--json", old}, false},
+		{[]string{"bench", "bandwidth", "--json", old}, false},
+		{append(probeArgs, "--json", old), true},
+		{append(probeArgs, "--png", old), true},
+	} {
+		if err := os.WriteFile(old, []byte("precious"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(t, "", tc.args...)
+		if code != 1 || !strings.Contains(errs, "the file exists") || !strings.Contains(errs, "--overwrite") {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
+		}
+		if b, _ := os.ReadFile(old); string(b) != "precious" {
+			t.Errorf("%v: the existing file now holds %q", tc.args, b)
+		}
+		if !tc.replace {
+			continue
+		}
+		if code, _, errs := runCLI(t, "", append(tc.args, "--overwrite")...); code != 0 {
+			t.Errorf("%v --overwrite: exit %d: %s", tc.args, code, errs)
+		} else if b, _ := os.ReadFile(old); string(b) == "precious" {
+			t.Errorf("%v --overwrite: the file was not replaced", tc.args)
+		}
+	}
+}
