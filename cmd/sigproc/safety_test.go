@@ -168,7 +168,7 @@ func sigmfMeta(t *testing.T, path string) (caps, notes []map[string]any) {
 func TestReportOutputsKeepExistingFiles(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old")
-	probeArgs := []string{"probe", "--paths", "cpu", "--blocks", "20", "--period", "100us"}
+	probeArgs := []string{"probe", "--paths", "cpu", "--blocks", "10", "--period", "5ms"} // slow enough for a loaded CI machine
 	for _, tc := range []struct {
 		args    []string
 		replace bool // run again with --overwrite (commands the pure build can finish)
