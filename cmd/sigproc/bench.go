@@ -140,10 +140,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 	if err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --method: %w", err)
 	}
-	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
-		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
-	}
-	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}); err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 	}
 	ch := 1

@@ -244,10 +244,7 @@ func (o benchBandwidthOptions) config() (gpubench.BandwidthConfig, error) {
 	case len(o.overlapStreams) == 0:
 		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: --overlap-streams is empty")
 	}
-	if err := checkOutputs([]string{o.ptx}, outputFlag{"--json", o.json}); err != nil {
-		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: %w", err)
-	}
-	if err := checkNew(o.overwrite, outputFlag{"--json", o.json}); err != nil {
+	if err := checkFileOutputs([]string{o.ptx}, o.overwrite, outputFlag{"--json", o.json}); err != nil {
 		return gpubench.BandwidthConfig{}, fmt.Errorf("bench bandwidth: %w", err)
 	}
 	for _, n := range o.overlapStreams {

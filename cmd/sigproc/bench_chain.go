@@ -69,10 +69,7 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 }
 
 func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
-	if err := checkOutputs([]string{o.input, o.tapsFile}, outputFlag{"--output", o.output}); err != nil {
-		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
-	}
-	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}); err != nil {
 		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
 	}
 	ch := 1

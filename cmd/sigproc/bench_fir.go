@@ -224,10 +224,7 @@ func (o benchFIROptions) check() error {
 	if o.input == "" && o.samples > maxBenchValues/ch {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
-	if err := checkOutputs([]string{o.input, o.tapsFile, o.ptx}, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
-		return fmt.Errorf("bench fir: %w", err)
-	}
-	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile, o.ptx}, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
 		return fmt.Errorf("bench fir: %w", err)
 	}
 	return nil

@@ -160,10 +160,7 @@ func (o benchStreamOptions) config() (gpubench.StreamConfig, error) {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: --device must be >= 0, got %d", o.device)
 	}
 	inputs := append([]string{o.input, o.tapsFile}, assemble.PTXInputs(o.ptxDir)...)
-	if err := checkOutputs(inputs, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
-		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
-	}
-	if err := checkNew(o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
+	if err := checkFileOutputs(inputs, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
 		return gpubench.StreamConfig{}, fmt.Errorf("bench stream: %w", err)
 	}
 	var taps []float32

@@ -102,6 +102,15 @@ func checkOutputs(inputs []string, outputs ...outputFlag) error {
 	return nil
 }
 
+// checkFileOutputs is checkOutputs, then checkNew: for the commands
+// whose outputs are written once their work is done (bench, probe).
+func checkFileOutputs(inputs []string, overwrite bool, outputs ...outputFlag) error {
+	if err := checkOutputs(inputs, outputs...); err != nil {
+		return err
+	}
+	return checkNew(overwrite, outputs...)
+}
+
 // checkNew refuses, before a command does its work, an output that
 // exists unless overwrite: a report or a bench output never replaces a
 // file silently, as run's sink, design --response and run's profiles do

@@ -193,10 +193,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	} else {
 		cfg.SetDefaults()
 	}
-	if err := checkOutputs(inputs, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
-		return err
-	}
-	if err := checkNew(f.overwrite, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
+	if err := checkFileOutputs(inputs, f.overwrite, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
 		return err
 	}
 	block := cfg.BlockSize
