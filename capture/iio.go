@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // Defaults of IIOConfig.
@@ -80,9 +79,8 @@ type IIO struct {
 	scans  int64 // whole scans read so far
 	err    error // sticky terminal error
 	closed bool
-	trace  func(string)    // see openIIO
-	done   <-chan struct{} // Done channel of the watched context
-	stop   func() bool     // stops the watch
+	trace  func(string) // see openIIO
+	rw     readWatch    // a cancelled Read's context wakes its blocked read
 }
 
 // iioChan is one enabled scan element and its place in a scan.
@@ -500,7 +498,7 @@ func (d *IIO) Read(ctx context.Context, dst []float32) (int, error) {
 	if err := checkDst(dst, ch); err != nil {
 		return 0, err
 	}
-	d.watch(ctx)
+	d.rw.watch(ctx, d.f)
 	n, stalls := 0, 0
 	for n < len(dst) {
 		if k := min((d.hi-d.lo)/d.scan, (len(dst)-n)/ch); k > 0 {
@@ -576,26 +574,6 @@ func (d *IIO) goneErr(cause error) error {
 	return &multiError{msg: msg, kinds: kinds}
 }
 
-// watch makes a cancelled ctx interrupt a blocked read (character devices
-// and FIFOs go through the runtime poller, so a read deadline wakes them).
-// It registers once per context, so the hot path does not allocate.
-func (d *IIO) watch(ctx context.Context) {
-	done := ctx.Done()
-	if done == d.done && d.stop != nil || done == nil && d.done == nil {
-		return
-	}
-	if d.stop != nil {
-		d.stop()
-		d.stop = nil
-	}
-	d.done = done
-	_ = d.f.SetReadDeadline(time.Time{}) // regular files have no deadlines
-	if done != nil {
-		f := d.f
-		d.stop = context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-	}
-}
-
 // Close disables the device's buffer and closes the character device.
 // Closing twice is a no-op.
 func (d *IIO) Close() error {
@@ -603,9 +581,7 @@ func (d *IIO) Close() error {
 		return nil
 	}
 	d.closed = true
-	if d.stop != nil {
-		d.stop()
-	}
+	d.rw.unwatch()
 	var errs []error
 	if err := d.write(filepath.Join(d.bufDir, "enable"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("capture: iio: %s: disable buffer: %w", d.name, err))

@@ -42,9 +42,8 @@ type Raw struct {
 	direct   *fileReader // a regular file, read by position
 	// A blocked read of a pollable input (pipe, FIFO, socket, terminal)
 	// is woken by a read deadline when the Read's context ends.
-	dl   deadliner
-	done <-chan struct{} // Done channel of the watched context
-	stop func() bool     // stops the watch
+	dl deadliner
+	rw readWatch
 
 	nonFinite // NaN and ±Inf values delivered (float formats)
 }
@@ -141,7 +140,7 @@ func (r *Raw) Close() error {
 		return nil
 	}
 	r.closed = true
-	r.unwatch()
+	r.rw.unwatch()
 	var merr error
 	if r.direct != nil {
 		merr = r.direct.close()
@@ -224,33 +223,10 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 	return n, nil
 }
 
-// watch makes ctx's end interrupt a blocked read of a pollable input. It
-// registers once per context, so the hot path does not allocate.
+// watch makes ctx's end interrupt a blocked read of a pollable input.
 func (r *Raw) watch(ctx context.Context) {
-	done := ctx.Done()
-	if r.dl == nil || done == r.done && r.stop != nil || done == nil && r.done == nil {
-		return
-	}
-	r.unwatch()
-	r.done = done
-	_ = r.dl.SetReadDeadline(time.Time{})
-	if done != nil {
-		dl, fired := r.dl, make(chan struct{})
-		stop := context.AfterFunc(ctx, func() { _ = dl.SetReadDeadline(time.Now()); close(fired) })
-		r.stop = func() bool {
-			if !stop() {
-				<-fired // it ran or is running: let it finish before the deadline is reset
-			}
-			return true
-		}
-	}
-}
-
-// unwatch stops the current watch, if any.
-func (r *Raw) unwatch() {
-	if r.stop != nil {
-		r.stop()
-		r.stop = nil
+	if r.dl != nil {
+		r.rw.watch(ctx, r.dl)
 	}
 }
 
