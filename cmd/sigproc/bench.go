@@ -55,7 +55,7 @@ type benchCPUOptions struct {
 	complex   bool
 	reps      int
 	seed      uint64
-	json      bool
+	json      string // writeReport's json (jsonFlag)
 	input     string
 	output    string
 	method    string
@@ -97,13 +97,13 @@ other tools can check it.`,
 
   # filter a raw float32 file and keep the result, to check against scipy
   sigproc bench cpu --input x.f32 --output y.f32 --taps-file taps.txt`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := runBenchCPU(o)
 			if err != nil {
 				return err
 			}
-			if err := writeReport(jsonOnly(o.json), cmd.OutOrStdout(), res, writeBenchCPU); err != nil {
+			if err := writeReport(o.json, cmd.OutOrStdout(), res, writeBenchCPU); err != nil {
 				return fmt.Errorf("bench cpu: %w", err)
 			}
 			return nil
@@ -117,7 +117,7 @@ other tools can check it.`,
 	f.BoolVar(&o.complex, "complex", false, "filter interleaved I/Q input")
 	f.IntVar(&o.reps, "reps", 3, "runs to time; the best is reported")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for the random input")
-	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
+	jsonFlag(cmd, &o.json)
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the filtered output as raw little-endian float32")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
@@ -140,7 +140,7 @@ func runBenchCPU(o benchCPUOptions) (benchCPUResult, error) {
 	if err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: --method: %w", err)
 	}
-	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
 		return benchCPUResult{}, fmt.Errorf("bench cpu: %w", err)
 	}
 	ch := 1

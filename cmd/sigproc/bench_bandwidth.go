@@ -13,6 +13,7 @@ import (
 
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/bench/gpubench"
+	"github.com/sigproc/sigproc/config"
 	"github.com/spf13/cobra"
 )
 
@@ -121,13 +122,27 @@ func writeReport[T any](json string, w io.Writer, v T, text func(io.Writer, T) e
 	return nil
 }
 
-// jsonOnly is writeReport's json argument for a --json switch: JSON on
-// the output instead of the text.
-func jsonOnly(on bool) string {
-	if on {
-		return "-"
+// jsonFlag adds a bench command's --json: bare, the results go to stdout
+// as JSON instead of the text; with a file (--json FILE or --json=FILE)
+// the text still prints and the JSON goes to the file. *p is then "-",
+// the file, or "" without the flag: writeReport's json argument.
+func jsonFlag(cmd *cobra.Command, p *string) {
+	f := cmd.Flags()
+	f.StringVar(p, "json", "", "the results as JSON: bare, on stdout instead of the text; given a `FILE` (--json FILE or --json=FILE), the text prints and the JSON goes there")
+	f.Lookup("json").NoOptDefVal = config.StdoutPath
+}
+
+// jsonArgs is the Args of a command with jsonFlag: no arguments, except
+// the file after a bare --json. A flag whose value is optional takes it
+// only after "=", so "--json FILE" leaves FILE as an argument.
+func jsonArgs(p *string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 1 && *p == config.StdoutPath && cmd.Flags().Changed("json") {
+			*p = args[0]
+			return nil
+		}
+		return cobra.NoArgs(cmd, args)
 	}
-	return ""
 }
 
 // writeJSONTo writes v as indented JSON to path ("-" = w).
@@ -207,7 +222,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 
   # overlap with more streams and finer chunks
   sigproc-cuda bench bandwidth --only overlap --overlap-streams 1,2,3,4,8 --overlap-chunks 64`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchBandwidth(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -217,7 +232,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.IntVar(&o.reps, "reps", 20, "timed copies (or passes) per figure")
 	f.IntVar(&o.warmup, "warmup", 3, "untimed copies (or passes) before each figure")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
-	f.StringVar(&o.json, "json", "", `also write the results as JSON to this file ("-": JSON on stdout instead of the table)`)
+	jsonFlag(cmd, &o.json)
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.StringSliceVar(&o.only, "only", nil, "run only these tests, comma-separated: "+strings.Join(gpubench.BandwidthTests, ", "))
 	f.IntVar(&o.overlapChunks, "overlap-chunks", 16, "chunks the overlap test splits --size into (1 to 256)")

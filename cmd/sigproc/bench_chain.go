@@ -15,9 +15,9 @@ import (
 type benchChainOptions struct {
 	overwrite                            bool // replace an existing output file (checkNew)
 	taps, decimate, samples, block, reps int
-	tapsFile, input, output              string
+	tapsFile, input, output, json        string // json: writeReport's (jsonFlag)
 	shift, rate                          float64
-	complex, json                        bool
+	complex                              bool
 	seed                                 uint64
 }
 
@@ -38,13 +38,13 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 
   # the same on a file, output kept for comparison
   sigproc bench chain --complex --rate 2e6 --shift -250000 --taps-file h.txt --decimate 8 --input x.cf32 --output y.cf32`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := runBenchChain(o)
 			if err != nil {
 				return err
 			}
-			if err := writeReport(jsonOnly(o.json), cmd.OutOrStdout(), res, writeBenchChain); err != nil {
+			if err := writeReport(o.json, cmd.OutOrStdout(), res, writeBenchChain); err != nil {
 				return fmt.Errorf("bench chain: %w", err)
 			}
 			return nil
@@ -61,7 +61,7 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 	f.IntVar(&o.reps, "reps", 5, "runs to time; the best is reported")
 	f.BoolVar(&o.complex, "complex", false, "interleaved I/Q input")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for the random input")
-	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
+	jsonFlag(cmd, &o.json)
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the chain's output as raw little-endian float32")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
@@ -69,7 +69,7 @@ so bench/gnuradio_chain.py can check it against GNU Radio on the same data.`,
 }
 
 func runBenchChain(o benchChainOptions) (cpubench.ChainResult, error) {
-	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile}, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--json", o.json}); err != nil {
 		return cpubench.ChainResult{}, fmt.Errorf("bench chain: %w", err)
 	}
 	ch := 1

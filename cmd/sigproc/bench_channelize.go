@@ -17,11 +17,12 @@ import (
 
 // benchChannelizeOptions are the flags of "bench channelize".
 type benchChannelizeOptions struct {
-	backend, path                                     string
+	overwrite                                         bool   // replace an existing output file (checkNew)
+	backend, path, json                               string // json: writeReport's (jsonFlag)
 	channels, decimate, tapsPerChannel, samples, reps int
 	block, device                                     int
 	keep                                              []int
-	complex, json                                     bool
+	complex                                           bool
 	seed                                              uint64
 }
 
@@ -70,7 +71,7 @@ bank kernel").`,
   # the GPU's two paths side by side
   sigproc-cuda bench channelize --backend cuda --channels 4096 --path fused
   sigproc-cuda bench channelize --backend cuda --channels 4096 --path split`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("samples") && o.backend == "cuda" {
 				o.samples = 64 << 20
@@ -91,7 +92,8 @@ bank kernel").`,
 	f.StringVar(&o.path, "path", "", "cuda: fused or split forces the bank's path (empty: the chain's choice)")
 	f.IntVar(&o.device, "device", 0, "cuda: device ordinal")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for the random input")
-	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
+	jsonFlag(cmd, &o.json)
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	return cmd
 }
 
@@ -137,6 +139,9 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 	if err != nil {
 		return fmt.Errorf("bench channelize: %w", err)
 	}
+	if err := checkFileOutputs(nil, o.overwrite, outputFlag{"--json", o.json}); err != nil {
+		return fmt.Errorf("bench channelize: %w", err)
+	}
 	res := benchChannelizeResult{Backend: o.backend, Chain: c.String(), Path: o.path, Complex: o.complex, Samples: o.samples, Reps: o.reps}
 	if o.backend == "cuda" {
 		r, err := gpubench.BenchChain(ctx, gpubench.BenchChainConfig{Device: o.device, Chain: c, Samples: o.samples,
@@ -154,7 +159,7 @@ func runBenchChannelize(ctx context.Context, o benchChannelizeOptions, out io.Wr
 		res.OutFrames, res.Seconds, res.InGSps = r.OutSamples, r.Seconds, r.InMSps/1e3
 		res.Cores, res.Block = runtime.GOMAXPROCS(0), r.Block
 	}
-	if err := writeReport(jsonOnly(o.json), out, res, writeBenchChannelize); err != nil {
+	if err := writeReport(o.json, out, res, writeBenchChannelize); err != nil {
 		return fmt.Errorf("bench channelize: %w", err)
 	}
 	return nil

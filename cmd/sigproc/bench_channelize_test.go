@@ -16,7 +16,7 @@ import (
 // input 0) and a select's channels.
 func TestBenchChannelizeCPU(t *testing.T) {
 	o := benchChannelizeOptions{backend: "cpu", channels: 64, decimate: 32, tapsPerChannel: 8, samples: 10000,
-		block: 3000, reps: 2, complex: true, seed: 1, keep: []int{1, 63}, json: true}
+		block: 3000, reps: 2, complex: true, seed: 1, keep: []int{1, 63}, json: "-"}
 	var out bytes.Buffer
 	if err := runBenchChannelize(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestBenchChannelizeCPU(t *testing.T) {
 		!strings.Contains(res.Chain, "select channels 1, 63") {
 		t.Errorf("result %+v", res)
 	}
-	o.json, o.keep, o.complex = false, nil, false
+	o.json, o.keep, o.complex = "", nil, false
 	out.Reset()
 	if err := runBenchChannelize(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestBenchChannelizePureBuild(t *testing.T) {
 // output, and the run allocates a small part of that.
 func TestBenchChannelizeDiscards(t *testing.T) {
 	o := benchChannelizeOptions{backend: "cpu", channels: 256, decimate: 1, tapsPerChannel: 1, samples: 1 << 17,
-		block: 1000, reps: 1, complex: true, json: true}
+		block: 1000, reps: 1, complex: true, json: "-"}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var out bytes.Buffer

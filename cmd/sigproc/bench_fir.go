@@ -41,7 +41,7 @@ type benchFIROptions struct {
 	input     string
 	output    string
 	verify    bool
-	json      bool
+	json      string // writeReport's json (jsonFlag)
 	png       string
 	ptx       string
 	threads   int
@@ -147,7 +147,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
   # filter a file with a taps file and keep the output (what
   # bench/cupy_compare.py runs)
   sigproc-cuda bench fir --input x.f32 --taps-file taps.txt --output y.f32 --json`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.tapsSet = cmd.Flags().Changed("taps")
 			return runBenchFIR(cmd.Context(), o, cmd.OutOrStdout())
@@ -166,7 +166,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.input, "input", "", "raw little-endian float32 input file (overrides --samples and --seed)")
 	f.StringVar(&o.output, "output", "", "write the GPU output as raw little-endian float32 (one tap count only)")
 	f.BoolVar(&o.verify, "verify", true, "check the output against the CPU backend (max error <= 1e-5 of the output RMS)")
-	f.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+	jsonFlag(cmd, &o.json)
 	f.StringVar(&o.png, "png", "", "write a plot of GS/s against taps (log scale) to this PNG file")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an output file that exists (without it one is refused)")
 	f.StringVar(&o.ptx, "ptx", "", "load the batch kernels from this PTX file instead of the embedded ones")
@@ -224,7 +224,7 @@ func (o benchFIROptions) check() error {
 	if o.input == "" && o.samples > maxBenchValues/ch {
 		return fmt.Errorf("bench fir: --samples %d exceeds the limit %d", o.samples, maxBenchValues/ch)
 	}
-	if err := checkFileOutputs([]string{o.input, o.tapsFile, o.ptx}, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}); err != nil {
+	if err := checkFileOutputs([]string{o.input, o.tapsFile, o.ptx}, o.overwrite, outputFlag{"--output", o.output}, outputFlag{"--png", o.png}, outputFlag{"--json", o.json}); err != nil {
 		return fmt.Errorf("bench fir: %w", err)
 	}
 	return nil
@@ -383,7 +383,7 @@ func runBenchFIR(ctx context.Context, o benchFIROptions, out io.Writer) error {
 		rep.Results = append(rep.Results, row)
 	}
 
-	if err := writeReport(jsonOnly(o.json), out, rep, writeFIRTable); err != nil {
+	if err := writeReport(o.json, out, rep, writeFIRTable); err != nil {
 		return fmt.Errorf("bench fir: %w", err)
 	}
 	if o.png != "" {

@@ -85,7 +85,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 
   # smaller blocks, a deeper ring
   sigproc-cuda bench stream --block 256Ki --slots 32`,
-		Args: cobra.NoArgs,
+		Args: jsonArgs(&o.json),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
 			o.sourceSet, o.tapsSet, o.progressSet = fl.Changed("source"), fl.Changed("taps"), fl.Changed("progress")
@@ -104,7 +104,7 @@ Needs the CUDA build (make cuda; build/sigproc-cuda).`,
 	f.StringVar(&o.tapsFile, "taps-file", "", "filter with the taps in this file (as written by sigproc design)")
 	f.BoolVar(&o.complex, "complex", false, "interleaved I/Q samples, both components filtered with the same taps")
 	f.StringVar(&o.verify, "verify", gpubench.VerifySample, "check the output against the CPU filter: none, sample or all")
-	f.StringVar(&o.json, "json", "", `also write the results as JSON to this file ("-": JSON on stdout instead of the text)`)
+	jsonFlag(cmd, &o.json)
 	f.BoolVar(&o.progress, "progress", false, "show progress on stderr even when it is not a terminal (--progress=false hides it)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.ptxDir, "ptx-dir", "", "load fir.ptx and batch.ptx from this directory instead of the embedded kernels (as cuda.ptx_dir)")

@@ -175,7 +175,11 @@ func TestReportOutputsKeepExistingFiles(t *testing.T) {
 	}{
 		{[]string{"bench", "cpu", "--samples", "4096", "--reps", "1", "--output", old}, true},
 		{[]string{"bench", "chain", "--samples", "4096", "--reps", "1", "--output", old}, true},
+		{[]string{"bench", "cpu", "--samples", "4096", "--reps", "1", "--json", old}, true},
+		{[]string{"bench", "chain", "--samples", "4096", "--reps", "1", "--json=" + old}, true},
+		{[]string{"bench", "channelize", "--samples", "4096", "--reps", "1", "--channels", "16", "--json", old}, true},
 		{[]string{"bench", "fir", "--taps", "16", "--output", old}, false},
+		{[]string{"bench", "fir", "--taps", "16", "--json", old}, false},
 		{[]string{"bench", "fir", "--png", old}, false},
 		{[]string{"bench", "stream", "--output", old}, false},
 		{[]string{"bench", "stream", "--json", old}, false},
