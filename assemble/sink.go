@@ -197,12 +197,14 @@ func zmqSink(ctx context.Context, cfg *config.Config, format string, rate float6
 
 // FinishSink closes the sink after a run and makes the stats describe what
 // reached it: samples dropped after the last one written are recorded in a
-// SigMF recording, and "out" counts only samples that reached the file.
+// SigMF recording, and "out" counts the samples in the file: fewer than
+// the sink accepted when the last buffer could not be written, more when
+// a write failed part way (the pipeline counts none of that block).
 // It returns the sink's error, if any.
 func FinishSink(snk *sink.Deferred, st *pipeline.Stats) error {
 	snk.EndInput(st.SamplesIn + st.SourceLost) // the input indices count the source's losses
 	err := snk.Close()
-	if w, ok := snk.Written(); ok && w < st.SamplesWritten {
+	if w, ok := snk.Written(); ok && w != st.SamplesWritten {
 		st.SamplesWritten, st.SamplesOut = w, w
 	}
 	return err

@@ -242,6 +242,14 @@ func NewStdin(f *os.File, format string, info Info) (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		// A redirected file is checked now, before any output is
+		// created, not at the first read.
+		if err := sniffFile(f, format); err != nil {
+			return nil, fmt.Errorf("capture: stdin: %w", err)
+		}
+		r.sniff = false
+	}
 	if p := reopenPollable(f); p != nil {
 		r.r, r.closer, r.dl = p, p, p
 	}
@@ -527,15 +535,20 @@ func OpenStdin(ctx context.Context, in io.Reader, opts FileOptions) (Source, err
 // sniffLen is how many leading bytes sniffContainer looks at.
 const sniffLen = 512
 
-// sniffFile refuses a raw format on a file that starts like a WAV file or
-// SigMF metadata; the read is by position, so the file offset is kept.
+// sniffFile refuses a raw format on a file whose bytes from its offset on
+// (stdin may have been read before) start like a WAV file or SigMF
+// metadata; the read is by position, so the file offset is kept.
 func sniffFile(f *os.File, format string) error {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
 	b := make([]byte, sniffLen)
-	n, _ := f.ReadAt(b, 0)
+	n, _ := f.ReadAt(b, off)
 	return sniffContainer(b[:n], format)
 }
 

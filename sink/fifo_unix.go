@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fifoPoll is how often a FIFO output without a reader is tried again.
@@ -61,4 +63,18 @@ func setBlocking(f *os.File) error {
 		return err
 	}
 	return serr
+}
+
+// appending reports whether f was opened for appending (a shell's >>):
+// every write then lands at the end, so a header cannot be patched.
+func appending(f *os.File) bool {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	flags, ferr := 0, error(nil)
+	if err := sc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
+		return true // unknown: do not patch
+	}
+	return flags&unix.O_APPEND != 0
 }

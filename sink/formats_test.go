@@ -181,6 +181,43 @@ func TestWAVSinkOddPad(t *testing.T) {
 	}
 }
 
+// TestStdoutWAVRedirected: a WAV on stdout redirected to a file (>) gets
+// its sizes patched on Close; one appended to a file (>>) does not, since
+// the patch would land at the end: it keeps the streaming sizes and the
+// file holds one header, then the samples.
+func TestStdoutWAVRedirected(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  int
+		prefix []byte // what the file held before
+		size   uint32 // the data size in the header
+	}{
+		{">", os.O_WRONLY | os.O_CREATE | os.O_TRUNC, nil, 4},
+		{">> a new file", os.O_WRONLY | os.O_CREATE | os.O_APPEND, nil, 0xFFFFFFFF},
+		{">> a file", os.O_WRONLY | os.O_CREATE | os.O_APPEND, []byte("abc"), 0xFFFFFFFF},
+	} {
+		path := filepath.Join(t.TempDir(), "o.wav")
+		if tc.prefix != nil {
+			os.WriteFile(path, tc.prefix, 0o644)
+		}
+		f, err := os.OpenFile(path, tc.flags, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := create(t, sink.Spec{Type: sink.TypeWAV, Path: sink.Stdout, Format: sink.WAVPCM16, Stdout: f, SampleRate: 8000})
+		s.Write([]float32{0.5, -0.5})
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		b, _ := os.ReadFile(path)
+		b = bytes.TrimPrefix(b, tc.prefix)
+		if len(b) != 44+4 || binary.LittleEndian.Uint32(b[40:]) != tc.size {
+			t.Errorf("%s: %d bytes after what was there, data size %#x; want 48 bytes, %#x", tc.name, len(b), binary.LittleEndian.Uint32(b[40:]), tc.size)
+		}
+	}
+}
+
 // TestStdoutSink: "-" writes to Spec.Stdout; a pipe's WAV header keeps the
 // streaming sizes, and the capture side reads it to the end.
 func TestStdoutSink(t *testing.T) {

@@ -322,9 +322,9 @@ func (p *Plan) Create(ctx context.Context) (s Sink, err error) {
 		if p.spec.Type == TypeWAV {
 			var seek io.WriteSeeker
 			if f, ok := p.spec.Stdout.(*os.File); ok {
-				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && !appending(f) {
 					if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
-						seek = f // redirected to a file: the sizes can be patched
+						seek = f // redirected to a file (>, not >>): the sizes can be patched
 					}
 				}
 			}

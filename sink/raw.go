@@ -12,7 +12,8 @@ import (
 	"unsafe"
 )
 
-// bufSize is the byte buffer each Raw allocates once.
+// bufSize is about the byte buffer each Raw allocates once: whole frames,
+// at least one (frameBuffer).
 const bufSize = 64 << 10
 
 // Raw writes little-endian samples in a SigMF datatype. It is not safe for
@@ -63,7 +64,15 @@ func CreateFile(path, format string) (*Raw, error) {
 }
 
 func newRaw(w io.Writer, c io.Closer, name string, f format) *Raw {
-	return &Raw{w: w, closer: c, name: name, f: f, buf: make([]byte, bufSize)}
+	return &Raw{w: w, closer: c, name: name, f: f, buf: make([]byte, frameBuffer(f.frameValues()*f.size()))}
+}
+
+// frameBuffer is the size of a Raw's buffer for frames of frame bytes:
+// bufSize rounded down to whole frames, or one frame if larger. Every
+// flush then writes whole frames, so an output cut short by a kill or a
+// full disk holds whole frames only.
+func frameBuffer(frame int) int {
+	return max(bufSize-bufSize%frame, frame)
 }
 
 // newFileRaw returns a Raw that owns file.
@@ -92,9 +101,9 @@ func (s *Raw) Write(samples []float32) error {
 	if err := s.f.checkFrames(len(samples)); err != nil {
 		return err
 	}
-	size := s.f.size()
+	size, fv := s.f.size(), s.f.frameValues()
 	for len(samples) > 0 {
-		room := (len(s.buf) - s.n) / size
+		room := (len(s.buf) - s.n) / (fv * size) * fv // whole frames (frameBuffer)
 		if room == 0 {
 			if err := s.flush(); err != nil {
 				return err
@@ -243,8 +252,7 @@ func (s *Raw) flush() error {
 		// A short write (a full disk) may end inside a sample: cut the
 		// file back to whole samples, so that what is there is usable
 		// and Written stays exact.
-		frame := s.frame()
-		if cut := m % frame; cut != 0 {
+		if cut := int((s.written + int64(m)) % int64(s.frame())); cut != 0 {
 			m -= cut
 			if s.file != nil {
 				_ = s.file.Truncate(s.base + s.written + int64(m))

@@ -62,6 +62,10 @@ func TestWAVSizesAfterWriteError(t *testing.T) {
 		{"pcm24, odd data, room for the pad", WAVPCM24, 1, 100000, 3*3333 + 2, 3333},
 		{"pcm24, odd data, no room for the pad", WAVPCM24, 1, 100000, 3 * 3333, 3333},
 		{"float32 stereo, cut inside a frame", WAVFloat32, 2, 100000, 8*2000 + 5, 2000},
+		// 6-byte frames do not divide the 64 KiB buffer: the cut falls in
+		// a later flush than the first.
+		{"pcm24 stereo, cut after a full buffer", WAVPCM24, 2, 100000, 6*12000 + 4, 12000},
+		{"pcm24, cut after two buffers", WAVPCM24, 1, 100000, 3*30000 + 1, 30000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,5 +139,58 @@ print(w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes(), w.re
 	}
 	if py == "" {
 		t.Log("no python3: Python's wave module not run")
+	}
+}
+
+// countingWriter records the size of every write it is given.
+type countingWriter struct{ sizes []int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.sizes = append(w.sizes, len(p))
+	return len(p), nil
+}
+
+// TestFlushesAreWholeFrames: every write a Raw makes holds whole frames,
+// also where a frame does not divide the buffer (3 or 5 channels of 16 or
+// 24 bits, frames larger than the buffer), so that an output cut short
+// by kill -9 between two writes holds whole frames only.
+func TestFlushesAreWholeFrames(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		complex  bool
+		channels int
+	}{
+		{WAVPCM16, false, 3},
+		{WAVPCM24, true, 1},
+		{WAVPCM24, false, 5},
+		{WAVFloat32, true, 9000}, // 72000-byte frames
+	} {
+		f, err := lookupWAVFormat(tc.name, tc.complex, tc.channels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &countingWriter{}
+		r := newRaw(w, nil, "test", f)
+		fv, frame := f.frameValues(), f.frameValues()*f.size()
+		x := make([]float32, 37*fv)
+		for range 2000 {
+			if err := r.Write(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, n := range w.sizes {
+			if n%frame != 0 {
+				t.Errorf("%s × %d: a write of %d bytes, not whole %d-byte frames", tc.name, tc.channels, n, frame)
+				break
+			}
+			total += n
+		}
+		if total != 2000*37*frame || len(w.sizes) < 2 {
+			t.Errorf("%s × %d: %d bytes in %d writes, want %d", tc.name, tc.channels, total, len(w.sizes), 2000*37*frame)
+		}
 	}
 }

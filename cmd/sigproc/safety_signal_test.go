@@ -425,3 +425,73 @@ func TestFullDiskSummary(t *testing.T) {
 		t.Fatalf("summary %q: want out 0, nothing reached /dev/full", out)
 	}
 }
+
+// TestFileSizeLimitSummary: a recording cut short part way (here by the
+// file size limit, EFBIG, as a disk that fills up) holds whole frames
+// only, though its 6-byte frames do not divide the sink's buffer, and the
+// summary's "out" is what the file holds: the samples of the block whose
+// write failed that did reach it count too.
+func TestFileSizeLimitSummary(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	in, outPath := filepath.Join(dir, "in.i16"), filepath.Join(dir, "out.i16")
+	x := make([]byte, 6*200000) // 200000 frames of 3 ri16 channels
+	for i := range x {
+		x[i] = byte(i % 251)
+	}
+	if err := os.WriteFile(in, x, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "source: {type: file, path: "+in+", format: ri16_le, channels: 3, sample_rate: 1000}\nfilter: {taps: [1]}\nsink: {type: file, path: "+outPath+", format: ri16_le}\n")
+	// ulimit -f counts blocks of 512 or 1024 bytes, by shell: either way
+	// the limit falls inside the file, not on a frame.
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 301 && exec "$0" run -c "$1" --log-level error`, bin, cfg)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "file too large") {
+		t.Fatalf("want the write to fail with EFBIG: %v\n%s", err, stderr.String())
+	}
+	fi, err := os.Stat(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() == 0 || fi.Size()%6 != 0 {
+		t.Fatalf("the output holds %d bytes, want whole 6-byte frames", fi.Size())
+	}
+	sm := summaryRE.FindStringSubmatch(stdout.String())
+	if sm == nil || sm[2] != strconv.FormatInt(fi.Size()/6, 10) {
+		t.Fatalf("summary %q: want out %d, the frames in the file", stdout.String(), fi.Size()/6)
+	}
+}
+
+// TestStdinFileCheckedBeforeOutputs: stdin redirected from a WAV file
+// while the config says raw samples is refused before any output exists,
+// not at the first read (which left an empty recording behind that the
+// corrected run then refused to replace).
+func TestStdinFileCheckedBeforeOutputs(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.wav")
+	hdr := []byte("RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00")
+	if err := os.WriteFile(in, append(hdr, make([]byte, 2000)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "rec")
+	cfg := writeConfig(t, "source: {type: stdin, format: ri16_le, sample_rate: 8000}\nfilter: {taps: [1]}\nsink: {type: sigmf, path: "+base+"}\n")
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bin, "run", "-c", cfg)
+	cmd.Stdin = f
+	out, err := cmd.CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("WAV")) {
+		t.Fatalf("want the WAV input refused: %v\n%s", err, out)
+	}
+	for _, p := range []string{base + ".sigmf-data", base + ".sigmf-meta"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+}
