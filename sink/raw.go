@@ -200,18 +200,14 @@ func toInt8(v float32, clipped *uint64) int8 {
 	case x != x:
 		*clipped++
 		return 0
-	case x >= 0:
-		return int8(x + 0.5)
-	default:
-		return int8(x - 0.5)
 	}
+	return int8(roundHalfAway(x))
 }
 
 // toInt16 scales v by 32768 and rounds half away from zero (like
 // math.Round), clipping to [-32768, 32767]. NaN becomes 0. Clipped values
 // (including +1.0, which int16 cannot hold, and NaN) are counted. It works
-// in float32: scaling by a power of two is exact, and adding ±0.5 is exact
-// for every value that is not clipped.
+// in float32: scaling by a power of two is exact, and so is roundHalfAway.
 func toInt16(v float32, clipped *uint64) int16 {
 	x := v * 32768
 	switch {
@@ -224,11 +220,22 @@ func toInt16(v float32, clipped *uint64) int16 {
 	case x != x: // NaN
 		*clipped++
 		return 0
-	case x >= 0:
-		return int16(x + 0.5)
-	default:
-		return int16(x - 0.5)
 	}
+	return int16(roundHalfAway(x))
+}
+
+// roundHalfAway rounds x (|x| < 2^23) half away from zero, exactly: x
+// minus its truncation is exact in float32, where x + 0.5 is not (it
+// rounds 0.49999997 up to 1).
+func roundHalfAway(x float32) int32 {
+	t := int32(x)
+	switch f := x - float32(t); {
+	case f >= 0.5:
+		t++
+	case f <= -0.5:
+		t--
+	}
+	return t
 }
 
 // Flush writes buffered bytes to the underlying writer.

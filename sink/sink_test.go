@@ -329,31 +329,54 @@ func ExampleNewRaw() {
 	// 4 samples, 2 clipped
 }
 
-// TestInt16Rounding checks the int16 encoder against math.Round with
-// clipping over a fine grid, including every half-step tie.
-func TestInt16Rounding(t *testing.T) {
-	var in []float32
-	for k := -32770 * 4; k <= 32770*4; k++ {
-		in = append(in, float32(k)/(4*32768)) // quarter steps: ties and non-ties
-	}
-	in = append(in, math.Nextafter32(-32768.5/32768, 0), -32768.5/32768, math.Nextafter32(32767.5/32768, 0), 32767.5/32768,
-		float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e30)
-	var buf bytes.Buffer
-	s, _ := sink.NewRaw(&buf, "ri16_le")
-	s.Write(in)
-	s.Close()
-	var clipped uint64
-	for i, v := range in {
-		want := math.Round(float64(v) * 32768)
-		if want > 32767 || want < -32768 {
-			want = max(-32768, min(32767, want))
-			clipped++
+// TestIntRounding checks the int16 and int8 encoders against math.Round
+// with clipping over a fine grid, including every half-step tie and the
+// floats on either side of it (0.49999997 of a step rounds to 0, not 1).
+func TestIntRounding(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		scale  float64
+		lo, hi float64
+		size   int
+	}{
+		{"ri16_le", 32768, -32768, 32767, 2},
+		{"cs8", 128, -128, 127, 1},
+	} {
+		var in []float32
+		top := int(tc.scale) + 2
+		for k := -top * 4; k <= top*4; k++ {
+			v := float32(float64(k) / (4 * tc.scale)) // quarter steps: ties and non-ties
+			in = append(in, v, math.Nextafter32(v, 0), math.Nextafter32(v, float32(math.Inf(1))))
 		}
-		if got := int16(binary.LittleEndian.Uint16(buf.Bytes()[2*i:])); float64(got) != want {
-			t.Fatalf("%v (%v steps) encoded as %d, want %v", v, float64(v)*32768, got, want)
+		in = append(in, float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e30)
+		if len(in)%2 == 1 {
+			in = append(in, 0)
 		}
-	}
-	if s.Clipped() != clipped {
-		t.Fatalf("Clipped %d, want %d", s.Clipped(), clipped)
+		var buf bytes.Buffer
+		s, _ := sink.NewRaw(&buf, tc.format)
+		if err := s.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		var clipped uint64
+		for i, v := range in {
+			want := math.Round(float64(v) * tc.scale)
+			if want > tc.hi || want < tc.lo {
+				want = max(tc.lo, min(tc.hi, want))
+				clipped++
+			}
+			var got float64
+			if tc.size == 2 {
+				got = float64(int16(binary.LittleEndian.Uint16(buf.Bytes()[2*i:])))
+			} else {
+				got = float64(int8(buf.Bytes()[i]))
+			}
+			if got != want {
+				t.Fatalf("%s: %v (%v steps) encoded as %v, want %v", tc.format, v, float64(v)*tc.scale, got, want)
+			}
+		}
+		if s.Clipped() != clipped {
+			t.Fatalf("%s: Clipped %d, want %d", tc.format, s.Clipped(), clipped)
+		}
 	}
 }
