@@ -172,12 +172,16 @@ func TestWAVSinkOddPad(t *testing.T) {
 	if len(raw) != 44+4 || binary.LittleEndian.Uint32(raw[40:]) != 3 || binary.LittleEndian.Uint32(raw[4:]) != 40 {
 		t.Errorf("%d bytes, data size %d, riff %d", len(raw), binary.LittleEndian.Uint32(raw[40:]), binary.LittleEndian.Uint32(raw[4:]))
 	}
-	if _, err := sink.Prepare(sink.Spec{Type: sink.TypeWAV, Path: path + "2", Format: sink.WAVPCM16, SampleRate: 0.5}); err != nil {
-		t.Fatal(err) // the rate is checked on Create
-	}
-	p, _ := sink.Prepare(sink.Spec{Type: sink.TypeWAV, Path: path + "2", Format: sink.WAVPCM16, SampleRate: 44100.5})
-	if _, err := p.Create(context.Background()); err == nil || !strings.Contains(err.Error(), "not a whole number") {
-		t.Errorf("fractional rate: %v", err)
+	// A rate a WAV header cannot hold is refused by Prepare, before the
+	// run starts, split or not, to a file or to stdout.
+	for _, spec := range []sink.Spec{
+		{Type: sink.TypeWAV, Path: path + "2", Format: sink.WAVPCM16, SampleRate: 44100.5},
+		{Type: sink.TypeWAV, Path: path + "2", Format: sink.WAVPCM16, SampleRate: 0.5, Split: true, Channels: 2, Labels: []string{"a", "b"}},
+		{Type: sink.TypeWAV, Path: sink.Stdout, Format: sink.WAVPCM16, SampleRate: 5e9, Stdout: &bytes.Buffer{}},
+	} {
+		if _, err := sink.Prepare(spec); err == nil || !strings.Contains(err.Error(), "not a whole number") {
+			t.Errorf("rate %g: %v", spec.SampleRate, err)
+		}
 	}
 }
 

@@ -119,6 +119,16 @@ func Prepare(s Spec) (*Plan, error) {
 	if s.Channels < 0 || s.Channels > MaxChannels {
 		return nil, fmt.Errorf("sink: %d channels: want 1..%d", s.Channels, MaxChannels)
 	}
+	if s.Type == TypeWAV {
+		// Refused before the run starts, not when the file is created.
+		name := s.Path
+		if name == Stdout {
+			name = "standard output"
+		}
+		if err := checkWAVRate(name, s.SampleRate); err != nil {
+			return nil, err
+		}
+	}
 	if s.Split {
 		return prepareSplit(s)
 	}

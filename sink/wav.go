@@ -71,11 +71,19 @@ func wavHeader(f format, rate uint32, data uint32) []byte {
 	return le.AppendUint32(h, data)
 }
 
+// checkWAVRate refuses a sample rate a WAV header cannot hold.
+func checkWAVRate(name string, rate float64) error {
+	if !(rate > 0) || rate > math.MaxUint32 || rate != math.Trunc(rate) {
+		return fmt.Errorf("sink: wav %s: sample rate %g S/s is not a whole number WAV can hold (resample it, or use sigmf or a raw file)", name, rate)
+	}
+	return nil
+}
+
 // newWAV writes the header to raw's writer and returns the sink; out, when
 // not nil, is where the sizes are patched on Close.
 func newWAV(raw *Raw, rate float64, out io.WriteSeeker) (*WAV, error) {
-	if !(rate > 0) || rate > math.MaxUint32 || rate != math.Trunc(rate) {
-		return nil, fmt.Errorf("sink: wav %s: sample rate %g S/s is not a whole number WAV can hold (resample it, or use sigmf or a raw file)", raw.name, rate)
+	if err := checkWAVRate(raw.name, rate); err != nil {
+		return nil, err
 	}
 	h := wavHeader(raw.f, uint32(rate), wavUnknown)
 	if _, err := raw.w.Write(h); err != nil {
