@@ -326,7 +326,15 @@ func (c *Config) Validate() error {
 			c.validateZMQSink(&c.Sink, add)
 		}
 	}
+	formats := sinkFormats
 	if c.Sink.Type == SinkWAV {
+		formats = wavFormats
+	}
+	if flag := c.origin["sink.type"]; c.Sink.Format != "" && !slices.Contains(formats, c.Sink.Format) && flag != "" {
+		// The config's format was for the type the flag replaced.
+		add("sink.format", "%s is not a %s format (%s sets sink.type to %s): give one of %s, or leave sink.format out for the default",
+			c.Sink.Format, c.Sink.Type, flag, c.Sink.Type, strings.Join(formats, ", "))
+	} else if c.Sink.Type == SinkWAV {
 		enum("sink.format", c.Sink.Format, wavFormats, false)
 	} else if enum("sink.format", c.Sink.Format, sinkFormats, false) {
 		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {

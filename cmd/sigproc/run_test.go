@@ -235,6 +235,7 @@ sink: {type: null}
 `)
 	bad := writeConfig(t, "source:\n  type: synthetic\n  sample_rate: -5\n  signal: tone\nfilter: {taps: [1]}\nsink: {type: null}\n")
 	missing := writeConfig(t, "source: {type: file, path: nope.cf32, format: cf32_le, sample_rate: 1}\nfilter: {taps: [1]}\nsink: {type: null}\n")
+	rawSink := writeConfig(t, "source: {type: synthetic, sample_rate: 1000, signal: tone, frequency_hz: 10, num_samples: 100}\nfilter: {taps: [1]}\nsink: {type: file, path: y.f32, format: rf32_le}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -247,6 +248,8 @@ sink: {type: null}
 		{"bad backend override", []string{"run", "-c", good, "--backend", "tpu"}, `--backend: backend: unknown value "tpu" (allowed: cpu, cuda, auto)`},
 		{"bad overrun override", []string{"run", "-c", good, "--overrun", "skip"}, `--overrun: overrun: unknown value "skip"`},
 		{"sink file needs path", []string{"run", "-c", good, "--sink-type", "file"}, "sink.path: required for sink type file"},
+		{"sink type flag against the config's format", []string{"run", "-c", rawSink, "--sink-type", "wav", "--sink-path", "y.wav"},
+			"sink.format: rf32_le is not a wav format (--sink-type sets sink.type to wav): give one of pcm16, pcm24, float32"},
 		{"null sink with a path", []string{"run", "-c", good, "--sink-path", "out.f32"}, `--sink-path "out.f32": a null sink writes nothing`},
 		{"null sink type with a path", []string{"run", "-c", good, "--sink-type", "null", "--sink-path", "x"}, "a null sink writes nothing"},
 		{"negative drain limit", []string{"run", "-c", good, "--drain-limit", "-1s"}, "--drain-limit: must be >= 0"},
