@@ -208,7 +208,9 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
 			return n, ctx.Err() // woken by the watch: not sticky
-		case err == io.EOF:
+		case err == io.EOF || err == io.ErrUnexpectedEOF && r.declared >= 0:
+			// An archive member cut short ends with ErrUnexpectedEOF:
+			// endErr says how much of the declared data came.
 			r.eof = true
 		case err != nil:
 			r.err = fmt.Errorf("capture: read %s: %w", r.name, err)

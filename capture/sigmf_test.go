@@ -206,7 +206,23 @@ func TestSigMFArchive(t *testing.T) {
 		}
 		src.Close()
 	}
-	path := filepath.Join(t.TempDir(), "bad.sigmf")
+	// An archive cut inside its data member: the whole samples that are
+	// there, then ErrTruncated saying how much of the data came.
+	path := filepath.Join(t.TempDir(), "cut.sigmf")
+	writeTar(t, path, "rec/rec.sigmf-meta", meta, "rec/rec.sigmf-data", le32f(1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
+	b, _ := os.ReadFile(path)
+	dataAt := bytes.Index(b, le32f(1))
+	os.WriteFile(path, b[:dataAt+4*7], 0o644) // 3.5 samples of cf32
+	src, err := capture.OpenFile(path, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(src, 2)
+	src.Close()
+	if !equal(got, []float32{3, 4, 5, 6}) || !errors.Is(err, capture.ErrTruncated) || !strings.Contains(err.Error(), "declares 32 data bytes but input ends after 20") {
+		t.Fatalf("cut archive: got %v, %v", got, err)
+	}
+	path = filepath.Join(t.TempDir(), "bad.sigmf")
 	writeTar(t, path, "x/x.sigmf-meta", meta)
 	if _, err := capture.OpenSigMF(path); err == nil || !strings.Contains(err.Error(), "no member x/x.sigmf-data") {
 		t.Fatalf("archive without data: %v", err)
