@@ -222,10 +222,11 @@ func (r *Run) NonFinite() uint64 {
 func (r *Run) watchSource() {
 	log := r.log
 	if c, ok := r.Source.(capture.NonFiniteCounter); ok {
-		// A NaN spreads over a filter's length of output; an empty or
+		// A NaN spreads over a filter's length of output (over whole FFT
+		// segments, before it too, by overlap-save); an empty or
 		// flat spectrum must not be the only sign of it.
 		c.SetNonFiniteHandler(func(total uint64) {
-			log.Warn().Uint64("values", total).Msg("input holds NaN or infinite values: each spreads over the filter's length of output (counted in sigproc_input_nonfinite_values_total and at the end)")
+			log.Warn().Uint64("values", total).Msg("input holds NaN or infinite values: each spreads over the filter's length of output after it, and with an FFT filter (method fft, or auto on long filters) over the whole FFT segments around it, outputs before it too (counted in sigproc_input_nonfinite_values_total and at the end)")
 		})
 		r.closes = append(r.closes, func() {
 			if n := c.NonFinite(); n > 0 {

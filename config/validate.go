@@ -326,15 +326,7 @@ func (c *Config) Validate() error {
 			c.validateZMQSink(&c.Sink, add)
 		}
 	}
-	formats := sinkFormats
 	if c.Sink.Type == SinkWAV {
-		formats = wavFormats
-	}
-	if flag := c.origin["sink.type"]; c.Sink.Format != "" && !slices.Contains(formats, c.Sink.Format) && flag != "" {
-		// The config's format was for the type the flag replaced.
-		add("sink.format", "%s is not a %s format (%s sets sink.type to %s): give one of %s, or leave sink.format out for the default",
-			c.Sink.Format, c.Sink.Type, flag, c.Sink.Type, strings.Join(formats, ", "))
-	} else if c.Sink.Type == SinkWAV {
 		enum("sink.format", c.Sink.Format, wavFormats, false)
 	} else if enum("sink.format", c.Sink.Format, sinkFormats, false) {
 		if cplx, known := s.complexKnown(); known && isComplexFormat(c.Sink.Format) != c.OutComplex(cplx) {
@@ -789,6 +781,28 @@ func (s *Source) complexKnown() (complex, known bool) {
 		}
 	}
 	return false, false
+}
+
+// SetSinkType sets the sink's type from flag (--sink-type), replacing the
+// config's. A format the config gave that the new type cannot write (a
+// raw format for wav, pcm16 for file, any for null) is dropped for the
+// new type's default and returned, for the log; a null sink drops its
+// path too.
+func (c *Config) SetSinkType(typ, flag string) (dropped string) {
+	c.Sink.Type = typ
+	c.MarkOverride("sink.type", flag)
+	formats := sinkFormats
+	switch typ {
+	case SinkNull:
+		c.Sink.Path, formats = "", nil
+	case SinkWAV:
+		formats = wavFormats
+	}
+	if f := c.Sink.Format; f != "" && !slices.Contains(formats, f) {
+		c.Sink.Format = ""
+		return f
+	}
+	return ""
 }
 
 // FormatFor returns the sink format, defaulting to rf32_le for a real stream

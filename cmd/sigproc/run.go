@@ -78,7 +78,11 @@ Flags override the config; an invalid override is reported with the flag's
 name. On Ctrl-C (or SIGTERM) the blocks already captured are still filtered,
 for up to --drain-limit, the sink is flushed and closed, and the summary is
 printed; blocks the limit or a second signal leaves unfiltered are counted
-as filter drops and, in SigMF, annotated.
+as filter drops and, in SigMF, annotated. Exit status: 0 at the source's
+end or the bound, 130 after Ctrl-C, 143 after SIGTERM, 141 on a broken
+pipe, 1 on an error. SIGHUP does not stop a run: it reloads the config's
+stage parameters, so a run started from a terminal that then closes goes
+on (give it a bound, or stop it with SIGTERM).
 
 Progress goes to stderr when stderr is a terminal or --progress is given: a
 bar with the percentage and time left when the length is known (a file, or
@@ -121,7 +125,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
 	f.Var(&o.numSamples, "num-samples", "stop after this many samples, e.g. 4194304 or 1e6 (overrides num_samples and duration_s)")
 	f.StringVar(&o.sinkPath, "sink-path", "", "output path, relative to the current directory (overrides sink.path)")
-	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf, wav, zmq or null (overrides sink.type; zmq takes sink.endpoint and sink.pattern from the config)")
+	f.StringVar(&o.sinkType, "sink-type", "", "file, sigmf, wav, zmq or null (overrides sink.type; a sink.format the type cannot write gives way to its default; zmq takes sink.endpoint and sink.pattern from the config)")
 	f.BoolVar(&o.paced, "paced", false, "deliver synthetic samples in real time (overrides source.paced)")
 	f.BoolVar(&o.noPaced, "no-paced", false, "generate synthetic samples as fast as possible (overrides source.paced)")
 	f.StringVar(&o.overrun, "overrun", "", "block or drop when the ring is full (overrides overrun)")
@@ -136,10 +140,10 @@ buffers); "wall" and the rate count from then on.`,
 }
 
 // applyOverrides copies the flags that were given into cfg and validates it.
-func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error {
+func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) (notes []string, err error) {
 	changed := func(name string) bool { return cmd.Flags().Changed(name) }
 	if o.drainLimit < 0 {
-		return fmt.Errorf("--drain-limit: must be >= 0 (0: no limit), got %v", o.drainLimit)
+		return nil, fmt.Errorf("--drain-limit: must be >= 0 (0: no limit), got %v", o.drainLimit)
 	}
 	if changed("block-size") {
 		cfg.BlockSize = o.blockSize
@@ -153,7 +157,7 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 	if changed("duration") {
 		if o.duration <= 0 {
 			// 0 in the file means no bound: a flag given is one.
-			return fmt.Errorf("--duration: must be > 0 (leave it out to run to the source's end), got %v", o.duration)
+			return nil, fmt.Errorf("--duration: must be > 0 (leave it out to run to the source's end), got %v", o.duration)
 		}
 		cfg.Source.DurationS = o.duration.Seconds()
 		cfg.Source.NumSamples = 0
@@ -168,7 +172,7 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 	}
 	if changed("input") {
 		if err := overrideInput(cfg, o.input); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if changed("metrics-listen") {
@@ -176,15 +180,13 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 		cfg.MarkOverride("metrics.listen", "--metrics-listen")
 	}
 	if changed("sink-type") {
-		cfg.Sink.Type = o.sinkType
-		cfg.MarkOverride("sink.type", "--sink-type")
-		if o.sinkType == config.SinkNull {
-			cfg.Sink.Path = ""
+		if f := cfg.SetSinkType(o.sinkType, "--sink-type"); f != "" && o.sinkType != config.SinkNull {
+			notes = append(notes, fmt.Sprintf("the config's sink.format %s does not suit --sink-type %s: its default format is used", f, o.sinkType))
 		}
 	}
 	if changed("sink-path") {
 		if cfg.Sink.Type == config.SinkNull {
-			return fmt.Errorf("--sink-path %q: a null sink writes nothing; leave --sink-path out, or give --sink-type file, sigmf or wav", o.sinkPath)
+			return nil, fmt.Errorf("--sink-path %q: a null sink writes nothing; leave --sink-path out, or give --sink-type file, sigmf or wav", o.sinkPath)
 		}
 		cfg.Sink.Path = o.sinkPath
 		cfg.MarkOverride("sink.path", "--sink-path")
@@ -206,7 +208,7 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) error
 		cfg.Sink.Overwrite = o.overwrite
 		cfg.MarkOverride("sink.overwrite", "--overwrite")
 	}
-	return cfg.Validate()
+	return notes, cfg.Validate()
 }
 
 func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
@@ -229,7 +231,8 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := applyOverrides(cmd, cfg, o); err != nil {
+	notes, err := applyOverrides(cmd, cfg, o)
+	if err != nil {
 		return err
 	}
 	// Checked before any device or output file is opened: whether the CPUs
@@ -249,6 +252,9 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 	log, err := newLogger(stderr, level, json)
 	if err != nil {
 		return err
+	}
+	for _, n := range notes {
+		log.Info().Msg(n)
 	}
 	// Source, chain, sink plan and backend, in assemble's safe order.
 	r, err := assemble.Open(ctx, cfg, assemble.Params{ConfigPath: o.config, Stdin: cmd.InOrStdin(),
