@@ -194,19 +194,26 @@ func (r *Raw) Read(ctx context.Context, dst []float32) (int, error) {
 			return n, r.err
 		}
 		if err := ctx.Err(); err != nil {
+			if r.sniff && r.hi > r.lo {
+				// Stopped before the check had its bytes: check those
+				// there are and deliver their samples, not drop them.
+				if r.endSniff() != nil {
+					return n, r.err
+				}
+				continue
+			}
 			return n, err
 		}
 		m, err := r.refill(r.r)
 		r.consumed += int64(m)
-		if r.sniff && (r.hi >= sniffLen || err != nil || m == 0) {
-			r.sniff = false
-			if serr := sniffContainer(r.buf[:r.hi], r.dt.name); serr != nil {
-				r.err = fmt.Errorf("capture: %s: %w", r.name, serr)
-				return n, r.err
-			}
+		if r.sniff && (sniffSettled(r.buf[:r.hi]) || err != nil || m == 0) && r.endSniff() != nil {
+			return n, r.err
 		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
+			if r.hi-r.lo >= r.fbytes {
+				continue // whole frames the check held back: delivered first
+			}
 			return n, ctx.Err() // woken by the watch: not sticky
 		case err == io.EOF || err == io.ErrUnexpectedEOF && r.declared >= 0:
 			// An archive member cut short ends with ErrUnexpectedEOF:
@@ -552,6 +559,36 @@ func sniffFile(f *os.File, format string) error {
 	b := make([]byte, sniffLen)
 	n, _ := f.ReadAt(b, off)
 	return sniffContainer(b[:n], format)
+}
+
+// endSniff ends the container check of a stream on the bytes buffered,
+// setting the sticky error when they are a container's.
+func (r *Raw) endSniff() error {
+	r.sniff = false
+	if err := sniffContainer(r.buf[r.lo:r.hi], r.dt.name); err != nil {
+		r.err = fmt.Errorf("capture: %s: %w", r.name, err)
+	}
+	return r.err
+}
+
+// sniffSettled reports whether a stream's first bytes b already settle
+// sniffContainer's answer, so that a live stream's samples need not wait
+// for sniffLen bytes: anything but a RIFF/RF64 header or a JSON document
+// is known from its first 4 bytes.
+func sniffSettled(b []byte) bool {
+	if len(b) >= sniffLen {
+		return true
+	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] == '{' {
+		return false
+	}
+	if len(b) < 4 {
+		return false
+	}
+	if h := string(b[:4]); h == "RIFF" || h == "RF64" {
+		return len(b) >= 12
+	}
+	return true
 }
 
 // sniffContainer refuses a raw format on input that starts with a

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sigproc/sigproc/capture"
 )
@@ -96,6 +98,53 @@ func TestStdinReadCancels(t *testing.T) {
 	got = append(got, buf[:n]...)
 	if len(got) != 2 || got[0] != 7 || got[1] != 8 || err != io.EOF {
 		t.Fatalf("samples %v then %v, want [7 8] then EOF", got, err)
+	}
+}
+
+// TestStdinSniffHoldsNoSamples: the check of a stream's first bytes for a
+// WAV or SigMF header neither delays a live stream's first samples until
+// it has 512 bytes, nor drops those it held when the run stops before.
+func TestStdinSniffHoldsNoSamples(t *testing.T) {
+	open := func() (*os.File, *os.File, capture.Source) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := capture.NewStdin(r, "rf32_le", capture.Info{SampleRate: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close(); r.Close(); w.Close() })
+		return r, w, src
+	}
+	// One sample that cannot start a header comes at once.
+	_, w, src := open()
+	w.Write(le32f(0.5))
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]float32, 1)
+		n, _ := src.Read(context.Background(), buf)
+		got <- n
+	}()
+	select {
+	case n := <-got:
+		if n != 1 {
+			t.Fatalf("read %d samples", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first sample waits for 512 bytes")
+	}
+	// Bytes that may start a JSON document wait for more; a stop then
+	// delivers their whole samples rather than dropping them.
+	_, w, src = open()
+	brace := math.Float32frombits(0x3f80007b) // first byte '{'
+	w.Write(le32f(brace, 2, 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	buf := make([]float32, 8)
+	n, err := src.Read(ctx, buf)
+	if n != 3 || buf[0] != brace || buf[2] != 3 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stopped read: %d samples %v, %v; want the 3 held", n, buf[:n], err)
 	}
 }
 
