@@ -785,16 +785,17 @@ func (s *Source) complexKnown() (complex, known bool) {
 
 // SetSinkType sets the sink's type from flag (--sink-type), replacing the
 // config's. A format the config gave that the new type cannot write (a
-// raw format for wav, pcm16 for file, any for null) is dropped for the
-// new type's default and returned, for the log; a null sink drops its
-// path too.
+// raw format for wav, pcm16 for file) is dropped for the new type's
+// default and returned, for the log; a null sink drops its path and
+// format and returns "", since it writes no format.
 func (c *Config) SetSinkType(typ, flag string) (dropped string) {
 	c.Sink.Type = typ
 	c.MarkOverride("sink.type", flag)
 	formats := sinkFormats
 	switch typ {
 	case SinkNull:
-		c.Sink.Path, formats = "", nil
+		c.Sink.Path, c.Sink.Format = "", ""
+		return ""
 	case SinkWAV:
 		formats = wavFormats
 	}

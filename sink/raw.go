@@ -64,7 +64,9 @@ func CreateFile(path, format string) (*Raw, error) {
 }
 
 func newRaw(w io.Writer, c io.Closer, name string, f format) *Raw {
-	return &Raw{w: w, closer: c, name: name, f: f, buf: make([]byte, frameBuffer(f.frameValues()*f.size()))}
+	r := &Raw{w: w, closer: c, name: name, f: f}
+	r.buf = make([]byte, frameBuffer(r.frame()))
+	return r
 }
 
 // frameBuffer is the size of a Raw's buffer for frames of frame bytes:
@@ -101,9 +103,9 @@ func (s *Raw) Write(samples []float32) error {
 	if err := s.f.checkFrames(len(samples)); err != nil {
 		return err
 	}
-	size, fv := s.f.size(), s.f.frameValues()
+	size, frame := s.f.size(), s.frame()
 	for len(samples) > 0 {
-		room := (len(s.buf) - s.n) / (fv * size) * fv // whole frames (frameBuffer)
+		room := (len(s.buf) - s.n) / frame * s.f.frameValues() // whole frames (frameBuffer)
 		if room == 0 {
 			if err := s.flush(); err != nil {
 				return err

@@ -180,7 +180,7 @@ func applyOverrides(cmd *cobra.Command, cfg *config.Config, o *runOptions) (note
 		cfg.MarkOverride("metrics.listen", "--metrics-listen")
 	}
 	if changed("sink-type") {
-		if f := cfg.SetSinkType(o.sinkType, "--sink-type"); f != "" && o.sinkType != config.SinkNull {
+		if f := cfg.SetSinkType(o.sinkType, "--sink-type"); f != "" {
 			notes = append(notes, fmt.Sprintf("the config's sink.format %s does not suit --sink-type %s: its default format is used", f, o.sinkType))
 		}
 	}
