@@ -455,9 +455,87 @@ __device__ __forceinline__ int bank_pos(int k, int lg) {
     return p;
 }
 
+// bank_chan is the channel whose value the rounds leave at place p: the
+// inverse of bank_pos.
+__device__ __forceinline__ int bank_chan(int p, int lg) {
+    int k = 0, shift = 0;
+    for (int left = lg; left > 0; shift += 3) {
+        const int b = left >= 3 ? 3 : left;
+        left -= b;
+        k |= ((p >> left) & ((1 << b) - 1)) << shift;
+    }
+    return k;
+}
+
+// bank_swz_mask is the mask bank_swz XORs into the low 4 bits of a value
+// index for its bit 4 + b, in a compiled bank of 2^lg channels (its block
+// holds bankFrames(lg)·2^lg values). A search against a model of the
+// banks (16 float2 a half-warp) chose them so that the last round's
+// stores, which scatter by digit reversal, and the output's reads in
+// channel order each meet no bank conflict; kernels/sim/bank.cpp checks
+// that they do.
+__host__ __device__ constexpr int bank_swz_mask(int lg, int b) {
+    constexpr int m[8][8] = {
+        {11, 11, 11, 14, 5, 12, 14, 0},  // lg 5
+        {7, 15, 8, 15, 11, 14, 14, 0},   // 6
+        {11, 14, 15, 7, 10, 5, 8, 0},    // 7
+        {5, 7, 0, 2, 3, 2, 0, 0},        // 8
+        {15, 10, 4, 10, 8, 8, 13, 0},    // 9
+        {5, 3, 2, 7, 3, 3, 0, 0},        // 10
+        {1, 13, 5, 3, 15, 11, 0, 0},     // 11
+        {2, 7, 15, 6, 3, 11, 12, 14},    // 12
+    };
+    return lg >= 5 && lg <= 12 && b >= 0 && b < 8 ? m[lg - 5][b] : 0;
+}
+
+// bank_swz is the slot of value i (frame·M + channel) of a compiled
+// bank's block once its last round has run (bank_last): i with the masks
+// of its bits above 4 XORed into its low 4. It is linear: for i and j
+// with no bit in common, bank_swz(i | j) = bank_swz(i) ^ bank_swz(j),
+// which lets a constant part of an index be swizzled when compiled.
+template <int LG>
+__device__ __forceinline__ int bank_swz(int i) {
+    int x = i;
+#pragma unroll
+    for (int b = 0; b < 8; b++)
+        if ((i >> (4 + b)) & 1) x ^= bank_swz_mask(LG, b);
+    return x;
+}
+
+// bank_last is the last round of a compiled bank (radix R = 2^lgR, stride
+// 1, so no twiddles): every group of the block is read into registers,
+// and after a barrier each output is stored at its channel's place in
+// channel order, swizzled (bank_swz), rather than at its digit-reversed
+// place, whose read by channel met 8- to 16-way bank conflicts.
+template <int LG>
+__device__ __forceinline__ void bank_last(float2* sm) {
+    constexpr int lgR = (LG - 1) % 3 + 1, R = 1 << lgR, M = 1 << LG;
+    constexpr int PER = bankFrames(LG) * M / R / BANK_THREADS;  // groups a thread
+    float2 v[PER][R];
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        const int g = threadIdx.x + j * BANK_THREADS;  // group g of the block: places g·R + m
+#pragma unroll
+        for (int m = 0; m < R; m++) v[j][m] = sm[bank_pad(g * R + m)];
+        dft<R>(v[j]);
+    }
+    __syncthreads();  // every value is in registers: a store may land on any slot
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        const int g = threadIdx.x + j * BANK_THREADS, f = g >> (LG - lgR), i = g & (M / R - 1);
+        // Output k of group i is channel bank_chan(i·R) + k·M/R of frame f.
+        const int base = bank_swz<LG>(f * M + bank_chan(i * R, LG));
+#pragma unroll
+        for (int k = 0; k < R; k++) sm[base ^ bank_swz<LG>(k << (LG - lgR))] = v[j][brev3(k, R)];
+    }
+}
+
 // bank_fft: the sums and every round of a power-of-two bank (see above).
-template <bool INC, bool CRIT>
+// LG ≥ 0: compiled for M = 2^LG, critically sampled, its last round by
+// bank_last.
+template <bool INC, int LG>
 __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
+    constexpr bool CRIT = LG >= 0;
     int left = lg;  // bits of M not yet taken by a round
     if (lg >= 3) {
         bank_first<INC, 8, CRIT>(a, sm, o0, F, lg);
@@ -471,6 +549,10 @@ __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, 
     }
     while (left > 0) {
         __syncthreads();
+        if (CRIT && left <= 3) {
+            bank_last<(CRIT ? LG : 5)>(sm);
+            break;
+        }
         if (left >= 3) {
             left -= 3;
             bank_round<8, CRIT>(sm, a.tw, F, lg, left);
@@ -531,15 +613,19 @@ __device__ __forceinline__ void bank_body(const bankArgs& a) {
     const int F = LG >= 0 ? bankFrames(LG) : (int)a.F, K = (int)a.K;
     const i64 o0 = (i64)blockIdx.x * F;
     if (lg >= 0)
-        bank_fft<INC, (LG >= 0)>(a, sm, o0, F, lg);
+        bank_fft<INC, LG>(a, sm, o0, F, lg);
     else
         bank_sums_dft<INC>(a, sm, o0, F);
     if (LG >= 0 && a.keep == nullptr) {
-        // Every channel: output value idx of the block is y[o0·M + idx].
-        for (int idx = threadIdx.x; idx < F * M; idx += BANK_THREADS) {
-            const int f = idx >> lg;
-            if (o0 + f >= a.nout) break;
-            a.y[o0 * M + idx] = sm[bank_pad(f * M + bank_pos(idx & (M - 1), lg))];
+        // Every channel: output value idx of the block is y[o0·M + idx],
+        // at slot bank_swz(idx) = bank_swz(thread) ^ bank_swz(j·threads).
+        constexpr int LGC = LG >= 0 ? LG : 5, N = bankFrames(LGC) << LGC;
+        const int st = bank_swz<LGC>(threadIdx.x);
+#pragma unroll
+        for (int j = 0; j < N / BANK_THREADS; j++) {
+            const int idx = threadIdx.x + j * BANK_THREADS;
+            if (o0 + (idx >> lg) >= a.nout) break;
+            a.y[o0 * M + idx] = sm[st ^ bank_swz<LGC>(j * BANK_THREADS)];
         }
         return;
     }
@@ -550,7 +636,9 @@ __device__ __forceinline__ void bank_body(const bankArgs& a) {
         if (o >= a.nout) break;
         const int k = a.keep ? __ldg(a.keep + c) : c;
         float2 y;
-        if (lg >= 0) {
+        if (LG >= 0) {
+            y = sm[bank_swz<(LG >= 0 ? LG : 5)>(f * M + k)];
+        } else if (lg >= 0) {
             y = sm[bank_pad(f * M + bank_pos(k, lg))];
         } else {
             // y_k = Σ_r a_r·exp(+j2πkr/M), the twiddle index kr mod M,
