@@ -307,10 +307,19 @@ struct bankArgs {
 // BANK_BLOCK_VALUES is the values a bank block holds (backend/cuda's
 // bankBlockValues), and bankFrames the frames of 2^lg channels that makes,
 // at least one. The host checks both constants when it loads the module.
+// A compiled bank's block holds at least BANK_MIN_FRAMES frames, so that
+// the first round can take frames in pairs (bank_first_pair): 2048 and
+// 4096 channels hold two, in 36 and 72 KiB.
 #define BANK_BLOCK_VALUES 2048
-__host__ __device__ constexpr int bankFrames(int lg) { return lg <= 11 ? BANK_BLOCK_VALUES >> lg : 1; }
+#ifndef BANK_MIN_FRAMES
+#define BANK_MIN_FRAMES 2
+#endif
+__host__ __device__ constexpr int bankFrames(int lg) {
+    return (BANK_BLOCK_VALUES >> lg) > BANK_MIN_FRAMES ? BANK_BLOCK_VALUES >> lg : BANK_MIN_FRAMES;
+}
 extern "C" __device__ int chain_bank_threads = BANK_THREADS;
 extern "C" __device__ int chain_bank_block_values = BANK_BLOCK_VALUES;
+extern "C" __device__ int chain_bank_min_frames = BANK_MIN_FRAMES;
 
 // bank_pad is the shared-memory slot of frame value i: one float2 of
 // padding after every 8, so that the radix-8 groups at stride 1 and 8
@@ -427,6 +436,94 @@ __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0
     }
 }
 
+// pair_sums adds N columns of a pair of frames' polyphase sums into v0
+// (frame o) and v1 (frame o + 1): column m's taps at h − m·S and input at
+// x − m·S, a row of M per tap. Frame o + 1's window is frame o's one row
+// later, so row q of o + 1 is row q + 1 of o: the pair loads P + 1 input
+// rows and P tap rows rather than 2P of each. Row P, frame o + 1's last,
+// is read only when two (that frame is in the launch: the input may end
+// before it).
+template <bool INC, int N>
+__device__ __forceinline__ void pair_sums(const float* h, const float* x0, int M, int S, int P, bool two,
+                                          float2* v0, float2* v1) {
+    if (INC) {
+        const float2* x = reinterpret_cast<const float2*>(x0);
+        float2 xa[N];
+#pragma unroll
+        for (int m = 0; m < N; m++) xa[m] = __ldg(x - m * S);
+#pragma unroll 2
+        for (int q = 0; q < P - 1; q++, h += M, x += M)
+#pragma unroll
+            for (int m = 0; m < N; m++) {
+                const float t = __ldg(h - m * S);
+                const float2 xb = __ldg(x + M - m * S);
+                v0[m].x = fmaf(t, xa[m].x, v0[m].x);
+                v0[m].y = fmaf(t, xa[m].y, v0[m].y);
+                v1[m].x = fmaf(t, xb.x, v1[m].x);
+                v1[m].y = fmaf(t, xb.y, v1[m].y);
+                xa[m] = xb;
+            }
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+            const float t = __ldg(h - m * S);
+            v0[m].x = fmaf(t, xa[m].x, v0[m].x);
+            v0[m].y = fmaf(t, xa[m].y, v0[m].y);
+            if (two) {
+                const float2 xb = __ldg(x + M - m * S);
+                v1[m].x = fmaf(t, xb.x, v1[m].x);
+                v1[m].y = fmaf(t, xb.y, v1[m].y);
+            }
+        }
+    } else {
+        const float* x = x0;
+        float xa[N];
+#pragma unroll
+        for (int m = 0; m < N; m++) xa[m] = __ldg(x - m * S);
+#pragma unroll 2
+        for (int q = 0; q < P - 1; q++, h += M, x += M)
+#pragma unroll
+            for (int m = 0; m < N; m++) {
+                const float t = __ldg(h - m * S), xb = __ldg(x + M - m * S);
+                v0[m].x = fmaf(t, xa[m], v0[m].x);
+                v1[m].x = fmaf(t, xb, v1[m].x);
+                xa[m] = xb;
+            }
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+            const float t = __ldg(h - m * S);
+            v0[m].x = fmaf(t, xa[m], v0[m].x);
+            if (two) v1[m].x = fmaf(t, __ldg(x + M - m * S), v1[m].x);
+        }
+    }
+}
+
+// bank_first_pair is bank_first for a compiled bank (critically sampled,
+// an even F): a thread takes group s of frames f and f + 1 together
+// (pair_sums), whose shared rows halve the loads from L2 that bound the
+// wide banks. It sums the group's R columns in two halves, which keeps
+// the registers under the bank kernels' cap of 64 (BANK_MIN_BLOCKS).
+template <bool INC, int R>
+__device__ __forceinline__ void bank_first_pair(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
+    const int M = 1 << lg, S = M / R, lgS = lg - (R == 8 ? 3 : R == 4 ? 2 : 1), P = (int)a.P;
+    constexpr int H = R / 2;
+    for (int g = threadIdx.x; g < (F >> 1) * S; g += BANK_THREADS) {
+        const int f = (g >> lgS) << 1, s = g & (S - 1);
+        const i64 o = o0 + f;
+        float2 v0[R], v1[R];
+#pragma unroll
+        for (int m = 0; m < R; m++) v0[m] = v1[m] = make_float2(0.f, 0.f);
+        if (o < a.nout) {
+            const bool two = o + 1 < a.nout;
+            const float* h = a.b + (M - 1 - s);
+            const float* x = a.x + (INC ? 2 : 1) * (a.T0 + o * M + (M - 1 - s));
+            pair_sums<INC, H>(h, x, M, S, P, two, v0, v1);
+            pair_sums<INC, H>(h - H * S, x - (INC ? 2 : 1) * H * S, M, S, P, two, v0 + H, v1 + H);
+        }
+        bank_group<R>(sm, v0, f * M + s, S, s, a.tw);
+        bank_group<R>(sm, v1, (f + 1) * M + s, S, s, a.tw);
+    }
+}
+
 // bank_round is a later round of radix R and stride S = 1 << lgS (CRIT:
 // compiled for M, striding by BANK_THREADS).
 template <int R, bool CRIT>
@@ -537,7 +634,10 @@ template <bool INC, int LG>
 __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     constexpr bool CRIT = LG >= 0;
     int left = lg;  // bits of M not yet taken by a round
-    if (lg >= 3) {
+    if (CRIT && lg >= 3 && bankFrames(CRIT ? LG : 5) % 2 == 0) {
+        bank_first_pair<INC, 8>(a, sm, o0, F, lg);
+        left -= 3;
+    } else if (lg >= 3) {
         bank_first<INC, 8, CRIT>(a, sm, o0, F, lg);
         left -= 3;
     } else if (lg == 2) {
@@ -731,6 +831,12 @@ extern "C" __global__ void chain_bank_sums_iq(const float* x, float2* u, const f
 // 89 GS/s rather than 74).
 #define BANK_MIN_BLOCKS 4
 
+// bankMinBlocks is BANK_MIN_BLOCKS for the bank compiled for 2^lg
+// channels: 4096 channels hold two frames (72 KiB) a block, so an SM
+// holds 3 blocks whatever their registers, and bank_last's 4 groups a
+// thread take 85 registers rather than spill.
+#define bankMinBlocks(lg) ((lg) >= 12 ? 3 : BANK_MIN_BLOCKS)
+
 #define BANK_PARAMS                                                                                       \
     const float *x, float2 *y, const float *b, const float2 *tw, const int *keep, i64 nout, i64 M, i64 logM, \
         i64 D, i64 P, i64 T0, i64 S0, i64 F, i64 K
@@ -749,11 +855,11 @@ extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_iq
 // (bank_body with LG = lg), 32 to 4096 channels (nvcc 11.8 fails to
 // compile LG = 4: "unsupported operation").
 #define BANK_CRIT(lg)                                                                                       \
-    extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_real_c##lg(BANK_PARAMS) { \
+    extern "C" __global__ void __launch_bounds__(256, bankMinBlocks(lg)) chain_bank_real_c##lg(BANK_PARAMS) { \
         const bankArgs a = BANK_ARGS;                                                                      \
         bank_body<false, lg>(a);                                                                           \
     }                                                                                                      \
-    extern "C" __global__ void __launch_bounds__(256, BANK_MIN_BLOCKS) chain_bank_iq_c##lg(BANK_PARAMS) {   \
+    extern "C" __global__ void __launch_bounds__(256, bankMinBlocks(lg)) chain_bank_iq_c##lg(BANK_PARAMS) {   \
         const bankArgs a = BANK_ARGS;                                                                      \
         bank_body<true, lg>(a);                                                                            \
     }

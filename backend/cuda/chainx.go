@@ -1,6 +1,9 @@
 package cuda
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Pure helpers of the chain filter (chainx_cuda.go), tested without a GPU.
 
@@ -88,11 +91,14 @@ func channels(complex bool) int {
 
 // bankThreads is the filter bank kernel's block size, and bankBlockValues
 // the complex values (frames × channels) a block holds in shared memory:
-// 18 KiB with the padding (smemBytes), or one frame of more channels
-// (36 KiB at MaxBankChannels).
+// 18 KiB with the padding (smemBytes), or one frame of more channels. A
+// bank the compiled kernels may run (32 to 4096 channels) holds at least
+// bankMinFrames frames, which its first FFT round takes in pairs: 36 KiB
+// at 2048 channels, 72 KiB at 4096.
 const (
 	bankThreads     = 256
 	bankBlockValues = 2048
+	bankMinFrames   = 2
 )
 
 // smemBytes is the shared memory of a filter bank block: its F·M values,
@@ -139,7 +145,29 @@ func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
 			g.logM++
 		}
 	}
+	// The compiled kernels (critically sampled, or a split bank's FFT
+	// pass) are built for these frames; the general kernel takes any.
+	if g.logM >= bankMinLog && g.logM <= bankMaxLog {
+		g.frames = max(g.frames, bankMinFrames)
+	}
 	return g
+}
+
+// fit makes g's blocks fit optin bytes of shared memory: where the
+// compiled kernels' frames do not (4096 channels on Turing, 64 KiB), g
+// drops to the frames the general kernel takes, one frame at most
+// channels (36 KiB at filter.MaxBankChannels), and general says that
+// kernel must run it.
+func (g *bankGeometry) fit(optin int) (general bool, err error) {
+	if smem := g.smemBytes(); smem > optin {
+		if least := max(1, bankBlockValues/g.m); g.frames > least {
+			g.frames = least
+			return g.fit(optin)
+		}
+		return false, fmt.Errorf("gpu: a filter bank of %d channels needs %d KiB of shared memory a block, the device allows %d KiB",
+			g.m, smem>>10, optin>>10)
+	}
+	return g.frames < bankMinFrames && g.logM >= bankMinLog && g.logM <= bankMaxLog, nil
 }
 
 // bankTwiddles returns exp(+j2πk/m) for k < m, interleaved, computed in

@@ -146,6 +146,7 @@ type chainOp struct {
 	bm, logM, bd, bp int64
 	pcap             int64 // the most taps per branch a retune may bring
 	frames, kept     int64
+	general          bool // the general kernel, where the device cannot give a compiled one its frames (bankSmem)
 	tw, keep         cudrv.DevicePtr
 	split            bool            // sums by chain_bank_sums_* into scratch, then the FFT
 	scratch, ones    cudrv.DevicePtr // split: frames × M sums; M taps of 1
@@ -220,7 +221,8 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 		}
 	}
 	// The kernels compiled for M take these two as constants.
-	for name, want := range map[string]int{"chain_bank_threads": bankThreads, "chain_bank_block_values": bankBlockValues} {
+	for name, want := range map[string]int{"chain_bank_threads": bankThreads, "chain_bank_block_values": bankBlockValues,
+		"chain_bank_min_frames": bankMinFrames} {
 		if v, err := moduleInt(f.mod, name); err != nil {
 			return nil, err
 		} else if v != want {
@@ -416,16 +418,19 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 		return fmt.Errorf("%w: a filter bank takes one channel, the stream has %d", ErrChannels, nch)
 	}
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
+	general, err := f.bankSmem(&g)
+	if err != nil {
+		return err
+	}
 	op := chainOp{kind: opBank, inCplx: cplx, nch: 1, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
 		at: at, shiftAt: -1, tune: resumes(s),
 		bm: g.m, logM: g.logM, bd: g.d, bp: g.p, pcap: g.p, frames: g.frames, kept: g.kept,
-		smem: g.smemBytes()}
+		general: general, smem: g.smemBytes()}
 	if op.tune {
 		op.pcap = retuneCap(g.p, g.m, int64(op.inCh)*4, func(p int64) int64 { return p*g.m - 1 })
 	}
 	op.hist = int(op.pcap*op.bm - 1)
 	rev := filter.BankTaps(s.Taps, int(g.m))
-	var err error
 	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4, op.pcap*op.bm*4); err != nil {
 		return err
 	}
@@ -447,6 +452,39 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 		return f.splitBank(&f.ops[len(f.ops)-1])
 	}
 	return nil
+}
+
+// bankSmem lets the kernels that may run the bank g take its dynamic
+// shared memory a block, past the default 48 KiB (4096 channels hold two
+// frames: 72 KiB). Where the device allows less (Turing: 64 KiB), g
+// drops to the frames the general kernel takes, and general says that
+// kernel must run it.
+func (f *ChainFilter) bankSmem(g *bankGeometry) (general bool, err error) {
+	smem := g.smemBytes()
+	if smem <= 48<<10 {
+		return false, nil
+	}
+	dev, err := cudrv.CurrentDevice()
+	if err != nil {
+		return false, fmt.Errorf("gpu: filter bank: %w", err)
+	}
+	optin, err := cudrv.OptinSharedMem(dev)
+	if err != nil {
+		return false, fmt.Errorf("gpu: filter bank: %w", err)
+	}
+	if general, err = g.fit(optin); general || err != nil {
+		return general, err
+	}
+	fns := f.bankFn[:]
+	if g.logM >= bankMinLog && g.logM <= bankMaxLog {
+		fns = append(fns[:len(fns):len(fns)], f.bankM[0][g.logM], f.bankM[1][g.logM])
+	}
+	for _, fn := range fns {
+		if err := fn.SetMaxDynamicSmem(smem); err != nil {
+			return false, fmt.Errorf("gpu: filter bank: %w", err)
+		}
+	}
+	return false, nil
 }
 
 // splitBank makes op (a bank) take the split path: its scratch for the
@@ -699,7 +737,7 @@ func (f *ChainFilter) runBank(st cudrv.Stream, op *chainOp, x, y cudrv.DevicePtr
 			return 0, fmt.Errorf("gpu: chain: %d frames need %d blocks", nout, blocks)
 		}
 		fn := f.bankFn[ci]
-		if bankCompiled(f.ba.m, f.ba.logM, f.ba.d) {
+		if !op.general && bankCompiled(f.ba.m, f.ba.logM, f.ba.d) {
 			fn = f.bankM[ci][f.ba.logM]
 		}
 		if err := fn.Launch(int(blocks), bankThreads, op.smem, st, f.bankParams[:]); err != nil {

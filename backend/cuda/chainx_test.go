@@ -81,14 +81,16 @@ func TestBankGeometry(t *testing.T) {
 		{5, 2, 2, 0, bankGeometry{m: 2, logM: 1, d: 2, p: 3, frames: 1024, kept: 2}},
 		{1000, 64, 32, 3, bankGeometry{m: 64, logM: 6, d: 32, p: 16, frames: 32, kept: 3}},
 		{777, 100, 50, 0, bankGeometry{m: 100, logM: -1, d: 50, p: 8, frames: 20, kept: 100}},
-		{8192, 4096, 2048, 0, bankGeometry{m: 4096, logM: 12, d: 2048, p: 2, frames: 1, kept: 4096}},
+		{8192, 4096, 2048, 0, bankGeometry{m: 4096, logM: 12, d: 2048, p: 2, frames: 2, kept: 4096}},
+		{6000, 2048, 2048, 0, bankGeometry{m: 2048, logM: 11, d: 2048, p: 3, frames: 2, kept: 2048}},
+		{6000, 3000, 3000, 0, bankGeometry{m: 3000, logM: -1, d: 3000, p: 2, frames: 1, kept: 3000}},
 	} {
 		g := newBankGeometry(tc.ntaps, tc.m, tc.d, tc.kept)
 		if g != tc.want {
 			t.Errorf("%d taps, %d channels ÷%d, %d kept: %+v, want %+v", tc.ntaps, tc.m, tc.d, tc.kept, g, tc.want)
 		}
-		if smem := g.smemBytes(); smem > chainSharedLimit {
-			t.Errorf("%d channels: %d bytes of shared memory > %d", tc.m, smem, chainSharedLimit)
+		if smem := g.smemBytes(); smem > 72<<10 {
+			t.Errorf("%d channels: %d bytes of shared memory > 72 KiB", tc.m, smem)
 		}
 	}
 	tw := bankTwiddles(4) // 1, j, −1, −j
@@ -133,7 +135,7 @@ func TestRetuneCap(t *testing.T) {
 // TestBankCompiled: the kernels compiled for M take critically sampled
 // banks of 32 to 4096 channels, each with the frames a block that the
 // kernel assumes (bankFrames in kernels/chain.cu: 2048 values, at least
-// one frame).
+// two frames).
 func TestBankCompiled(t *testing.T) {
 	for _, tc := range []struct {
 		m, d int
@@ -146,8 +148,40 @@ func TestBankCompiled(t *testing.T) {
 		if got := bankCompiled(g.m, g.logM, g.d); got != tc.want {
 			t.Errorf("%d channels ÷%d: compiled %v, want %v", tc.m, tc.d, got, tc.want)
 		}
-		if tc.want && g.frames != int64(max(1, bankBlockValues>>g.logM)) {
-			t.Errorf("%d channels: %d frames a block, the kernel takes %d", tc.m, g.frames, max(1, bankBlockValues>>g.logM))
+		if !tc.want {
+			continue
+		}
+		if want := int64(max(bankMinFrames, bankBlockValues>>g.logM)); g.frames != want {
+			t.Errorf("%d channels: %d frames a block, the kernel takes %d", tc.m, g.frames, want)
+		}
+	}
+}
+
+// TestBankFit: a bank whose blocks need more shared memory than the
+// device allows drops to the general kernel's frames (4096 channels on
+// Turing's 64 KiB), and one that cannot fit at all is refused.
+func TestBankFit(t *testing.T) {
+	for _, tc := range []struct {
+		m, d, optin     int
+		frames          int64
+		general, refuse bool
+	}{
+		{4096, 4096, 227 << 10, 2, false, false}, // H100
+		{4096, 4096, 64 << 10, 1, true, false},   // Turing
+		{4096, 2048, 64 << 10, 1, true, false},
+		{2048, 2048, 64 << 10, 2, false, false},
+		{64, 64, 48 << 10, 32, false, false},
+		{3000, 3000, 48 << 10, 1, false, false},
+		{4096, 4096, 32 << 10, 1, false, true},
+	} {
+		g := newBankGeometry(8*tc.m, tc.m, tc.d, 0)
+		general, err := g.fit(tc.optin)
+		switch {
+		case (err != nil) != tc.refuse:
+			t.Errorf("%d channels ÷%d in %d KiB: error %v, want refused %v", tc.m, tc.d, tc.optin>>10, err, tc.refuse)
+		case err == nil && (g.frames != tc.frames || general != tc.general || g.smemBytes() > tc.optin):
+			t.Errorf("%d channels ÷%d in %d KiB: %d frames (%d B), general %v; want %d frames, general %v",
+				tc.m, tc.d, tc.optin>>10, g.frames, g.smemBytes(), general, tc.frames, tc.general)
 		}
 	}
 }

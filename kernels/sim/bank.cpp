@@ -36,7 +36,7 @@ inline void sincospif(float x, float* s, float* c) { *s = sinf(M_PI * x); *c = c
 // The kernels compiled for M stride by the block size as a constant: here
 // one thread runs the block.
 #define BANK_THREADS 1
-const int smemValues = 1 << 13;  // the most a block takes: 4096 channels padded, or 2048 values
+const int smemValues = 1 << 14;  // the most a block takes: two frames of 4096 channels, padded
 float2 chain_sm2[smemValues];
 #include "../chain.cu"
 
@@ -73,7 +73,11 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
     std::vector<float2> tw(M);
     for (int k = 0; k < M; k++) tw[k] = make_float2(cos(2 * M_PI * k / M), sin(2 * M_PI * k / M));
     const long logM = (M & (M - 1)) == 0 ? __builtin_ctz(M) : -1;
-    const long F = std::max(1, 2048 / M), K = keep.empty() ? M : (long)keep.size();
+    // Frames a block, as newBankGeometry sets them: at least
+    // BANK_MIN_FRAMES where a compiled kernel may run (critically
+    // sampled, or the split path's FFT pass).
+    const bool compiled = logM >= 5 && logM <= 12;
+    const long F = compiled ? bankFrames(logM) : std::max(1, 2048 / M), K = keep.empty() ? M : (long)keep.size();
     // The slots the host allocates (bankGeometry.smemBytes / 8), then a
     // guard of NaN that no block may write.
     const long slots = F * M + F * M / 8, guard = 64;
