@@ -184,6 +184,15 @@ func bankTwiddles(m int) []float32 {
 // bankSplit reports whether the bank g runs split: the sums first, in a
 // kernel of their own (chain_bank_sums_*) that loads each tap once for
 // several frames, into a scratch buffer the FFT pass then reads. Measured
-// on an H100 (docs/THROUGHPUT.md), that pays for windows (P·M) of 32 Ki
-// samples or more at 16 taps a branch or more, and nowhere else.
-func bankSplit(g bankGeometry) bool { return g.p >= 16 && g.p*g.m >= 32<<10 }
+// on an H100 (docs/THROUGHPUT.md), that pays on the general kernel for
+// windows (P·M) of 32 Ki samples or more at 16 taps a branch or more. The
+// kernels compiled for M read the window with fewer instructions, and at
+// 2048 and 4096 channels a frame pair at a time: there fused won at every
+// size measured (4096 × 32, a window of 128 Ki: 35.2 GS/s against 33.9),
+// so they split only past that, at 256 Ki.
+func bankSplit(g bankGeometry) bool {
+	if bankCompiled(g.m, g.logM, g.d) {
+		return g.p >= 16 && g.p*g.m >= 256<<10
+	}
+	return g.p >= 16 && g.p*g.m >= 32<<10
+}

@@ -64,10 +64,23 @@ func TestBankSplit(t *testing.T) {
 		split bool
 	}{
 		{8, 64, false}, {32, 64, false}, {32, 256, false}, {16, 1024, false}, {8, 4096, false}, {15, 4096, false},
-		{32, 1024, true}, {16, 4096, true}, {32, 4096, true}, {64, 512, true}, {16, 2048, true},
+		{32, 1024, false}, {16, 4096, false}, {32, 4096, false}, {64, 512, false}, {16, 2048, false},
+		{64, 4096, true}, {128, 2048, true}, {256, 1024, true}, {32, 8192, true},
 	} {
 		if got := bankSplit(newBankGeometry(tc.p*tc.m, tc.m, tc.m, 0)); got != tc.split {
 			t.Errorf("%d taps a branch, %d channels: split %v, want %v", tc.p, tc.m, got, tc.split)
+		}
+	}
+	// The general kernel (not critically sampled, or M no power of two).
+	for _, tc := range []struct {
+		p, m, d int
+		split   bool
+	}{
+		{16, 1024, 1024, false}, {32, 1024, 512, true}, {16, 4096, 2048, true}, {15, 4096, 2048, false},
+		{16, 3000, 3000, true}, {8, 3000, 3000, false},
+	} {
+		if got := bankSplit(newBankGeometry(tc.p*tc.m, tc.m, tc.d, 0)); got != tc.split {
+			t.Errorf("%d taps a branch, %d channels ÷%d: split %v, want %v", tc.p, tc.m, tc.d, got, tc.split)
 		}
 	}
 }
