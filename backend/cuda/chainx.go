@@ -187,12 +187,17 @@ func bankTwiddles(m int) []float32 {
 // on an H100 (docs/THROUGHPUT.md), that pays on the general kernel for
 // windows (P·M) of 32 Ki samples or more at 16 taps a branch or more. The
 // kernels compiled for M read the window with fewer instructions, and at
-// 2048 and 4096 channels a frame pair at a time: there fused won at every
-// size measured (4096 × 32, a window of 128 Ki: 35.2 GS/s against 33.9),
-// so they split only past that, at 256 Ki.
+// 2048 and 4096 channels a frame pair at a time (H100, 2e679a1): fused
+// won to a window of 32 Ki at 1024 channels (× 32: 39.2 GS/s against
+// 36.1) and lost at 64 Ki (× 64: 18.6 against 23.7); with pairs it won
+// to 128 Ki (4096 × 32: 35.1 against 33.9; 2048 × 64 a tie) and lost at
+// 256 Ki (4096 × 64: 19.4 against 22.7).
 func bankSplit(g bankGeometry) bool {
 	if bankCompiled(g.m, g.logM, g.d) {
-		return g.p >= 16 && g.p*g.m >= 256<<10
+		if g.m*bankMinFrames >= 4096 { // frame pairs (bank_first_pair)
+			return g.p >= 16 && g.p*g.m >= 256<<10
+		}
+		return g.p >= 16 && g.p*g.m >= 64<<10
 	}
 	return g.p >= 16 && g.p*g.m >= 32<<10
 }
