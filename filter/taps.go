@@ -20,8 +20,12 @@ var ErrTapsSyntax = errors.New("filter: bad taps file")
 
 // ParseTaps reads filter taps from text: numbers separated by whitespace,
 // commas or newlines; '#' starts a comment that runs to the end of the
-// line. Errors name the input as name:line. At least one tap and at most
-// MaxTaps are required; every value must be finite and fit a float32.
+// line. A UTF-8 byte order mark at the start is skipped (spreadsheets
+// write one). A line may end with a comma, but a comma with no number
+// before it (",,", or one starting a line) is an error rather than a tap
+// silently missing. Errors name the input as name:line. At least one tap
+// and at most MaxTaps are required; every value must be finite and fit a
+// float32.
 func ParseTaps(r io.Reader, name string) ([]float32, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), maxTapLine)
@@ -30,12 +34,21 @@ func ParseTaps(r io.Reader, name string) ([]float32, error) {
 	for sc.Scan() {
 		line++
 		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
-		fields := strings.FieldsFunc(text, func(r rune) bool {
-			return r == ',' || r == ' ' || r == '\t' || r == '\r' || r == '\v' || r == '\f'
-		})
+		var fields []string
+		pieces := strings.Split(text, ",")
+		for i, piece := range pieces {
+			f := strings.Fields(piece)
+			if len(f) == 0 && i < len(pieces)-1 {
+				return nil, fmt.Errorf("%w: %s:%d: an empty field before comma %d (a missing tap?)", ErrTapsSyntax, name, line, i+1)
+			}
+			fields = append(fields, f...)
+		}
 		for _, fld := range fields {
 			v, err := strconv.ParseFloat(fld, 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {

@@ -21,6 +21,9 @@ func TestParseTaps(t *testing.T) {
 		{"CRLF", "1,\r\n2\r\n", []float32{1, 2}},
 		{"no trailing newline", "7", []float32{7}},
 		{"trailing comma", "1,2,", []float32{1, 2}},
+		{"trailing commas, C style", "0.1, 0.2,\n 0.3,\n", []float32{0.1, 0.2, 0.3}},
+		{"byte order mark", "\uFEFF0.5,0.25\r\n", []float32{0.5, 0.25}},
+		{"spaces and commas", "1 2, 3\t4", []float32{1, 2, 3, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,6 +50,9 @@ func TestParseTapsErrors(t *testing.T) {
 		{"empty", "", "taps.txt: no taps found"},
 		{"only comments", "# nothing\n\n", "taps.txt: no taps found"},
 		{"long line", strings.Repeat("1 ", maxTapLine), "taps.txt:1: line longer than"},
+		{"empty field", "1\n2,,3\n", "taps.txt:2: an empty field before comma 2"},
+		{"leading comma", ",1", "taps.txt:1: an empty field before comma 1"},
+		{"byte order mark past line 1", "1\n\uFEFF2", `taps.txt:2: "\ufeff2" is not a finite number`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
