@@ -273,9 +273,9 @@ type Source struct {
 
 // Waveform is a synthetic signal. Which keys are allowed depends on Signal:
 //
-//	tone:      frequency_hz, amplitude, phase_rad
+//	tone:      frequency_hz (required), amplitude, phase_rad
 //	multitone: tones
-//	chirp:     frequency_hz (start), chirp_end_hz, chirp_period_s, amplitude, phase_rad
+//	chirp:     frequency_hz (start), chirp_end_hz (both required), chirp_period_s, amplitude, phase_rad
 //	noise:     noise_std, seed
 //	impulse:   impulse_every, amplitude
 //	sum:       components (each a Waveform)

@@ -592,8 +592,16 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 			add(p, "%s is above Nyquist (sample_rate/2 = %s)", num(f), num(ny))
 		}
 	}
+	// A frequency left out would be 0, DC, which a tone or chirp written
+	// without one hardly means: it is required, 0 written out for DC.
+	required := func(p, what string, f float64) {
+		if f == 0 && c.idx != nil && !c.idx.has(p) {
+			add(p, "required for %s (write 0 for DC)", what)
+		}
+	}
 	switch w.Signal {
 	case SignalTone:
+		required(join(path, "frequency_hz"), "a tone", w.FrequencyHz)
 		freq(join(path, "frequency_hz"), w.FrequencyHz)
 		level(join(path, "amplitude"), w.Amplitude)
 		finite(join(path, "phase_rad"), w.PhaseRad)
@@ -603,11 +611,14 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 		}
 		for i, t := range w.Tones {
 			p := fmt.Sprintf("%s.tones[%d]", path, i)
+			required(p+".frequency_hz", "each tone", t.FrequencyHz)
 			freq(p+".frequency_hz", t.FrequencyHz)
 			level(p+".amplitude", t.Amplitude)
 			finite(p+".phase_rad", t.PhaseRad)
 		}
 	case SignalChirp:
+		required(join(path, "frequency_hz"), "a chirp (its start)", w.FrequencyHz)
+		required(join(path, "chirp_end_hz"), "a chirp", w.ChirpEndHz)
 		freq(join(path, "frequency_hz"), w.FrequencyHz)
 		freq(join(path, "chirp_end_hz"), w.ChirpEndHz)
 		level(join(path, "amplitude"), w.Amplitude)

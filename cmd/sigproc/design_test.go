@@ -163,7 +163,7 @@ sink: {type: null}
 }
 
 func TestDesignErrors(t *testing.T) {
-	inline := writeConfig(t, "source: {type: synthetic, sample_rate: 1e6, signal: tone}\nfilter: {taps: [1]}\nsink: {type: null}\n")
+	inline := writeConfig(t, "source: {type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 1000}\nfilter: {taps: [1]}\nsink: {type: null}\n")
 	tests := []struct {
 		args []string
 		want string

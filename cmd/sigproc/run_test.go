@@ -269,7 +269,7 @@ source: {type: synthetic, sample_rate: 1e6, signal: tone, frequency_hz: 10, num_
 filter: {taps: [1]}
 sink: {type: null}
 `)
-	bad := writeConfig(t, "source:\n  type: synthetic\n  sample_rate: -5\n  signal: tone\nfilter: {taps: [1]}\nsink: {type: null}\n")
+	bad := writeConfig(t, "source:\n  type: synthetic\n  sample_rate: -5\n  signal: tone\n  frequency_hz: 1000\nfilter: {taps: [1]}\nsink: {type: null}\n")
 	missing := writeConfig(t, "source: {type: file, path: nope.cf32, format: cf32_le, sample_rate: 1}\nfilter: {taps: [1]}\nsink: {type: null}\n")
 	tests := []struct {
 		name string
