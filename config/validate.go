@@ -709,16 +709,16 @@ func (c *Config) validateFilter(f *Filter, path string, rate float64, method boo
 			if !(d.TransitionHz > 0) || math.IsInf(d.TransitionHz, 0) {
 				add(dp+".transition_hz", "must be > 0 (given with attenuation_db), got %s", num(d.TransitionHz))
 			}
-			if !(d.AttenuationDB >= 8) || math.IsInf(d.AttenuationDB, 0) {
-				add(dp+".attenuation_db", "must be >= 8 dB (given with transition_hz; the Kaiser formula's range), got %s", num(d.AttenuationDB))
+			if !(d.AttenuationDB >= 8 && d.AttenuationDB <= filter.MaxAttenuationDB) {
+				add(dp+".attenuation_db", "must be in 8..%d dB (given with transition_hz; the Kaiser formula's range), got %s", filter.MaxAttenuationDB, num(d.AttenuationDB))
 			}
 		} else {
 			enum(dp+".window", d.Window, designWindow, true)
 			if d.NumTaps <= 0 {
 				add(dp+".num_taps", "must be > 0, got %d (or give transition_hz and attenuation_db)", d.NumTaps)
 			}
-			if d.Window == "kaiser" && !(d.KaiserBeta >= 0) {
-				add(dp+".kaiser_beta", "must be >= 0, got %s", num(d.KaiserBeta))
+			if d.Window == "kaiser" && !(d.KaiserBeta >= 0 && d.KaiserBeta <= filter.MaxKaiserBeta) {
+				add(dp+".kaiser_beta", "must be in 0..%d, got %s", filter.MaxKaiserBeta, num(d.KaiserBeta))
 			}
 		}
 		switch d.Type {

@@ -58,6 +58,15 @@ type Spec struct {
 // BySpec reports whether s designs by transition width and attenuation.
 func (s Spec) BySpec() bool { return s.TransitionHz != 0 || s.AttenuationDB != 0 }
 
+// MaxKaiserBeta bounds a Kaiser window's beta: I0(beta) overflows a
+// float64 past about 713, and beta 700 is already a window of some 6000
+// dB, far past what float32 taps hold. MaxAttenuationDB is the
+// attenuation whose Kaiser beta (0.1102·(A − 8.7)) stays under it.
+const (
+	MaxKaiserBeta    = 700
+	MaxAttenuationDB = 6000
+)
+
 // KaiserOrder returns the length and beta of a Kaiser-window FIR with
 // attenuationDB of stopband attenuation and a transition widthHz wide at
 // sampleRate, exactly as scipy.signal.kaiserord(attenuationDB,
@@ -66,6 +75,9 @@ func KaiserOrder(attenuationDB, widthHz, sampleRate float64) (numTaps int, beta 
 	a := math.Abs(attenuationDB)
 	if !finite(a) || a < 8 {
 		return 0, 0, specErr("attenuation %g dB is too small for the Kaiser formula (want >= 8 dB)", attenuationDB)
+	}
+	if a > MaxAttenuationDB {
+		return 0, 0, specErr("attenuation %g dB is over %d dB (float32 taps hold about 150)", attenuationDB, MaxAttenuationDB)
 	}
 	width := widthHz / (sampleRate / 2)
 	if !finite(width) || width <= 0 {
@@ -203,8 +215,8 @@ func (s Spec) Validate() error {
 			return specErr("kaiser beta %g set but window is %q", s.KaiserBeta, s.windowName())
 		}
 	case WindowKaiser:
-		if !finite(s.KaiserBeta) || s.KaiserBeta < 0 {
-			return specErr("kaiser beta %g must be a finite value >= 0", s.KaiserBeta)
+		if !finite(s.KaiserBeta) || s.KaiserBeta < 0 || s.KaiserBeta > MaxKaiserBeta {
+			return specErr("kaiser beta %g must be in 0..%d", s.KaiserBeta, MaxKaiserBeta)
 		}
 	default:
 		return specErr("unknown window %q (want hamming, blackman, kaiser, hann or rectangular)", s.Window)
@@ -219,8 +231,8 @@ func (s Spec) validateBySpec(nyq float64) error {
 	switch {
 	case !finite(t) || t <= 0:
 		return specErr("transition width %g Hz must be > 0", t)
-	case !finite(a) || a < 8:
-		return specErr("attenuation %g dB must be >= 8 (the Kaiser formula's range)", a)
+	case !finite(a) || a < 8 || a > MaxAttenuationDB:
+		return specErr("attenuation %g dB must be in 8..%d (the Kaiser formula's range)", a, MaxAttenuationDB)
 	case s.NumTaps != 0:
 		return specErr("number of taps %d given with a transition width and attenuation (they set the length)", s.NumTaps)
 	case s.KaiserBeta != 0:

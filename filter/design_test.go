@@ -161,6 +161,7 @@ func TestSpecValidate(t *testing.T) {
 		{"unknown window", with(ok, func(s *Spec) { s.Window = "flattop" }), `unknown window "flattop"`},
 		{"window case", with(ok, func(s *Spec) { s.Window = "Hamming" }), `unknown window "Hamming"`},
 		{"negative beta", with(ok, func(s *Spec) { s.Window = WindowKaiser; s.KaiserBeta = -1 }), "kaiser beta -1"},
+		{"beta overflows I0", with(ok, func(s *Spec) { s.Window = WindowKaiser; s.KaiserBeta = 720 }), "kaiser beta 720 must be in 0..700"},
 		{"beta without kaiser", with(ok, func(s *Spec) { s.KaiserBeta = 5 }), `kaiser beta 5 set but window is "hamming"`},
 	}
 	for _, tc := range tests {
