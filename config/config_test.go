@@ -30,8 +30,8 @@ func TestParseErrors(t *testing.T) {
 		line int    // expected line in "x.yaml:LINE:"
 		frag string // expected message fragment
 	}{
-		{"unknown top key", base + "blok_size: 4\n", 10, "blok_size: unknown key (allowed here: source, block_size"},
-		{"unknown nested key", strings.Replace(base, "  frequency_hz: 1000\n", "  frequency_hz: 1000\n  freq: 3\n", 1), 6, "source.freq: unknown key"},
+		{"unknown top key", base + "blok_size: 4\n", 10, "blok_size: unknown key, did you mean block_size? (allowed here: source, block_size"},
+		{"unknown nested key", strings.Replace(base, "  frequency_hz: 1000\n", "  frequency_hz: 1000\n  freq: 3\n", 1), 6, "source.freq: unknown key (allowed here"},
 		{"wrong type", strings.Replace(base, "sample_rate: 1e6", "sample_rate: fast", 1), 3, "source.sample_rate: wrong type: string `fast` where a number is expected"},
 		{"wrong type bool", strings.Replace(base, "  frequency_hz: 1000\n", "  frequency_hz: 1000\n  complex: maybe\n", 1), 6, "source.complex: wrong type"},
 		{"non-integral int", base + "block_size: 1.5\n", 10, "block_size: must be an integer, got 1.5"},
@@ -444,5 +444,25 @@ func TestFilterMethod(t *testing.T) {
 		if got := c.Filter.FilterMethod(); got != tc.want {
 			t.Errorf("method %s: FilterMethod() = %v, want %v", tc.yaml, got, tc.want)
 		}
+	}
+}
+
+// TestUnknownKey: a typo names the key it likely meant, and a key too far
+// from every allowed one (or too short to tell) names none.
+func TestUnknownKey(t *testing.T) {
+	allowed := []string{"sample_rate", "complex", "path", "format"}
+	for _, tc := range []struct{ key, want string }{
+		{"sample_rte", "unknown key, did you mean sample_rate? (allowed here: sample_rate, complex, path, format)"},
+		{"fromat", "unknown key, did you mean format? (allowed here:"},
+		{"paths", "unknown key, did you mean path? (allowed here:"},
+		{"p", "unknown key (allowed here:"},
+		{"gain_db", "unknown key (allowed here:"},
+	} {
+		if got := unknownKey(tc.key, allowed); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("unknownKey(%q) = %q, want prefix %q", tc.key, got, tc.want)
+		}
+	}
+	if got := unknownKey("x", nil); got != "unknown key" {
+		t.Errorf("unknownKey with no allowed keys = %q", got)
 	}
 }

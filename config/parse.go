@@ -342,10 +342,7 @@ func yamlError(name string, err error, idx *index) error {
 		}
 		if sm := reNotFound.FindStringSubmatch(e.Msg); sm != nil {
 			e.Field = idx.pathAt(e.Line, sm[1])
-			e.Msg = "unknown key"
-			if allowed := keysOf(sm[2]); allowed != "" {
-				e.Msg += " (allowed here: " + allowed + ")"
-			}
+			e.Msg = unknownKey(sm[1], keysOf(sm[2]))
 		} else if sm := reCannot.FindStringSubmatch(e.Msg); sm != nil {
 			e.Field = idx.typedPathAt(e.Line, sm[1], strings.TrimSuffix(strings.TrimPrefix(sm[2], "`"), "` "))
 			e.Msg = fmt.Sprintf("wrong type: %s%s where %s is expected", yamlKind(sm[1]), strings.TrimSuffix(" "+sm[2], " "), goKind(sm[3]))
@@ -397,8 +394,50 @@ func goKind(t string) string {
 	return t
 }
 
-// keysOf lists the YAML keys of the named config struct type.
-func keysOf(typeName string) string {
+// unknownKey is the message for key, not among allowed: the allowed key
+// it is likely a typo of, when one is close (two edits at most, and
+// fewer than half its letters), then the allowed keys.
+func unknownKey(key string, allowed []string) string {
+	msg := "unknown key"
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if d := editDistance(key, a); d < bestD && 2*d < len(key) {
+			best, bestD = a, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(", did you mean %s?", best)
+	}
+	if len(allowed) > 0 {
+		msg += " (allowed here: " + strings.Join(allowed, ", ") + ")"
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (keys are ASCII).
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// keysOf returns the YAML keys of the config type named typeName (as yaml
+// names it in an error), or nil.
+func keysOf(typeName string) []string {
 	types := []reflect.Type{
 		reflect.TypeOf(Config{}), reflect.TypeOf(Source{}), reflect.TypeOf(Waveform{}),
 		reflect.TypeOf(Tone{}), reflect.TypeOf(Filter{}), reflect.TypeOf(Design{}),
@@ -410,10 +449,10 @@ func keysOf(typeName string) string {
 	}
 	for _, t := range types {
 		if t.String() == typeName {
-			return strings.Join(yamlKeys(t), ", ")
+			return yamlKeys(t)
 		}
 	}
-	return ""
+	return nil
 }
 
 // yamlKeys returns the YAML keys of struct type t, following inline fields.

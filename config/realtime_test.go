@@ -55,7 +55,7 @@ func TestRealtimeParseErrors(t *testing.T) {
 		frag string
 	}{
 		{"unknown key", rt("  lock_thread: true\n  priority: 99\n"), 11, "realtime.priority: unknown key (allowed here: lock_thread, cpus, mlock, busy_poll)"},
-		{"misspelt key", rt("  cpu: [2]\n"), 10, "realtime.cpu: unknown key (allowed here: lock_thread, cpus, mlock, busy_poll)"},
+		{"misspelt key", rt("  cpu: [2]\n"), 10, "realtime.cpu: unknown key, did you mean cpus? (allowed here: lock_thread, cpus, mlock, busy_poll)"},
 		{"negative cpu", rt("  cpus: [1, -2]\n"), 10, "realtime.cpus[1]: must be a CPU number >= 0, got -2"},
 		{"cpu too large", rt("  cpus:\n    - 0\n    - 1024\n"), 12, "realtime.cpus[1]: must be below 1024, got 1024"},
 		{"duplicate cpu", rt("  cpus: [2, 2]\n"), 10, "realtime.cpus[1]: CPU 2 is given twice"},

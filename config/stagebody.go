@@ -184,7 +184,7 @@ func (d *jsonDoc) object(v reflect.Value, path string) error {
 		idx, ok := fields[key]
 		switch {
 		case !ok:
-			return d.fail(p, "unknown key (allowed here: %s)", strings.Join(yamlKeys(v.Type()), ", "))
+			return d.fail(p, "%s", unknownKey(key, yamlKeys(v.Type())))
 		case d.ix.has(p):
 			return d.fail(p, "given twice")
 		}

@@ -50,7 +50,7 @@ func TestParseStage(t *testing.T) {
 		{"two kinds", `{"fir": {"taps": [1]}, "shift": {"frequency_hz": 1}}`, "a stage has exactly one kind (found shift and fir)", nil},
 		{"none", `{}`, "empty stage", nil},
 		{"null kind", `{"fir": null}`, "fir: must be a mapping", nil},
-		{"unknown key", `{"fir": {"tapz": [1]}}`, "fir.tapz: unknown key (allowed here: taps, taps_file, design, method, decimate)", nil},
+		{"unknown key", `{"fir": {"tapz": [1]}}`, "fir.tapz: unknown key, did you mean taps? (allowed here: taps, taps_file, design, method, decimate)", nil},
 		{"repeated key", `{"fir": {"taps": [1], "taps": [2]}}`, "fir.taps: given twice", nil},
 		{"taps_file", `{"fir": {"taps_file": "/etc/passwd"}}`, "fir.taps_file: not accepted", nil},
 		{"resample taps_file", `{"resample": {"up": 2, "down": 1, "taps_file": "x"}}`, "resample.taps_file: not accepted", nil},
