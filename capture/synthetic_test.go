@@ -338,19 +338,44 @@ func TestPaced(t *testing.T) {
 	}
 }
 
+// TestPacedCancel: a paced Read stopped while it waits returns the samples
+// already due, not its whole block (at 10 S/s a block of 1000 is 100 s
+// ahead), and the next Read starts with the rest: the stream read across
+// the stop equals an unpaced one.
 func TestPacedCancel(t *testing.T) {
-	src := mustSynthetic(t, capture.SyntheticConfig{Signal: "tone", SampleRate: 10, FrequencyHz: 1,
-		Amplitude: 1, Paced: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	cfg := capture.SyntheticConfig{Signal: "tone", SampleRate: 1000, FrequencyHz: 7, Amplitude: 1, Paced: true, NumSamples: 2500}
+	src := mustSynthetic(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	n, err := src.Read(ctx, make([]float32, 1000)) // 100 s of samples
-	if !errors.Is(err, context.DeadlineExceeded) || n != 1000 {
-		t.Fatalf("Read = (%d, %v), want (1000, context.DeadlineExceeded)", n, err)
+	first := make([]float32, 1000) // 1 s of samples
+	n, err := src.Read(ctx, first)
+	if !errors.Is(err, context.DeadlineExceeded) || n < 50 || n > 400 {
+		t.Fatalf("Read stopped after 100 ms = (%d, %v), want about 100 samples and context.DeadlineExceeded", n, err)
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	if n, err := src.Read(ctx, make([]float32, 10)); n != 0 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Read with cancelled ctx = (%d, %v)", n, err)
+	}
+	second := make([]float32, 1000)
+	if m, err := src.Read(context.Background(), second); m != len(second) || err != nil {
+		t.Fatalf("Read after the stop = (%d, %v)", m, err)
+	}
+	// The samples held count toward NumSamples: the stream ends at 2500.
+	third := make([]float32, 2000)
+	if m, err := src.Read(context.Background(), third); m != 1500-n || !errors.Is(err, io.EOF) {
+		t.Fatalf("last Read = (%d, %v), want (%d, EOF)", m, err, 1500-n)
+	}
+	cfg.Paced = false
+	want := make([]float32, n+len(second))
+	if _, err := mustSynthetic(t, cfg).Read(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	got := append(first[:n:n], second...)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("sample %d across the stop = %v, want %v (the unpaced stream)", i, got[i], want[i])
+		}
 	}
 }
 
