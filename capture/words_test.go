@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"testing"
+	"time"
 )
 
 // TestSyntheticReadWords checks that ReadWords writes the values Read
@@ -53,5 +54,30 @@ func TestSyntheticReadWords(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPacedReadWordsCancel: a paced ReadWords stopped while it waits
+// writes a tagged word for each value it returns (the samples already
+// due), and none beyond.
+func TestPacedReadWordsCancel(t *testing.T) {
+	src, err := NewSynthetic(SyntheticConfig{Signal: "tone", SampleRate: 1000, FrequencyHz: 7, Paced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := make([]uint64, 1000) // 1 s of samples
+	for i := range words {
+		words[i] = 0xdead
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	n, err := src.ReadWords(ctx, words, 3)
+	if !errors.Is(err, context.DeadlineExceeded) || n < 50 || n > 400 {
+		t.Fatalf("ReadWords stopped after 100 ms = (%d, %v), want about 100 and context.DeadlineExceeded", n, err)
+	}
+	for i, w := range words {
+		if (i < n) != (uint32(w>>32) == 3) || (i >= n && w != 0xdead) {
+			t.Fatalf("word %d of %d returned = %#x", i, n, w)
+		}
 	}
 }
