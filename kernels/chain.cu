@@ -92,6 +92,8 @@ __device__ __forceinline__ void mac(float2& a, float t, float2 x) {
     a.x = fmaf(t, x.x, a.x);
     a.y = fmaf(t, x.y, a.y);
 }
+// A real sample into a complex accumulator (the bank's sums): I alone.
+__device__ __forceinline__ void mac(float2& a, float t, float x) { a.x = fmaf(t, x, a.x); }
 
 // chain_shift: y[i] = x[i]·exp(j·2π·(c0 + j·cps)) for the n samples of C
 // channels, i = j·C + c; y complex.
@@ -446,54 +448,26 @@ __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0
 template <bool INC, int N>
 __device__ __forceinline__ void pair_sums(const float* h, const float* x0, int M, int S, int P, bool two,
                                           float2* v0, float2* v1) {
-    if (INC) {
-        const float2* x = reinterpret_cast<const float2*>(x0);
-        float2 xa[N];
+    typedef typename elem<INC>::T T;
+    const T* x = reinterpret_cast<const T*>(x0);
+    T xa[N];
 #pragma unroll
-        for (int m = 0; m < N; m++) xa[m] = __ldg(x - m * S);
+    for (int m = 0; m < N; m++) xa[m] = __ldg(x - m * S);
 #pragma unroll 2
-        for (int q = 0; q < P - 1; q++, h += M, x += M)
-#pragma unroll
-            for (int m = 0; m < N; m++) {
-                const float t = __ldg(h - m * S);
-                const float2 xb = __ldg(x + M - m * S);
-                v0[m].x = fmaf(t, xa[m].x, v0[m].x);
-                v0[m].y = fmaf(t, xa[m].y, v0[m].y);
-                v1[m].x = fmaf(t, xb.x, v1[m].x);
-                v1[m].y = fmaf(t, xb.y, v1[m].y);
-                xa[m] = xb;
-            }
+    for (int q = 0; q < P - 1; q++, h += M, x += M)
 #pragma unroll
         for (int m = 0; m < N; m++) {
             const float t = __ldg(h - m * S);
-            v0[m].x = fmaf(t, xa[m].x, v0[m].x);
-            v0[m].y = fmaf(t, xa[m].y, v0[m].y);
-            if (two) {
-                const float2 xb = __ldg(x + M - m * S);
-                v1[m].x = fmaf(t, xb.x, v1[m].x);
-                v1[m].y = fmaf(t, xb.y, v1[m].y);
-            }
+            const T xb = __ldg(x + M - m * S);
+            mac(v0[m], t, xa[m]);
+            mac(v1[m], t, xb);
+            xa[m] = xb;
         }
-    } else {
-        const float* x = x0;
-        float xa[N];
 #pragma unroll
-        for (int m = 0; m < N; m++) xa[m] = __ldg(x - m * S);
-#pragma unroll 2
-        for (int q = 0; q < P - 1; q++, h += M, x += M)
-#pragma unroll
-            for (int m = 0; m < N; m++) {
-                const float t = __ldg(h - m * S), xb = __ldg(x + M - m * S);
-                v0[m].x = fmaf(t, xa[m], v0[m].x);
-                v1[m].x = fmaf(t, xb, v1[m].x);
-                xa[m] = xb;
-            }
-#pragma unroll
-        for (int m = 0; m < N; m++) {
-            const float t = __ldg(h - m * S);
-            v0[m].x = fmaf(t, xa[m], v0[m].x);
-            if (two) v1[m].x = fmaf(t, __ldg(x + M - m * S), v1[m].x);
-        }
+    for (int m = 0; m < N; m++) {
+        const float t = __ldg(h - m * S);
+        mac(v0[m], t, xa[m]);
+        if (two) mac(v1[m], t, __ldg(x + M - m * S));
     }
 }
 
