@@ -381,6 +381,7 @@ __device__ __forceinline__ void bank_group(float2* sm, float2* a, int base, int 
 // of a tap row are one base address plus constants.
 template <bool INC, int R, bool CRIT>
 __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
+    typedef typename elem<INC>::T T;
     const int M = 1 << lg, S = M / R, lgS = lg - (R == 8 ? 3 : R == 4 ? 2 : 1), P = (int)a.P;
     for (int g = threadIdx.x; g < F * S; g += CRIT ? BANK_THREADS : blockDim.x) {
         const int f = g >> lgS, s = g & (S - 1);
@@ -393,24 +394,14 @@ __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0
             // One pointer for the taps and one for the input, each load
             // a constant below it, both stepping a row of M a tap.
             const float* h = a.b + (M - 1 - s);
-            if (INC) {
-                const float2* x = reinterpret_cast<const float2*>(a.x) + (a.T0 + o * M + (M - 1 - s));
+            const T* x = reinterpret_cast<const T*>(a.x) + (a.T0 + o * M + (M - 1 - s));
 #pragma unroll 4
-                for (int q = 0; q < P; q++, h += M, x += M)
+            for (int q = 0; q < P; q++, h += M, x += M)
 #pragma unroll
-                    for (int m = 0; m < R; m++) {
-                        const float t = __ldg(h - m * S);
-                        const float2 xv = __ldg(x - m * S);
-                        v[m].x = fmaf(t, xv.x, v[m].x);
-                        v[m].y = fmaf(t, xv.y, v[m].y);
-                    }
-            } else {
-                const float* x = a.x + (a.T0 + o * M + (M - 1 - s));
-#pragma unroll 4
-                for (int q = 0; q < P; q++, h += M, x += M)
-#pragma unroll
-                    for (int m = 0; m < R; m++) v[m].x = fmaf(__ldg(h - m * S), __ldg(x - m * S), v[m].x);
-            }
+                for (int m = 0; m < R; m++) {
+                    const float t = __ldg(h - m * S);
+                    mac(v[m], t, __ldg(x - m * S));
+                }
         } else if (o < a.nout) {
             const int rot = (int)((a.S0 + o * a.D) & (M - 1));
 #pragma unroll
@@ -418,19 +409,11 @@ __device__ __forceinline__ void bank_first(const bankArgs& a, float2* sm, i64 o0
             const i64 w = a.T0 + o * a.D;
             const float* h = a.b;
             for (int q = 0; q < P; q++, h += M) {
-                if (INC) {
-                    const float2* x = reinterpret_cast<const float2*>(a.x) + w + (i64)q * M;
+                const T* x = reinterpret_cast<const T*>(a.x) + w + (i64)q * M;
 #pragma unroll
-                    for (int m = 0; m < R; m++) {
-                        const float t = __ldg(h + j[m]);
-                        const float2 xv = __ldg(x + j[m]);
-                        v[m].x = fmaf(t, xv.x, v[m].x);
-                        v[m].y = fmaf(t, xv.y, v[m].y);
-                    }
-                } else {
-                    const float* x = a.x + w + (i64)q * M;
-#pragma unroll
-                    for (int m = 0; m < R; m++) v[m].x = fmaf(__ldg(h + j[m]), __ldg(x + j[m]), v[m].x);
+                for (int m = 0; m < R; m++) {
+                    const float t = __ldg(h + j[m]);
+                    mac(v[m], t, __ldg(x + j[m]));
                 }
             }
         }
