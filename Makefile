@@ -295,7 +295,7 @@ kernel-sim:
 	cd kernels/sim && sh gen.sh ../fir.cu && $(CXX) -O2 -o ../../$(BUILD)/kernel-sim sim.cpp
 	@$(BUILD)/kernel-sim > $(BUILD)/kernel-sim.log || { grep -v '^ok' $(BUILD)/kernel-sim.log | tail -20; exit 1; }
 	@tail -1 $(BUILD)/kernel-sim.log
-	cd kernels/sim && $(CXX) -O2 -w -o ../../$(BUILD)/bank-sim bank.cpp
+	cd kernels/sim && $(CXX) -O2 -fsanitize=address,undefined -fno-sanitize-recover=undefined -w -o ../../$(BUILD)/bank-sim bank.cpp
 	@$(BUILD)/bank-sim > $(BUILD)/bank-sim.log || { grep -v '^ok' $(BUILD)/bank-sim.log | tail -20; exit 1; }
 	@tail -1 $(BUILD)/bank-sim.log
 

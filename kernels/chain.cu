@@ -307,11 +307,11 @@ struct bankArgs {
 #endif
 
 // BANK_BLOCK_VALUES is the values a bank block holds (backend/cuda's
-// bankBlockValues), and bankFrames the frames of 2^lg channels that makes,
-// at least one. The host checks both constants when it loads the module.
-// A compiled bank's block holds at least BANK_MIN_FRAMES frames, so that
-// the first round can take frames in pairs (bank_first_pair, which 2048
-// and 4096 channels take): they hold two, in 36 and 72 KiB.
+// bankBlockValues), and bankFrames the frames of 2^lg channels a compiled
+// bank's block holds: that many values, and at least BANK_MIN_FRAMES
+// frames, so that the first round can take frames in pairs
+// (bank_first_pair, which 2048 and 4096 channels take: two frames, in 36
+// and 72 KiB). The host checks the constants when it loads the module.
 #define BANK_BLOCK_VALUES 2048
 #ifndef BANK_MIN_FRAMES
 #define BANK_MIN_FRAMES 2
@@ -458,7 +458,8 @@ __device__ __forceinline__ void pair_sums(const float* h, const float* x0, int M
 // an even F): a thread takes group s of frames f and f + 1 together
 // (pair_sums), whose shared rows halve the loads from L2 that bound the
 // wide banks. It sums the group's R columns in two halves, which keeps
-// the registers under the bank kernels' cap of 64 (BANK_MIN_BLOCKS).
+// the registers under the bank kernels' cap (64, or 85 at 4096 channels:
+// bankMinBlocks).
 template <bool INC, int R>
 __device__ __forceinline__ void bank_first_pair(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     const int M = 1 << lg, S = M / R, lgS = lg - (R == 8 ? 3 : R == 4 ? 2 : 1), P = (int)a.P;
@@ -591,10 +592,12 @@ template <bool INC, int LG>
 __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     constexpr bool CRIT = LG >= 0;
     int left = lg;  // bits of M not yet taken by a round
-    // Pairs where they keep every thread busy (2048 and 4096 channels: at
-    // 256 channels × 8 taps, half the threads idle cost 13 % for what the
-    // pairs saved; at 4096 × 8 the pairs gain 17 %).
-    if (CRIT && lg >= 3 && bankFrames(CRIT ? LG : 5) % 2 == 0 && (bankFrames(CRIT ? LG : 5) << lg) / 16 >= BANK_THREADS) {
+    // Pairs where they keep all 256 threads busy, 2048 and 4096 channels
+    // (a literal rather than BANK_THREADS, so that the host simulator,
+    // one thread a block, takes the paths the GPU takes): at 256 channels
+    // × 8 taps, half the threads idle cost 13 % for what the pairs saved;
+    // at 4096 × 8 the pairs gain 17 %.
+    if (CRIT && lg >= 3 && bankFrames(CRIT ? LG : 5) % 2 == 0 && (bankFrames(CRIT ? LG : 5) << lg) / 16 >= 256) {
         bank_first_pair<INC, 8>(a, sm, o0, F, lg);
         left -= 3;
     } else if (lg >= 3) {
@@ -792,9 +795,9 @@ extern "C" __global__ void chain_bank_sums_iq(const float* x, float2* u, const f
 #define BANK_MIN_BLOCKS 4
 
 // bankMinBlocks is BANK_MIN_BLOCKS for the bank compiled for 2^lg
-// channels: 4096 channels hold two frames (72 KiB) a block, so an SM
-// holds 3 blocks whatever their registers, and bank_last's 4 groups a
-// thread take 85 registers rather than spill.
+// channels: 4096 channels hold two frames (72 KiB) a block, so an H100's
+// SM (228 KiB) holds 3 blocks whatever their registers, and bank_last's 4
+// groups a thread take up to 85 registers rather than spill.
 #define bankMinBlocks(lg) ((lg) >= 12 ? 3 : BANK_MIN_BLOCKS)
 
 #define BANK_PARAMS                                                                                       \

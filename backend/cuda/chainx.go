@@ -128,9 +128,11 @@ func bankCompiled(m, logM, d int64) bool {
 
 // bankGeometry is a filter bank launch's shape: m channels decimated by d,
 // p taps per branch, frames per thread block, kept channels and log2 m
-// (−1 when m is no power of two: the kernel's direct DFT).
+// (−1 when m is no power of two: the kernel's direct DFT). general says
+// the general kernel runs it even where a compiled one would (fit).
 type bankGeometry struct {
 	m, logM, d, p, frames, kept int64
+	general                     bool
 }
 
 func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
@@ -146,7 +148,8 @@ func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
 		}
 	}
 	// The compiled kernels (critically sampled, or a split bank's FFT
-	// pass) are built for these frames; the general kernel takes any.
+	// pass, which SetBankSplit may choose at any time) are built for at
+	// least bankMinFrames; the general kernel takes any.
 	if g.logM >= bankMinLog && g.logM <= bankMaxLog {
 		g.frames = max(g.frames, bankMinFrames)
 	}
@@ -156,18 +159,18 @@ func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
 // fit makes g's blocks fit optin bytes of shared memory: where the
 // compiled kernels' frames do not (4096 channels on Turing, 64 KiB), g
 // drops to the frames the general kernel takes, one frame at most
-// channels (36 KiB at filter.MaxBankChannels), and general says that
+// channels (36 KiB at filter.MaxBankChannels), and g.general says that
 // kernel must run it.
-func (g *bankGeometry) fit(optin int) (general bool, err error) {
+func (g *bankGeometry) fit(optin int) error {
 	if smem := g.smemBytes(); smem > optin {
 		if least := max(1, bankBlockValues/g.m); g.frames > least {
-			g.frames = least
+			g.frames, g.general = least, true
 			return g.fit(optin)
 		}
-		return false, fmt.Errorf("gpu: a filter bank of %d channels needs %d KiB of shared memory a block, the device allows %d KiB",
+		return fmt.Errorf("gpu: a filter bank of %d channels needs %d KiB of shared memory a block, the device allows %d KiB",
 			g.m, smem>>10, optin>>10)
 	}
-	return g.frames < bankMinFrames && g.logM >= bankMinLog && g.logM <= bankMaxLog, nil
+	return nil
 }
 
 // bankTwiddles returns exp(+j2πk/m) for k < m, interleaved, computed in
@@ -193,7 +196,7 @@ func bankTwiddles(m int) []float32 {
 // to 128 Ki (4096 × 32: 35.1 against 33.9; 2048 × 64 a tie) and lost at
 // 256 Ki (4096 × 64: 19.4 against 22.7).
 func bankSplit(g bankGeometry) bool {
-	if bankCompiled(g.m, g.logM, g.d) {
+	if !g.general && bankCompiled(g.m, g.logM, g.d) {
 		if g.m*bankMinFrames >= 4096 { // frame pairs (bank_first_pair)
 			return g.p >= 16 && g.p*g.m >= 256<<10
 		}

@@ -418,19 +418,19 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 		return fmt.Errorf("%w: a filter bank takes one channel, the stream has %d", ErrChannels, nch)
 	}
 	g := newBankGeometry(len(s.Taps), s.Bank, s.Decimate, len(keep))
-	general, err := f.bankSmem(&g)
-	if err != nil {
+	if err := f.bankSmem(&g); err != nil {
 		return err
 	}
 	op := chainOp{kind: opBank, inCplx: cplx, nch: 1, inCh: channels(cplx), outCh: 2 * int(g.kept), maxIn: maxIn,
 		at: at, shiftAt: -1, tune: resumes(s),
 		bm: g.m, logM: g.logM, bd: g.d, bp: g.p, pcap: g.p, frames: g.frames, kept: g.kept,
-		general: general, smem: g.smemBytes()}
+		general: g.general, smem: g.smemBytes()}
 	if op.tune {
 		op.pcap = retuneCap(g.p, g.m, int64(op.inCh)*4, func(p int64) int64 { return p*g.m - 1 })
 	}
 	op.hist = int(op.pcap*op.bm - 1)
 	rev := filter.BankTaps(s.Taps, int(g.m))
+	var err error
 	if op.branches, err = f.upload(unsafe.Pointer(&rev[0]), int64(len(rev))*4, op.pcap*op.bm*4); err != nil {
 		return err
 	}
@@ -457,34 +457,32 @@ func (f *ChainFilter) addBank(s stage.Stage, at int, keep []int, cplx bool, maxI
 // bankSmem lets the kernels that may run the bank g take its dynamic
 // shared memory a block, past the default 48 KiB (4096 channels hold two
 // frames: 72 KiB). Where the device allows less (Turing: 64 KiB), g
-// drops to the frames the general kernel takes, and general says that
-// kernel must run it.
-func (f *ChainFilter) bankSmem(g *bankGeometry) (general bool, err error) {
-	smem := g.smemBytes()
-	if smem <= 48<<10 {
-		return false, nil
+// drops to the general kernel's frames (bankGeometry.fit).
+func (f *ChainFilter) bankSmem(g *bankGeometry) error {
+	if g.smemBytes() <= 48<<10 {
+		return nil
 	}
 	dev, err := cudrv.CurrentDevice()
 	if err != nil {
-		return false, fmt.Errorf("gpu: filter bank: %w", err)
+		return fmt.Errorf("gpu: filter bank: %w", err)
 	}
 	optin, err := cudrv.OptinSharedMem(dev)
 	if err != nil {
-		return false, fmt.Errorf("gpu: filter bank: %w", err)
+		return fmt.Errorf("gpu: filter bank: %w", err)
 	}
-	if general, err = g.fit(optin); general || err != nil {
-		return general, err
+	if err := g.fit(optin); err != nil || g.general {
+		return err
 	}
 	fns := f.bankFn[:]
 	if g.logM >= bankMinLog && g.logM <= bankMaxLog {
 		fns = append(fns[:len(fns):len(fns)], f.bankM[0][g.logM], f.bankM[1][g.logM])
 	}
 	for _, fn := range fns {
-		if err := fn.SetMaxDynamicSmem(smem); err != nil {
-			return false, fmt.Errorf("gpu: filter bank: %w", err)
+		if err := fn.SetMaxDynamicSmem(g.smemBytes()); err != nil {
+			return fmt.Errorf("gpu: filter bank: %w", err)
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // splitBank makes op (a bank) take the split path: its scratch for the

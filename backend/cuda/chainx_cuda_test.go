@@ -78,6 +78,11 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"bank1024/512x16001", cplx, []stage.Stage{stage.NewChannelize(taps(16001), 1024, 512)}, []int{5000, 333, 1}, 60000, 1},
 			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000, 1},
 			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000, 1},
+			// The kernels compiled for M that take frame pairs (2048 and
+			// 4096 channels; 4096 with 72 KiB of shared memory a block),
+			// blocks that end mid-pair.
+			chainCase{"bank4096/4096x32765", cplx, []stage.Stage{stage.NewChannelize(taps(32765), 4096, 4096)}, []int{10000, 4097, 1}, 80000, 1},
+			chainCase{"bank2048/2048x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 2048, 2048)}, []int{5000, 2047, 1}, 40000, 1},
 			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000, 1},
 			chainCase{"bank3000/1500x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 3000, 1500)}, []int{4000, 1001}, 30000, 1},
 			chainCase{"bank12/3x50", cplx, []stage.Stage{stage.NewChannelize(taps(50), 12, 3)}, odd, 5000, 1},
@@ -436,12 +441,22 @@ func TestChainMemcheck(t *testing.T) {
 				{stage.NewChannelize(randSignal(r, 20), 6, 3)},
 				{stage.NewChannelize(randSignal(r, 200), 64, 16)},
 				{stage.NewChannelize(randSignal(r, 3000), 1024, 256)},
+				{stage.NewChannelize(randSignal(r, 200), 64, 64)},
 			} {
 				c := stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: bank}
 				want := cpuChain(t, c, x, blocks, 64)
 				for _, mode := range []string{"perclass", "direct"} { // fused, split
 					compareChain(t, gpuChain(t, c, x, blocks, 64, mode), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 				}
+			}
+			// Frame pairs at 4096 channels (72 KiB a block): blocks that
+			// end mid-pair, so that a pair's second frame lies past the input.
+			c = stage.Chain{SampleRate: 1e6, Complex: cplx, Stages: []stage.Stage{stage.NewChannelize(randSignal(r, 3*4096-5), 4096, 4096)}}
+			xw := randSignal(r, 5*4096*channels(cplx))
+			wblocks := []int{4097, 8191, 1}
+			want = cpuChain(t, c, xw, wblocks, 8192)
+			for _, mode := range []string{"perclass", "direct"} {
+				compareChain(t, gpuChain(t, c, xw, wblocks, 8192, mode), want, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 			}
 		}
 	})

@@ -71,17 +71,22 @@ func TestBankSplit(t *testing.T) {
 			t.Errorf("%d taps a branch, %d channels: split %v, want %v", tc.p, tc.m, got, tc.split)
 		}
 	}
-	// The general kernel (not critically sampled, or M no power of two).
+	// The general kernel (not critically sampled, or M no power of two),
+	// and a critically sampled bank the device made general (fit).
 	for _, tc := range []struct {
 		p, m, d int
 		split   bool
 	}{
-		{16, 1024, 1024, false}, {32, 1024, 512, true}, {16, 4096, 2048, true}, {15, 4096, 2048, false},
+		{16, 1024, 512, false}, {32, 1024, 512, true}, {16, 4096, 2048, true}, {15, 4096, 2048, false},
 		{16, 3000, 3000, true}, {8, 3000, 3000, false},
 	} {
 		if got := bankSplit(newBankGeometry(tc.p*tc.m, tc.m, tc.d, 0)); got != tc.split {
 			t.Errorf("%d taps a branch, %d channels ÷%d: split %v, want %v", tc.p, tc.m, tc.d, got, tc.split)
 		}
+	}
+	g := newBankGeometry(16*4096, 4096, 4096, 0)
+	if err := g.fit(64 << 10); err != nil || !g.general || !bankSplit(g) {
+		t.Errorf("4096 channels x 16 taps in 64 KiB: general %v, split %v (%v); want the general kernel's split", g.general, bankSplit(g), err)
 	}
 }
 
@@ -188,7 +193,8 @@ func TestBankFit(t *testing.T) {
 		{4096, 4096, 32 << 10, 1, false, true},
 	} {
 		g := newBankGeometry(8*tc.m, tc.m, tc.d, 0)
-		general, err := g.fit(tc.optin)
+		err := g.fit(tc.optin)
+		general := g.general
 		switch {
 		case (err != nil) != tc.refuse:
 			t.Errorf("%d channels ÷%d in %d KiB: error %v, want refused %v", tc.m, tc.d, tc.optin>>10, err, tc.refuse)

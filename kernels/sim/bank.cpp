@@ -102,6 +102,10 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
         for (int i = 0; i < n; i++)
             for (int c = 0; c < ch; c++) buf[(hist + i) * ch + c] = x[2 * (pos + i) + c];
         const long end = (t + n + D - 1) / D, nout = end - next;
+        // The launch's input exactly, [history | block], as the GPU's
+        // buffer ends: built with ASan (make kernel-sim), a read past it
+        // fails the run.
+        const std::vector<float> in(buf.begin(), buf.begin() + (hist + n) * ch);
         if (nout > 0) {
             const long first = next * D;
             // A frame of guard values past the launch's frames: none may be written.
@@ -115,7 +119,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                 for (long b = 0; b < nbt * ((nout + R - 1) / R); b++)
                     for (unsigned th = 0; th < T; th++) {
                         blockIdx.x = b, threadIdx.x = th;
-                        (cplx ? chain_bank_sums_iq : chain_bank_sums_real)(buf.data(), u.data(), rev.data(), nout, M, D,
+                        (cplx ? chain_bank_sums_iq : chain_bank_sums_real)(in.data(), u.data(), rev.data(), nout, M, D,
                                                                            P, first - t, first % M);
                     }
                 blockDim.x = 1, threadIdx.x = 0;
@@ -131,7 +135,7 @@ static int run(int M, int D, int ntaps, std::vector<int> blocks, int total, std:
                 for (long b = 0; b < (nout + F - 1) / F; b++) {
                     blockIdx.x = b;
                     std::fill(chain_sm2, chain_sm2 + smemValues, make_float2(NAN, NAN));
-                    bankKernel(cplx, M, D)(buf.data(), y.data(), rev.data(), tw.data(),
+                    bankKernel(cplx, M, D)(in.data(), y.data(), rev.data(), tw.data(),
                                                             keep.empty() ? nullptr : keep.data(), nout, M, logM, D, P,
                                                             first - t, first % M, F, K);
                     if (!guarded()) return 1;
