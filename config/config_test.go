@@ -60,6 +60,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown source type", strings.Replace(base, "type: synthetic", "type: sdr", 1), 2, `source.type: unknown value "sdr" (allowed: synthetic, file, stdin, iio, alsa, zmq)`},
 		{"unknown signal", strings.Replace(base, "signal: tone", "signal: square", 1), 4, `source.signal: unknown value "square" (allowed: tone, multitone, chirp, noise, impulse, sum)`},
 		{"tone without frequency", strings.Replace(base, "  frequency_hz: 1000\n", "", 1), 1, "source.frequency_hz: required for a tone (write 0 for DC)"},
+		{"tone with a null frequency", strings.Replace(base, "  frequency_hz: 1000\n", "  frequency_hz:\n", 1), 5, "source.frequency_hz: required for a tone"},
 		{"chirp without end", strings.Replace(base, "  signal: tone\n", "  signal: chirp\n  chirp_period_s: 1\n", 1), 1, "source.chirp_end_hz: required for a chirp"},
 		{"multitone tone without frequency", strings.Replace(base, "  signal: tone\n  frequency_hz: 1000\n", "  signal: multitone\n  tones: [{frequency_hz: 5}, {amplitude: 0.5}]\n", 1), 5, "source.tones[1].frequency_hz: required for each tone"},
 		{"unknown backend", base + "backend: gpu\n", 10, `backend: unknown value "gpu" (allowed: cpu, cuda, auto)`},

@@ -401,6 +401,9 @@ func unknownKey(key string, allowed []string) string {
 	msg := "unknown key"
 	best, bestD := "", 3
 	for _, a := range allowed {
+		if len(a) < len(key)-2 || len(a) > len(key)+2 {
+			continue // more than two edits apart (and a long key costs nothing)
+		}
 		if d := editDistance(key, a); d < bestD && 2*d < len(key) {
 			best, bestD = a, d
 		}
@@ -634,6 +637,15 @@ func (ix *index) has(path string) bool {
 		return false
 	}
 	_, ok := ix.line[path]
+	return ok
+}
+
+// isNull reports whether path holds a null (empty, ~ or null).
+func (ix *index) isNull(path string) bool {
+	if ix == nil {
+		return false
+	}
+	_, ok := ix.null[path]
 	return ok
 }
 

@@ -592,10 +592,10 @@ func (c *Config) validateWaveform(w *Waveform, path string, rate float64, cplx b
 			add(p, "%s is above Nyquist (sample_rate/2 = %s)", num(f), num(ny))
 		}
 	}
-	// A frequency left out would be 0, DC, which a tone or chirp written
-	// without one hardly means: it is required, 0 written out for DC.
+	// A frequency left out (or null) would be 0, DC, which a tone or chirp
+	// written without one hardly means: it is required, 0 written out for DC.
 	required := func(p, what string, f float64) {
-		if f == 0 && c.idx != nil && !c.idx.has(p) {
+		if f == 0 && c.idx != nil && (!c.idx.has(p) || c.idx.isNull(p)) {
 			add(p, "required for %s (write 0 for DC)", what)
 		}
 	}

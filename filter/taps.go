@@ -18,8 +18,9 @@ const maxTapLine = 1 << 20
 // ErrTapsSyntax is wrapped by ParseTaps for malformed content.
 var ErrTapsSyntax = errors.New("filter: bad taps file")
 
-// ParseTaps reads filter taps from text: numbers separated by whitespace,
-// commas or newlines; '#' starts a comment that runs to the end of the
+// ParseTaps reads filter taps from text: numbers separated by whitespace
+// (any Unicode space, a no-break space pasted from a page too), commas or
+// newlines; '#' starts a comment that runs to the end of the
 // line. A UTF-8 byte order mark at the start is skipped (spreadsheets
 // write one). A line may end with a comma, but a comma with no number
 // before it (",,", or one starting a line) is an error rather than a tap
