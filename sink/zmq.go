@@ -182,9 +182,9 @@ func (z *ZMQ) Write(samples []float32) error {
 		z.st.DroppedMessages++
 		z.st.DroppedSamples += n
 		if errors.Is(err, zmq.ErrNoPeer) {
-			return fmt.Errorf("sink: zmq %s: %d samples undelivered: no consumer took them within the %v linger after the stop", z.s.Endpoint(), n, z.linger)
+			return fmt.Errorf("zmq %s: %d samples undelivered: no consumer took them within the %v linger after the stop", z.s.Endpoint(), n, z.linger)
 		}
-		return fmt.Errorf("sink: zmq %s: %w", z.s.Endpoint(), err)
+		return fmt.Errorf("zmq %s: %w", z.s.Endpoint(), err) // the pipeline says "write sink"
 	}
 	z.st.Messages++
 	if queued == 0 {
