@@ -27,7 +27,9 @@ const (
 	wavFloat      = 0x0003
 	wavExtensible = 0xFFFE
 	// wavUnknownSize is the data size streaming writers use when the length
-	// is not known; such data runs to the end of the input.
+	// is not known; such data runs to the end of the input. Writers that
+	// never seek back leave 0 there, which is read the same way: an empty
+	// data chunk ends the input then anyway.
 	wavUnknownSize = 0xFFFFFFFF
 )
 
@@ -83,7 +85,7 @@ func newWAV(r io.Reader, closer io.Closer, name string, complex bool) (*Raw, err
 		chans /= 2
 		dt.complex = true
 	}
-	if size == wavUnknownSize {
+	if size == wavUnknownSize || size == 0 {
 		return newRaw(r, closer, name, dt, rate, -1, chans), nil
 	}
 	return newRaw(io.LimitReader(r, size), closer, name, dt, rate, size, chans), nil

@@ -269,16 +269,31 @@ func TestWAVTruncatedData(t *testing.T) {
 	}
 }
 
+// Streaming writers that cannot seek back to fill in the data size leave
+// 0xFFFFFFFF or 0 there: the data runs to the end of the input, from a
+// stream or a file.
 func TestWAVUnknownSize(t *testing.T) {
-	// Streaming writers that cannot seek back declare 0xFFFFFFFF: read to EOF.
-	b := buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192)})
-	binary.LittleEndian.PutUint32(b[len(b)-8:], 0xFFFFFFFF)
-	src, err := capture.NewWAV(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := readAll(src, 64); err != io.EOF || !equal(got, []float32{0.5, 0.25}) {
-		t.Fatalf("got %v, %v", got, err)
+	for _, size := range []uint32{0xFFFFFFFF, 0} {
+		b := buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192)})
+		binary.LittleEndian.PutUint32(b[len(b)-8:], size)
+		path := filepath.Join(t.TempDir(), "s.wav")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stream, err := capture.NewWAV(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := capture.OpenWAV(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		for _, src := range []capture.Source{stream, file} {
+			if got, err := readAll(src, 64); err != io.EOF || !equal(got, []float32{0.5, 0.25}) {
+				t.Errorf("size field %#x: got %v, %v", size, got, err)
+			}
+		}
 	}
 }
 
