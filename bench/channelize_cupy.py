@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - environment problem
 
 from chain_cupy import gpu_time, lowpass, parse_sigproc  # same timing, taps and log parsing
 
-CHANNELS = [64, 256, 1024, 4096]
+CHANNELS = [64, 256, 1024, 2048, 4096]
 TAPS_PER_CHANNEL = [8, 16, 32]
 
 

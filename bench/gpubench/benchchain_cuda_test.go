@@ -97,7 +97,7 @@ func BenchmarkChannelizeGPU(b *testing.B) {
 		after   []stage.Stage // stages after the select, on each kept channel
 	}
 	var cases []bankCase
-	for _, m := range []int{64, 256, 1024, 4096} {
+	for _, m := range []int{64, 256, 1024, 2048, 4096} {
 		for _, p := range []int{8, 16, 32} {
 			cases = append(cases, bankCase{name: fmt.Sprintf("bank%dx%d", m, p), m: m, p: p, d: m})
 		}
