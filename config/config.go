@@ -402,7 +402,7 @@ type CUDA struct {
 	// several blocks at once, so that the CPU's copies and the pinning add
 	// up: 0 pins every window, 1 reads them all. Omitted:
 	// cuda.DefaultReadShare for float32 values (0.5) and
-	// cuda.DefaultReadShareEncoded for stored integers (0.75).
+	// cuda.DefaultReadShareEncoded for stored integers (1).
 	ReadShare *float64 `yaml:"read_share"`
 	// PTXDir is a directory holding fir.ptx, batch.ptx and chain.ptx (as `make ptx`
 	// writes them into kernels/) to load instead of the embedded kernels,

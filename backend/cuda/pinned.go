@@ -226,10 +226,15 @@ const (
 	// window read by the CPU, against 25-44 pinning every window and 26-49
 	// reading every one (bench/feedprobe.cu, hybrid). sigproc ran a 16 GiB
 	// cf32 file at 4.4-4.9 GS/s with 0.5 (0.67 and 0.75: 4.0-4.1, 0:
-	// 3.5-4.2), and a 16 GiB cs8 one at 19.0-19.4 GS/s with 0.75 (0.5:
-	// 15.6-16.5, 0: 13.0-13.3).
+	// 3.5-4.2). Stored integers are fewer bytes for the CPU to copy
+	// (a cs8 sample is 2), and on an H100 host (2026-12-06, two rounds
+	// alternating) a 16 GiB cs8 file into a 1024-channel bank ran at
+	// 20.7-21.2 GS/s with every window read, 20.1-20.3 with 0.9,
+	// 17.7-18.1 with 0.75 and 10.7-11.4 with 0: every pin stalls the
+	// copies queued meanwhile (the driver's lock, see pinnedRegion), and
+	// the readers alone keep PCIe at 80 % of pinned H2D.
 	DefaultReadShare        = 0.5
-	DefaultReadShareEncoded = 0.75
+	DefaultReadShareEncoded = 1
 	// minWindow is the smallest window worth pinning: below it the
 	// per-call cost of pinning dominates.
 	minWindow = 16 << 20

@@ -82,6 +82,10 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 		}
 	}
 	x.region = p
+	if plan.share >= 1 {
+		x.b.opts.Log.Info().Float64("read_share", plan.share).Msg("the CPU reads the source into the ring as stored, several blocks at once; no window is pinned")
+		return true, nil
+	}
 	x.b.opts.Log.Info().Int64("window_mib", plan.window>>20).Int("ahead", plan.ahead).Int("threads", plan.threads).
 		Bool("whole", plan.keep).Float64("read_share", plan.share).Msg("source pinned in place, window by window ahead of the copies, but for the share of windows the CPU reads into the ring")
 	return true, nil
