@@ -36,8 +36,8 @@
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
 #               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
-#               through shift + FIR ÷8 with read_share 0.75 (the default), 0, 0.5 and 0.9, the old 64 MiB pin window,
-#               into 1024 channels keeping 64 (issue 30), and
+#               through shift + FIR ÷8 with read_share 1 (the default), 0.75, 0, 0.5 and 0.9, the old 64 MiB pin window,
+#               into 1024 channels keeping 64 (issue 30; 1 and 0.75), and
 #               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
@@ -228,8 +228,9 @@ EOF2
     printf 'stages:\n  - channelize: {channels: 1024, taps_per_channel: 16}\n  - select: {channels: [%s]}\n' \
       "$(seq -s ', ' 0 16 1008)" >> "$W/bank.yaml"
     for r in 1 2; do
-      cs8 "cs8-default-$r"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"; cs8 "cs8-w64-$r" "cuda: {pin_window_mb: 64}"
-      CS8=$W/bank.yaml cs8 "cs8-bank1024-$r"
+      cs8 "cs8-default-$r"; cs8 "cs8-read-0.75-$r" "cuda: {read_share: 0.75}"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"
+      cs8 "cs8-w64-$r" "cuda: {read_share: 0.75, pin_window_mb: 64}"
+      CS8=$W/bank.yaml cs8 "cs8-bank1024-$r"; CS8=$W/bank.yaml cs8 "cs8-bank1024-0.75-$r" "cuda: {read_share: 0.75}"
     done
     cs8 cs8-read-0.5 "cuda: {read_share: 0.5}"
     cs8 cs8-read-0.9 "cuda: {read_share: 0.9}"
