@@ -29,7 +29,8 @@ const (
 	// wavUnknownSize is the data size streaming writers use when the length
 	// is not known; such data runs to the end of the input. Writers that
 	// never seek back leave 0 there, which is read the same way: an empty
-	// data chunk ends the input then anyway.
+	// data chunk at the end gives no samples either way, though a chunk
+	// after an empty one would be read as samples.
 	wavUnknownSize = 0xFFFFFFFF
 )
 
