@@ -28,9 +28,10 @@ const (
 	wavExtensible = 0xFFFE
 	// wavUnknownSize is the data size streaming writers use when the length
 	// is not known; such data runs to the end of the input. Writers that
-	// never seek back leave 0 there, which is read the same way: an empty
-	// data chunk at the end gives no samples either way, though a chunk
-	// after an empty one would be read as samples.
+	// never seek back leave 0 there, which parseWAVHeader reads the same
+	// way where the RIFF size was not filled in either (0, 0xFFFFFFFF, or
+	// no more than the header): a RIFF size that covers chunks after an
+	// empty data chunk says the recording really is empty.
 	wavUnknownSize = 0xFFFFFFFF
 )
 
@@ -86,7 +87,7 @@ func newWAV(r io.Reader, closer io.Closer, name string, complex bool) (*Raw, err
 		chans /= 2
 		dt.complex = true
 	}
-	if size == wavUnknownSize || size == 0 {
+	if size == wavUnknownSize {
 		return newRaw(r, closer, name, dt, rate, -1, chans), nil
 	}
 	return newRaw(io.LimitReader(r, size), closer, name, dt, rate, size, chans), nil
@@ -112,6 +113,8 @@ func parseWAVHeader(r io.Reader) (dt datatype, chans int, rate float64, size int
 	if string(hdr[8:12]) != "WAVE" {
 		return dt, 0, 0, 0, inputErr(ErrFormat, "RIFF form type is %q, want \"WAVE\"", hdr[8:12])
 	}
+	riff := binary.LittleEndian.Uint32(hdr[4:8])
+	pos := int64(len(hdr)) // bytes of the input so far
 	haveFmt := false
 	for {
 		var ck [8]byte
@@ -126,6 +129,7 @@ func parseWAVHeader(r io.Reader) (dt datatype, chans int, rate float64, size int
 		}
 		id := string(ck[0:4])
 		csize := int64(binary.LittleEndian.Uint32(ck[4:]))
+		pos += int64(len(ck))
 		switch id {
 		case "fmt ":
 			if haveFmt {
@@ -146,15 +150,20 @@ func parseWAVHeader(r io.Reader) (dt datatype, chans int, rate float64, size int
 				return dt, 0, 0, 0, err
 			}
 			haveFmt = true
+			pos += csize + csize&1
 		case "data":
 			if !haveFmt {
 				return dt, 0, 0, 0, inputErr(ErrFormat, "data chunk before fmt chunk")
+			}
+			if csize == 0 && (riff == 0 || riff == wavUnknownSize || int64(riff)+8 <= pos) {
+				csize = wavUnknownSize // neither size filled in: the data runs to the end
 			}
 			return dt, chans, rate, csize, nil
 		default:
 			if err := skip(r, csize+csize&1, id); err != nil {
 				return dt, 0, 0, 0, err
 			}
+			pos += csize + csize&1
 		}
 	}
 }

@@ -269,31 +269,60 @@ func TestWAVTruncatedData(t *testing.T) {
 	}
 }
 
-// Streaming writers that cannot seek back to fill in the data size leave
-// 0xFFFFFFFF or 0 there: the data runs to the end of the input, from a
-// stream or a file.
+// Streaming writers that cannot seek back to fill in the sizes leave
+// 0xFFFFFFFF or 0 in the data chunk's: the data runs to the end of the
+// input, from a stream or a file, unless the RIFF size was filled in
+// past the data chunk's header, which makes a data size of 0 an empty
+// recording (with, say, a LIST chunk after it).
 func TestWAVUnknownSize(t *testing.T) {
-	for _, size := range []uint32{0xFFFFFFFF, 0} {
-		b := buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192)})
-		binary.LittleEndian.PutUint32(b[len(b)-8:], size)
-		path := filepath.Join(t.TempDir(), "s.wav")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		stream, err := capture.NewWAV(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		file, err := capture.OpenWAV(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer file.Close()
-		for _, src := range []capture.Source{stream, file} {
-			if got, err := readAll(src, 64); err != io.EOF || !equal(got, []float32{0.5, 0.25}) {
-				t.Errorf("size field %#x: got %v, %v", size, got, err)
+	le := binary.LittleEndian
+	samples := []float32{0.5, 0.25}
+	const asBuilt = 0xFFFFFFFE // leave the RIFF size buildWAV wrote
+	tests := []struct {
+		name       string
+		riff, data uint32
+		list       bool // an empty data chunk, a LIST chunk after it
+		want       []float32
+	}{
+		{"data 0xFFFFFFFF", asBuilt, 0xFFFFFFFF, false, samples},
+		{"data 0, RIFF 0", 0, 0, false, samples},
+		{"data 0, RIFF 0xFFFFFFFF", 0xFFFFFFFF, 0, false, samples},
+		{"data 0, RIFF up to the data header", 36, 0, false, samples},
+		{"empty, LIST after it", asBuilt, 0, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b []byte
+			if tc.list {
+				b = buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: []byte{}})
+				b = append(b, chunk("LIST", []byte("INFOISFT\x03\x00\x00\x00ab\x00"))...)
+				le.PutUint32(b[4:], uint32(len(b)-8))
+			} else {
+				b = buildWAV(wavSpec{tag: 1, chans: 1, bits: 16, rate: 8000, data: le16(16384, 8192)})
+				le.PutUint32(b[len(b)-8:], tc.data)
 			}
-		}
+			if tc.riff != asBuilt {
+				le.PutUint32(b[4:], tc.riff)
+			}
+			path := filepath.Join(t.TempDir(), "s.wav")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stream, err := capture.NewWAV(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := capture.OpenWAV(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			for _, src := range []capture.Source{stream, file} {
+				if got, err := readAll(src, 64); err != io.EOF || !equal(got, tc.want) {
+					t.Errorf("got %v, %v; want %v and EOF", got, err, tc.want)
+				}
+			}
+		})
 	}
 }
 
