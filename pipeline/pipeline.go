@@ -822,7 +822,13 @@ func useViews(src Source, be Backend, policy Policy, log zerolog.Logger) (_ View
 	if enc != "" {
 		ev = ev.Str("encoding", enc)
 	}
-	ev.Msg("blocks taken in place from the source's memory")
+	if _, share := rb.(RegionSharer); share {
+		// The backend may read every block (cuda.read_share 1): the count
+		// comes at the end.
+		ev.Msg("the source's memory offered to the backend: blocks taken in place where it pins them, the rest read into the ring")
+	} else {
+		ev.Msg("blocks taken in place from the source's memory")
+	}
 	return v, enc, timed, nil
 }
 

@@ -94,6 +94,7 @@ type explicit struct {
 	ring     *pipeline.Ring
 	region   *pinnedRegion // the source's memory, when blocks come in place
 	conv     *converter    // the region's stored integers to float32, or nil
+	readAll  bool          // the region is offered, but every block is read into the ring (read_share 1)
 	filt     blockFilter
 	tune     explicitTune // retunes waiting for the next block (x_retune_cuda.go)
 	streams  []cudrv.Stream
@@ -255,7 +256,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	st := x.streams[s.stream]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
 	if blk.Raw != nil {
-		if x.conv == nil || x.region == nil {
+		if x.conv == nil {
 			return fmt.Errorf("gpu: block %d is stored encoded, and no conversion was set up", blk.Seq)
 		}
 		s.n = len(blk.Raw) / x.conv.size
@@ -271,7 +272,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 			// As stored, in place or read into the ring, then converted
 			// into the set's input.
 			raw := blk.Raw[:s.n*x.conv.size]
-			if x.region.holds(unsafe.Pointer(&raw[0])) {
+			if x.region != nil && x.region.holds(unsafe.Pointer(&raw[0])) {
 				err = x.region.copyIn(k, s.dRaw, raw, st)
 			} else {
 				err = st.CopyHtoD(s.dRaw, unsafe.Pointer(&raw[0]), int64(len(raw)))

@@ -46,6 +46,26 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 			return false, nil
 		}
 	}
+	// The CPU reads a share of the windows into the ring
+	// (pipeline.RegionSharer), as stored: the copies add up. Decided
+	// first: a share of 1 pins nothing, so it needs no room in the budget.
+	share := DefaultReadShare
+	if encoding != "" {
+		share = DefaultReadShareEncoded
+	}
+	if s := x.b.opts.ReadShare; s != nil {
+		share = *s
+	}
+	if share >= 1 {
+		if encoding != "" {
+			if err := x.convertOnDevice(encoding); err != nil {
+				return false, err
+			}
+		}
+		x.readAll = true
+		x.b.opts.Log.Info().Float64("read_share", share).Msg("the CPU reads the source into the ring as stored, several blocks at once; no window is pinned")
+		return true, nil
+	}
 	room := x.b.regionLimit
 	window := x.b.opts.PinWindow
 	if window <= 0 {
@@ -57,15 +77,7 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 			Msg("the pinned budget (cuda.max_pinned_mb) leaves too little room to pin the source in place: blocks are read into the ring")
 		return false, nil
 	}
-	// The CPU reads a share of the windows into the ring
-	// (pipeline.RegionSharer), as stored: the copies add up.
-	plan.share = DefaultReadShare
-	if encoding != "" {
-		plan.share = DefaultReadShareEncoded
-	}
-	if s := x.b.opts.ReadShare; s != nil {
-		plan.share = *s
-	}
+	plan.share = share
 	ro, err := cudrv.ReadOnlyRegister(x.b.ctx.Dev)
 	if err != nil {
 		return false, err
@@ -82,10 +94,6 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 		}
 	}
 	x.region = p
-	if plan.share >= 1 {
-		x.b.opts.Log.Info().Float64("read_share", plan.share).Msg("the CPU reads the source into the ring as stored, several blocks at once; no window is pinned")
-		return true, nil
-	}
 	x.b.opts.Log.Info().Int64("window_mib", plan.window>>20).Int("ahead", plan.ahead).Int("threads", plan.threads).
 		Bool("whole", plan.keep).Float64("read_share", plan.share).Msg("source pinned in place, window by window ahead of the copies, but for the share of windows the CPU reads into the ring")
 	return true, nil
@@ -334,8 +342,11 @@ func (x *explicit) convertOnDevice(encoding string) error {
 }
 
 // inPlace implements regionTransport: blocks that touch a window read
-// into the ring are read.
+// into the ring are read, and every block with a share of 1.
 func (x *explicit) inPlace(off, n int64) bool {
+	if x.readAll {
+		return false
+	}
 	return x.region == nil || x.region.plan.inPlace(off, n)
 }
 
