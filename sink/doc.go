@@ -8,4 +8,9 @@
 //
 // Writes are buffered in a byte buffer allocated once per sink, so Write
 // allocates nothing; Close flushes.
+//
+// Errors from Write and Close name the file or endpoint but not the
+// package, since their callers already say which sink failed ("write sink:"
+// in the pipeline, "close sink file out.cf32:" in the CLI); constructors'
+// errors and the sentinels say "sink:".
 package sink

@@ -272,9 +272,9 @@ func (s *Raw) flush() error {
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			s.err = fmt.Errorf("sink: %w", err) // already names the file
+			s.err = err // already names the file
 		} else {
-			s.err = fmt.Errorf("sink: write %s: %w", s.name, err)
+			s.err = fmt.Errorf("write %s: %w", s.name, err)
 		}
 	}
 	return s.err
@@ -289,7 +289,7 @@ func (s *Raw) Close() error {
 	s.closed = true
 	if s.closer != nil {
 		if cerr := s.closer.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("sink: close %s: %w", s.name, cerr)
+			err = fmt.Errorf("close %s: %w", s.name, cerr)
 		}
 	}
 	return err

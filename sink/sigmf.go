@@ -701,7 +701,7 @@ func (s *SigMF) sync(now time.Time) error {
 // it into place, both through the directory handle opened at the start.
 func (s *SigMF) writeMeta() error {
 	if err := writeFileAtomic(s.dir, filepath.Base(s.metaPath), s.encode); err != nil {
-		return fmt.Errorf("sink: sigmf: write %s: %w", s.metaPath, err)
+		return fmt.Errorf("sigmf: write %s: %w", s.metaPath, err)
 	}
 	return nil
 }

@@ -134,6 +134,10 @@ func TestRawErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "write output stream") {
 		t.Errorf("writer failure: %v", err)
 	}
+	// The pipeline says "write sink:" and the CLI "close sink ...:".
+	if err != nil && strings.Contains(err.Error(), "sink:") {
+		t.Errorf("writer failure repeats the package: %v", err)
+	}
 
 	dir := filepath.Join(t.TempDir(), "no", "such", "dir")
 	if _, err := sink.CreateFile(filepath.Join(dir, "x.cf32"), "cf32_le"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {

@@ -145,7 +145,7 @@ func (p *Plan) removeCreated() {
 func (s *Split) split(samples []float32) error {
 	n := len(s.parts)
 	if len(samples)%(n*s.v) != 0 {
-		return fmt.Errorf("sink: split: %d values are not whole frames of %d channels", len(samples), n)
+		return fmt.Errorf("split: %d values are not whole frames of %d channels", len(samples), n)
 	}
 	frames := len(samples) / (n * s.v)
 	for j := range s.buf {

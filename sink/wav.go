@@ -115,7 +115,7 @@ func (w *WAV) Close() error {
 			_, perr = w.w.Write([]byte{0})
 		}
 		if perr != nil && err == nil {
-			err = fmt.Errorf("sink: write %s: %w", w.name, perr)
+			err = fmt.Errorf("write %s: %w", w.name, perr)
 		}
 	}
 	if w.out != nil && data <= wavUnknown-w.hdrSize-1 {
@@ -126,7 +126,7 @@ func (w *WAV) Close() error {
 	w.closed = true
 	if w.closer != nil {
 		if cerr := w.closer.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("sink: close %s: %w", w.name, cerr)
+			err = fmt.Errorf("close %s: %w", w.name, cerr)
 		}
 	}
 	return err
@@ -135,13 +135,13 @@ func (w *WAV) Close() error {
 // patch rewrites the header with the data size.
 func (w *WAV) patch(data uint32) error {
 	if _, err := w.out.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("sink: wav %s: %w", w.name, err)
+		return fmt.Errorf("wav header %s: %w", w.name, err)
 	}
 	if _, err := w.out.Write(wavHeader(w.f, w.rate, data)); err != nil {
-		return fmt.Errorf("sink: wav %s: %w", w.name, err)
+		return fmt.Errorf("wav header %s: %w", w.name, err)
 	}
 	if _, err := w.out.Seek(0, io.SeekEnd); err != nil {
-		return fmt.Errorf("sink: wav %s: %w", w.name, err)
+		return fmt.Errorf("wav header %s: %w", w.name, err)
 	}
 	return nil
 }
