@@ -312,15 +312,26 @@ struct bankArgs {
 // frames, so that the first round can take frames in pairs
 // (bank_first_pair, which 2048 and 4096 channels take: two frames, in 36
 // and 72 KiB). The host checks the constants when it loads the module.
+//
+// A compiled bank of 2^BANK_PAIR_LG channels or more holds
+// BANK_PAIR_VALUES instead (36 KiB), so that its first round takes frame
+// pairs with every thread busy: 256 groups of a pair at 256 to 4096
+// channels.
 #define BANK_BLOCK_VALUES 2048
+#define BANK_PAIR_VALUES 4096
+#define BANK_PAIR_LG 8
 #ifndef BANK_MIN_FRAMES
 #define BANK_MIN_FRAMES 2
 #endif
 __host__ __device__ constexpr int bankFrames(int lg) {
-    return (BANK_BLOCK_VALUES >> lg) > BANK_MIN_FRAMES ? BANK_BLOCK_VALUES >> lg : BANK_MIN_FRAMES;
+    return ((lg >= BANK_PAIR_LG ? BANK_PAIR_VALUES : BANK_BLOCK_VALUES) >> lg) > BANK_MIN_FRAMES
+               ? (lg >= BANK_PAIR_LG ? BANK_PAIR_VALUES : BANK_BLOCK_VALUES) >> lg
+               : BANK_MIN_FRAMES;
 }
 extern "C" __device__ int chain_bank_threads = BANK_THREADS;
 extern "C" __device__ int chain_bank_block_values = BANK_BLOCK_VALUES;
+extern "C" __device__ int chain_bank_pair_values = BANK_PAIR_VALUES;
+extern "C" __device__ int chain_bank_pair_lg = BANK_PAIR_LG;
 extern "C" __device__ int chain_bank_min_frames = BANK_MIN_FRAMES;
 
 // bank_pad is the shared-memory slot of frame value i: one float2 of
@@ -610,11 +621,11 @@ template <bool INC, int LG>
 __device__ __forceinline__ void bank_fft(const bankArgs& a, float2* sm, i64 o0, int F, int lg) {
     constexpr bool CRIT = LG >= 0;
     int left = lg;  // bits of M not yet taken by a round
-    // Pairs where they keep all 256 threads busy, 2048 and 4096 channels
+    // Pairs where they keep all 256 threads busy, 256 to 4096 channels
     // (a literal rather than BANK_THREADS, so that the host simulator,
     // one thread a block, takes the paths the GPU takes): at 256 channels
-    // × 8 taps, half the threads idle cost 13 % for what the pairs saved;
-    // at 4096 × 8 the pairs gain 17 %.
+    // × 8 taps in blocks of 2048 values, half the threads idle cost 13 %
+    // for what the pairs saved; at 4096 × 8 the pairs gain 17 %.
     if (CRIT && lg >= 3 && bankFrames(CRIT ? LG : 5) % 2 == 0 && (bankFrames(CRIT ? LG : 5) << lg) / 16 >= 256) {
         bank_first_pair<INC, 8>(a, sm, o0, F, lg);
         left -= 3;

@@ -93,13 +93,27 @@ func channels(complex bool) int {
 // the complex values (frames × channels) a block holds in shared memory:
 // 18 KiB with the padding (smemBytes), or one frame of more channels. A
 // bank the compiled kernels may run (32 to 4096 channels) holds at least
-// bankMinFrames frames, which its first FFT round takes in pairs: 36 KiB
-// at 2048 channels, 72 KiB at 4096.
+// bankMinFrames frames, and from 2^bankPairLog channels bankPairValues,
+// which its first FFT round takes in pairs with every thread busy: 36 KiB
+// at 256 to 2048 channels, 72 KiB at 4096 (bankFrames in
+// kernels/chain.cu).
 const (
 	bankThreads     = 256
 	bankBlockValues = 2048
+	bankPairValues  = 4096
+	bankPairLog     = 8
 	bankMinFrames   = 2
 )
+
+// bankFrames is the frames a block of the kernel compiled for 2^logM
+// channels holds.
+func bankFrames(logM int64) int64 {
+	v := int64(bankBlockValues)
+	if logM >= bankPairLog {
+		v = bankPairValues
+	}
+	return max(v>>logM, bankMinFrames)
+}
 
 // smemBytes is the shared memory of a filter bank block: its F·M values,
 // with the one float2 of padding after every 8 that the power-of-two FFT
@@ -151,7 +165,7 @@ func newBankGeometry(ntaps, m, d, kept int) bankGeometry {
 	// pass, which SetBankSplit may choose at any time) are built for at
 	// least bankMinFrames; the general kernel takes any.
 	if g.logM >= bankMinLog && g.logM <= bankMaxLog {
-		g.frames = max(g.frames, bankMinFrames)
+		g.frames = bankFrames(g.logM)
 	}
 	return g
 }
@@ -197,7 +211,9 @@ func bankTwiddles(m int) []float32 {
 // 256 Ki (4096 × 64: 19.4 against 22.7).
 func bankSplit(g bankGeometry) bool {
 	if !g.general && bankCompiled(g.m, g.logM, g.d) {
-		if g.m*bankMinFrames >= 4096 { // frame pairs (bank_first_pair)
+		// Measured with frame pairs at 2048 and 4096 channels only; fewer
+		// channels keep the crossover they had in blocks of 2048 values.
+		if g.m >= 2048 {
 			return g.p >= 16 && g.p*g.m >= 256<<10
 		}
 		return g.p >= 16 && g.p*g.m >= 64<<10

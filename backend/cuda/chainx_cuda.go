@@ -222,7 +222,7 @@ func NewChainFilter(c stage.Chain, maxBlock int, ptxPath string) (f *ChainFilter
 	}
 	// The kernels compiled for M take these two as constants.
 	for name, want := range map[string]int{"chain_bank_threads": bankThreads, "chain_bank_block_values": bankBlockValues,
-		"chain_bank_min_frames": bankMinFrames} {
+		"chain_bank_pair_values": bankPairValues, "chain_bank_pair_lg": bankPairLog, "chain_bank_min_frames": bankMinFrames} {
 		if v, err := moduleInt(f.mod, name); err != nil {
 			return nil, err
 		} else if v != want {

@@ -152,14 +152,15 @@ func TestRetuneCap(t *testing.T) {
 
 // TestBankCompiled: the kernels compiled for M take critically sampled
 // banks of 32 to 4096 channels, each with the frames a block that the
-// kernel assumes (bankFrames in kernels/chain.cu: 2048 values, at least
-// two frames).
+// kernel assumes (bankFrames in kernels/chain.cu: 2048 values, 4096 from
+// 256 channels, at least two frames).
 func TestBankCompiled(t *testing.T) {
 	for _, tc := range []struct {
 		m, d int
 		want bool
 	}{
 		{64, 64, true}, {64, 32, false}, {32, 32, true}, {16, 16, false}, {4096, 4096, true},
+		{128, 128, true}, {256, 256, true}, {1024, 1024, true}, {2048, 2048, true},
 		{4096, 2048, false}, {100, 100, false}, {1024, 1, false}, {2, 2, false},
 	} {
 		g := newBankGeometry(3*tc.m, tc.m, tc.d, 0)
@@ -169,7 +170,11 @@ func TestBankCompiled(t *testing.T) {
 		if !tc.want {
 			continue
 		}
-		if want := int64(max(bankMinFrames, bankBlockValues>>g.logM)); g.frames != want {
+		values := bankBlockValues
+		if tc.m >= 256 {
+			values = bankPairValues
+		}
+		if want := int64(max(bankMinFrames, values/tc.m)); g.frames != want {
 			t.Errorf("%d channels: %d frames a block, the kernel takes %d", tc.m, g.frames, want)
 		}
 	}
@@ -188,6 +193,8 @@ func TestBankFit(t *testing.T) {
 		{4096, 4096, 64 << 10, 1, true, false},   // Turing
 		{4096, 2048, 64 << 10, 1, true, false},
 		{2048, 2048, 64 << 10, 2, false, false},
+		{1024, 1024, 48 << 10, 4, false, false},
+		{256, 256, 48 << 10, 16, false, false},
 		{64, 64, 48 << 10, 32, false, false},
 		{3000, 3000, 48 << 10, 1, false, false},
 		{4096, 4096, 32 << 10, 1, false, true},
