@@ -308,15 +308,12 @@ struct bankArgs {
 
 // BANK_BLOCK_VALUES is the values a bank block holds (backend/cuda's
 // bankBlockValues), and bankFrames the frames of 2^lg channels a compiled
-// bank's block holds: that many values, and at least BANK_MIN_FRAMES
-// frames, so that the first round can take frames in pairs
-// (bank_first_pair, which 2048 and 4096 channels take: two frames, in 36
-// and 72 KiB). The host checks the constants when it loads the module.
-//
-// A compiled bank of 2^BANK_PAIR_LG channels or more holds
-// BANK_PAIR_VALUES instead (36 KiB), so that its first round takes frame
-// pairs with every thread busy: 256 groups of a pair at 256 to 4096
-// channels.
+// bank's block holds: that many values, or BANK_PAIR_VALUES from
+// 2^BANK_PAIR_LG channels, and at least BANK_MIN_FRAMES frames. From 256
+// channels the first round then takes frames in pairs (bank_first_pair)
+// with every thread busy: 256 groups of a pair at 256 to 2048 channels
+// (36 KiB), 512 at 4096 (two frames, 72 KiB). The host checks the
+// constants when it loads the module.
 #define BANK_BLOCK_VALUES 2048
 #define BANK_PAIR_VALUES 4096
 #define BANK_PAIR_LG 8

@@ -392,7 +392,7 @@ func (p *Plan) Create(ctx context.Context) (s Sink, err error) {
 		return nil, err
 	}
 	if err := sm.writeMeta(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sink: %w", err)
 	}
 	sm.lastMeta = time.Now()
 	return sm, nil

@@ -223,5 +223,8 @@ func (z *ZMQ) Close() error {
 	cancel()
 	z.stop()
 	z.cancel()
-	return z.s.Close()
+	if err := z.s.Close(); err != nil {
+		return fmt.Errorf("zmq %s: %w", z.s.Endpoint(), err)
+	}
+	return nil
 }

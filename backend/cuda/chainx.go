@@ -203,12 +203,14 @@ func bankTwiddles(m int) []float32 {
 // several frames, into a scratch buffer the FFT pass then reads. Measured
 // on an H100 (docs/THROUGHPUT.md), that pays on the general kernel for
 // windows (P·M) of 32 Ki samples or more at 16 taps a branch or more. The
-// kernels compiled for M read the window with fewer instructions, and at
-// 2048 and 4096 channels a frame pair at a time (H100, 2e679a1): fused
-// won to a window of 32 Ki at 1024 channels (× 32: 39.2 GS/s against
-// 36.1) and lost at 64 Ki (× 64: 18.6 against 23.7); with pairs it won
-// to 128 Ki (4096 × 32: 35.1 against 33.9; 2048 × 64 a tie) and lost at
-// 256 Ki (4096 × 64: 19.4 against 22.7).
+// kernels compiled for M read the window with fewer instructions, and
+// from 256 channels a frame pair at a time. Before 256 to 1024 channels
+// took pairs (H100, 2e679a1), fused won to a window of 32 Ki at 1024
+// channels (× 32: 39.2 GS/s against 36.1) and lost at 64 Ki (× 64: 18.6
+// against 23.7); with pairs at 2048 and 4096 channels it won to 128 Ki
+// (4096 × 32: 35.1 against 33.9; 2048 × 64 a tie) and lost at 256 Ki
+// (4096 × 64: 19.4 against 22.7). The crossover of 256 to 1024 channels
+// with pairs is not measured yet: they keep 64 Ki.
 func bankSplit(g bankGeometry) bool {
 	if !g.general && bankCompiled(g.m, g.logM, g.d) {
 		// Measured with frame pairs at 2048 and 4096 channels only; fewer

@@ -78,9 +78,11 @@ func chainCases(r *rand.Rand) []chainCase {
 			chainCase{"bank1024/512x16001", cplx, []stage.Stage{stage.NewChannelize(taps(16001), 1024, 512)}, []int{5000, 333, 1}, 60000, 1},
 			chainCase{"bank1024/1024x3000", cplx, []stage.Stage{stage.NewChannelize(taps(3000), 1024, 1024)}, []int{4099, 2048}, 60000, 1},
 			chainCase{"bank4096/2048x8192", cplx, []stage.Stage{stage.NewChannelize(taps(8192), 4096, 2048)}, []int{10000, 4097}, 60000, 1},
-			// The kernels compiled for M that take frame pairs (2048 and
-			// 4096 channels; 4096 with 72 KiB of shared memory a block),
+			// The kernels compiled for M that take frame pairs (256 to 4096
+			// channels; 4096 with 72 KiB of shared memory a block),
 			// blocks that end mid-pair.
+			chainCase{"bank256/256x1001", cplx, []stage.Stage{stage.NewChannelize(taps(1001), 256, 256)}, []int{5000, 257, 1}, 40000, 1},
+			chainCase{"bank512/512x4093", cplx, []stage.Stage{stage.NewChannelize(taps(4093), 512, 512)}, []int{5000, 513, 1}, 40000, 1},
 			chainCase{"bank4096/4096x32765", cplx, []stage.Stage{stage.NewChannelize(taps(32765), 4096, 4096)}, []int{10000, 4097, 1}, 80000, 1},
 			chainCase{"bank2048/2048x6001", cplx, []stage.Stage{stage.NewChannelize(taps(6001), 2048, 2048)}, []int{5000, 2047, 1}, 40000, 1},
 			chainCase{"bank100/50x777", cplx, []stage.Stage{stage.NewChannelize(taps(777), 100, 50)}, odd, 20000, 1},

@@ -66,12 +66,13 @@ func TestExplicitConvertsOnDevice(t *testing.T) {
 			if err := os.WriteFile(path, c.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			// In place, read and decoded by the CPU (the reference), and
-			// every window read into the ring as stored (read_share 1).
+			// Every window pinned in place (read_share 0), read and
+			// decoded by the CPU (the reference), and every window read
+			// into the ring as stored (read_share 1, the default).
 			var outs [3][]float32
 			var x []float32
-			one := 1.0
-			for i, share := range []*float64{nil, nil, &one} {
+			zero := 0.0
+			for i, share := range []*float64{&zero, nil, nil} {
 				inPlace := i != 1
 				src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: c.format, SampleRate: 48000, Channels: c.ch, Complex: c.complex})
 				if err != nil {
@@ -95,14 +96,17 @@ func TestExplicitConvertsOnDevice(t *testing.T) {
 					t.Fatal(err)
 				}
 				snk := &collect{}
-				var conv bool
+				var conv, pinned bool
 				_, err = pipeline.Run(context.Background(), src, be, snk, pipeline.Config{BlockSize: block, Channels: vals, Slots: 8},
-					pipeline.Options{OnBlock: func(pipeline.Output, int64) { conv = be.(*backend).tr.(*explicit).conv != nil }})
+					pipeline.Options{OnBlock: func(pipeline.Output, int64) {
+						x := be.(*backend).tr.(*explicit)
+						conv, pinned = x.conv != nil, x.region != nil
+					}})
 				if errs := errors.Join(err, be.Close(), src.Close()); errs != nil {
 					t.Fatal(errs)
 				}
-				if conv != inPlace {
-					t.Fatalf("in place %v: converted on the device %v", inPlace, conv)
+				if conv != inPlace || pinned != (i == 0) {
+					t.Fatalf("run %d: converted on the device %v, pinned %v", i, conv, pinned)
 				}
 				outs[i] = snk.got
 			}
