@@ -227,8 +227,9 @@ func TestSourceBlock(t *testing.T) {
 	}{
 		{"file on cuda: 16 MiB of cf32", file, "cuda", cplx, 0, 0, 2 << 20, 0},
 		{"real file on cuda: 16 MiB of rf32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 0, 4 << 20, 0},
-		{"cs8 on cuda: 8 MiB as stored, 32 MiB of float32", file, "cuda", cplx, 0, 0, 4 << 20, 1},
-		{"ci16 on cuda: 16 MiB as stored", file, "cuda", cplx, 0, 0, 4 << 20, 2},
+		{"cs8 on cuda: 16 MiB of float32, 4 MiB as stored", file, "cuda", cplx, 0, 0, 2 << 20, 1},
+		{"ci16 on cuda: 16 MiB of float32, 8 MiB as stored", file, "cuda", cplx, 0, 0, 2 << 20, 2},
+		{"ri16 on cuda: 16 MiB of float32", file, "cuda", capture.Info{SampleRate: 1000}, 0, 0, 4 << 20, 2},
 		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 0, 512 << 10, 0},
 		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 0, CPUThroughputBlock, 0},
 		{"file on one cpu: 64 Ki frames", file, "cpu", cplx, 0, 1, CPUThroughputBlock, 0},

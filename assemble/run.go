@@ -333,13 +333,19 @@ func gpuRingMin(cfg *config.Config, src capture.Source) int {
 }
 
 // ThroughputBlockBytes is the block a CUDA backend gets from an unpaced
-// source when block_size is not given, in bytes as the source stores them
-// (what crosses PCIe), with at most twice that in float32 on the device:
-// large enough that the per-block costs (a copy's setup, a launch, the
+// source when block_size is not given, in float32 on the device (a ring
+// slot's size), and so at most that as the source stores it: large
+// enough that the per-block costs (a copy's setup, a launch, the
 // hand-off) vanish beside the copy at PCIe speed, and that the blocks in
 // flight cover the pinning of a file's next window (backend/cuda's
 // DefaultPinWindow). On the H200 host a 16 GiB cf32 file ran at 3.1 GS/s
-// with 8 MiB blocks and 3.85 with 16 MiB.
+// with 8 MiB blocks and 3.85 with 16 MiB. Stored integers are fewer bytes
+// a block, and more blocks did not pay: on an H100 host (2026-12-06) a
+// 16 GiB cs8 file ran at 20.0–21.1 GS/s in 2 Mi-sample blocks (4 MiB as
+// stored) against 16.8–20.0 in 4 Mi (32 MiB slots, twice this), its
+// readers busy 0.06–0.15 of the wall rather than 0.92–0.98: 32 slots of
+// 8 MiB written are more than the readers' copies keep up with
+// (bench/feedprobe.cu staging: 38–41 GiB/s against 47–48 for 128 MiB).
 const ThroughputBlockBytes = 16 << 20
 
 // MaxBlockBytes bounds a block chosen for throughput, as float32, and
@@ -390,7 +396,7 @@ func storedFrameBytes(src capture.Source, info capture.Info) int {
 // sourceBlock returns the run's block size and why it differs from
 // block_size: block_size when given; for a file or unpaced synthetic
 // source, on the CPU the sizes above for procs cores, and on a GPU
-// ThroughputBlockBytes of frames of stored bytes (powers of two, at least
+// ThroughputBlockBytes of float32 frames (powers of two, at least
 // CPUThroughputBlock). A live source, stdin (a pipe may be live) and zmq
 // keep small blocks, for latency.
 func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, procs int, chain stage.Chain) (int, string) {
@@ -401,9 +407,9 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 	block := CPUThroughputBlock
 	switch {
 	case backend != "cpu":
-		// Doubled while the next block fits: ThroughputBlockBytes as
-		// stored, twice that as float32 on the device.
-		for next := 2 * block; block < config.MaxBlockSize && next*stored <= ThroughputBlockBytes && next*4*info.Channels() <= 2*ThroughputBlockBytes; next *= 2 {
+		// Doubled while the next block fits ThroughputBlockBytes as
+		// float32, and so as stored.
+		for next := 2 * block; block < config.MaxBlockSize && next*stored <= ThroughputBlockBytes && next*4*info.Channels() <= ThroughputBlockBytes; next *= 2 {
 			block = next
 		}
 	case procs > 1:

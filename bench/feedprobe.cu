@@ -3,7 +3,7 @@
 // measured against (docs/THROUGHPUT.md, "Files to the GPU").
 //
 //   nvcc -O2 -arch=sm_90 -std=c++17 -o feedprobe bench/feedprobe.cu
-//   cat FILE > /dev/null && ./feedprobe FILE [chunkMiB] [routes|overlap]
+//   cat FILE > /dev/null && ./feedprobe FILE [chunkMiB] [routes|overlap|hybrid|staging]
 //
 // routes (the default) registers the whole mapping (cuMemHostRegister, read-only, mapped),
 // copies it to the GPU in chunks with the copy engine and with a kernel
@@ -24,6 +24,9 @@
 // hybrid has CPU threads copy every k-th window into pinned slots (memcpy
 // from the mapping, or pread) while the others are registered gated, all
 // copied in order on one stream: what sigproc's cuda.read_share does.
+//
+// staging is hybrid's read route alone, by block size, ring slots, slots
+// cached or write-combined, and reader threads.
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -69,9 +72,10 @@ __global__ void cs8(const uint4* __restrict__ src, float4* __restrict__ dst, lon
 
 static int overlap(int fd, char* m, size_t n);
 static int hybrid(int fd);
+static int staging(int fd);
 
 int main(int argc, char** argv) {
-    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB] [routes|overlap|hybrid]\n"); return 2; }
+    if (argc < 2) { printf("usage: feedprobe FILE [chunkMiB] [routes|overlap|hybrid|staging]\n"); return 2; }
     size_t chunk = (size_t)(argc > 2 ? atoi(argv[2]) : 8) << 20;
     int fd = open(argv[1], O_RDONLY);
     struct stat st; fstat(fd, &st);
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(0));
     if (argc > 3 && std::string(argv[3]) == "overlap") return overlap(fd, m, n);
     if (argc > 3 && std::string(argv[3]) == "hybrid") return hybrid(fd);
+    if (argc > 3 && std::string(argv[3]) == "staging") return staging(fd);
     int nbuf = 8;
     char* dbuf; CK(cudaMalloc(&dbuf, chunk * nbuf * 8));
     cudaStream_t s[4]; for (int i = 0; i < 4; i++) CK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
@@ -349,17 +354,41 @@ static int overlap(int fd, char* m, size_t n) {
 // registered gated on the main thread (the next one right after a window's
 // copies are queued). k = 1 stages everything: the read route, by memcpy
 // from the mapping or by pread, with the copy engine running beside it.
+struct hybridCfg { int k, threads, pread; };
+
+static void hybridRun(int fd, size_t B, size_t NS, bool wc, std::initializer_list<hybridCfg> cfgs);
+
 static int hybrid(int fd) {
-    const size_t G = 1ull << 30, N = 8 * G, B = 16 << 20, W = 64 << 20, NS = 16;
+    hybridRun(fd, 16 << 20, 16, false,
+              {{0, 0, 0}, {1, 14, 0}, {1, 10, 0}, {1, 14, 1}, {1, 10, 1}, {2, 12, 0}, {3, 12, 0}, {2, 12, 1},
+               {1, 14, 0}, {1, 10, 0}, {1, 14, 1}, {1, 10, 1}, {0, 0, 0}});
+    return 0;
+}
+
+// staging: the read route alone (every window staged by pread, as
+// sigproc's read_share 1 does for stored integers) by block size, ring
+// slots, pinned slots cached or write-combined, and reader threads: what
+// bounds the readers, the copy or its memory traffic. Two rounds.
+static int staging(int fd) {
+    for (int round = 0; round < 2; round++)
+        for (size_t mib : {2, 8})
+            for (size_t ns : {16, 32})
+                for (bool wc : {false, true}) {
+                    printf("staging: %zu MiB blocks, %zu slots, %s\n", mib, ns, wc ? "write-combined" : "cached");
+                    hybridRun(fd, mib << 20, ns, wc, {{1, 14, 1}, {1, 16, 1}});
+                }
+    return 0;
+}
+
+static void hybridRun(int fd, size_t B, size_t NS, bool wc, std::initializer_list<hybridCfg> cfgs) {
+    const size_t G = 1ull << 30, N = 8 * G, W = 64 << 20;
     char* d; CK(cudaMalloc(&d, G));
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::vector<char*> slot(NS);
-    for (auto& b : slot) { CK(cudaHostAlloc((void**)&b, B, 0)); memset(b, 0, B); }
+    for (auto& b : slot) { CK(cudaHostAlloc((void**)&b, B, wc ? cudaHostAllocWriteCombined : 0)); memset(b, 0, B); }
     std::vector<cudaEvent_t> ev(NS);
     for (auto& x : ev) CK(cudaEventCreateWithFlags(&x, cudaEventDisableTiming));
-    struct cfg { int k, threads, pread; };
-    for (cfg c : {cfg{0, 0, 0}, cfg{1, 14, 0}, cfg{1, 10, 0}, cfg{1, 14, 1}, cfg{1, 10, 1}, cfg{2, 12, 0}, cfg{3, 12, 0}, cfg{2, 12, 1},
-                  cfg{1, 14, 0}, cfg{1, 10, 0}, cfg{1, 14, 1}, cfg{1, 10, 1}, cfg{0, 0, 0}}) {
+    for (hybridCfg c : cfgs) {
         size_t nb = N / B, bpw = W / B, nw = N / W;
         char* f = (char*)mmap(nullptr, N, PROT_READ, MAP_SHARED, fd, 0);
         auto staged = [&](size_t w) { return c.k > 0 && w % c.k == (size_t)c.k - 1; };
@@ -418,5 +447,8 @@ static int hybrid(int fd) {
         printf("hybrid: every %d%s window staged by %2d threads (%s): %.3f s, %.1f GiB/s; registering %.3f s, waiting for staged blocks %.3f s\n",
                c.k, c.k == 1 ? "st" : c.k == 2 ? "nd" : c.k == 3 ? "rd" : "th", c.threads, c.pread ? "pread" : "memcpy", dt, 8 / dt, treg, tcpu);
     }
-    return 0;
+    for (auto& x : ev) CK(cudaEventDestroy(x));
+    for (auto& b : slot) CK(cudaFreeHost(b));
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(d));
 }
