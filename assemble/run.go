@@ -343,9 +343,10 @@ func gpuRingMin(cfg *config.Config, src capture.Source) int {
 // a block, and more blocks did not pay: on an H100 host (2026-12-06) a
 // 16 GiB cs8 file ran at 20.0–21.1 GS/s in 2 Mi-sample blocks (4 MiB as
 // stored) against 16.8–20.0 in 4 Mi (32 MiB slots, twice this), its
-// readers busy 0.06–0.15 of the wall rather than 0.92–0.98: 32 slots of
-// 8 MiB written are more than the readers' copies keep up with
-// (bench/feedprobe.cu staging: 38–41 GiB/s against 47–48 for 128 MiB).
+// readers busy 0.06–0.15 of the wall rather than 0.92–0.98: the slots
+// the readers fill keep up best at 64–128 MiB in all (bench/feedprobe.cu
+// staging, 14 threads: 38.2–40.5 GiB/s for 32 slots of 8 MiB, 46.6–47.9
+// for 16 of 8 MiB or 32 of 2 MiB, 39.8–42.4 for 16 of 2 MiB).
 const ThroughputBlockBytes = 16 << 20
 
 // MaxBlockBytes bounds a block chosen for throughput, as float32, and

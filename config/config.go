@@ -393,7 +393,7 @@ type CUDA struct {
 	PinSource *bool `yaml:"pin_source"`
 	// PinWindowMB is the size of those windows in MiB and PinThreads the
 	// threads that pin them. Default 0: half the bytes of the blocks in
-	// flight as stored, 16 to 64 MiB (64 for cf32, 32 for cs8), and
+	// flight as stored, 16 to 64 MiB (64 for cf32, 16 for cs8), and
 	// cuda.DefaultPinThreads.
 	PinWindowMB int `yaml:"pin_window_mb"`
 	PinThreads  int `yaml:"pin_threads"`

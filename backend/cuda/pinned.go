@@ -212,8 +212,9 @@ func explicitPinned(l pipeline.Layout, outVals int) int64 {
 // 1 ms per 38 MiB on the H200 host, so larger windows pin faster: 64 MiB
 // ones ran a 16 GiB file at 3.85 GS/s with 16 MiB blocks, 32 MiB ones at
 // 3.1 with 8 MiB blocks. A second thread pinning at once gained nothing.
-// Where the blocks in flight hold less (a cs8 file's blocks are 8 MiB as
-// stored), the window shrinks with them (pinWindow).
+// Where the blocks in flight hold less (a cs8 file's blocks are 4 MiB as
+// stored: 32 MiB in flight, so a 16 MiB window), the window shrinks with
+// them (pinWindow).
 const (
 	// DefaultPinWindow is the largest window when Options.PinWindow is 0.
 	DefaultPinWindow = 64 << 20
