@@ -32,11 +32,12 @@
 #   channels    one run of 8 channels against 1 channel
 #   feed        (not by default) issue 29's file feed: a 16 GiB cf32 file
 #               through `run --backend cuda` with the defaults beside every
-#               window pinned (read_share 0), the read path,
+#               window pinned (read_share 0), 1 Mi blocks and 16 ring slots, the read path,
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
 #               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
-#               through shift + FIR ÷8 with read_share 1 (the default), 0.75, 0, 0.5 and 0.9, the old 64 MiB pin window,
+#               through shift + FIR ÷8 with the defaults (2 Mi blocks, read_share 1), 4 Mi blocks, read_share 0.75, 0, 0.5 and 0.9, the old 64 MiB pin window,
+#               feedprobe's staging phase (where nvcc is),
 #               into 1024 channels keeping 64 (issue 30; 1 and 0.75), and
 #               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
@@ -185,7 +186,13 @@ EOF2
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|in_place=[0-9]+|read=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    for r in 1 2 3; do feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"; done
+    # The readers' ring holds 32 slots of 16 MiB by default; 1 Mi blocks
+    # or 16 slots fill 256 MiB, nearer the 64-128 MiB feedprobe's staging
+    # phase found best for cs8.
+    for r in 1 2 3; do
+      feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"
+      feed "block1mi-$r" "block_size: 1048576"; feed "slots16-$r" "ring_slots: 16"
+    done
     if [ "${GPU_BENCH_FEED_QUICK:-0}" = 1 ]; then :; else
     feed read "cuda: {pin_source: false}"
     feed block4mi "block_size: 4194304"
@@ -209,6 +216,13 @@ EOF2
     rm -f "$W/noise"
     sync
     cat "$W/in.cs8" > /dev/null
+    # The readers' route alone, by slot size and count (bench/feedprobe.cu).
+    if nvcc -O2 -arch=sm_90 -std=c++17 -o "$W/feedprobe" bench/feedprobe.cu > "$P/feedprobe-nvcc.txt" 2>&1; then
+      timeout "$(cap 60)" "$W/feedprobe" "$W/in.cs8" 8 staging > "$P/staging.txt" 2>&1
+      say "feedprobe staging (rc $?): $(awk '/^staging:/ {h = $0; sub(/staging: /, "", h); next}
+        /hybrid/ {match($0, /by +[0-9]+ threads/); t = substr($0, RSTART + 3, RLENGTH - 3); sub(/^ +/, "", t)
+          match($0, /[0-9.]+ GiB\/s/); printf "%s, %s: %s | ", h, t, substr($0, RSTART, RLENGTH)}' "$P/staging.txt")"
+    fi
     cat > "$W/cs8.yaml" <<EOF2
 source: {type: file, path: $W/in.cs8, format: cs8, sample_rate: 1.0e8}
 stages:
@@ -228,7 +242,8 @@ EOF2
     printf 'stages:\n  - channelize: {channels: 1024, taps_per_channel: 16}\n  - select: {channels: [%s]}\n' \
       "$(seq -s ', ' 0 16 1008)" >> "$W/bank.yaml"
     for r in 1 2; do
-      cs8 "cs8-default-$r"; cs8 "cs8-read-0.75-$r" "cuda: {read_share: 0.75}"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"
+      cs8 "cs8-default-$r"; cs8 "cs8-block4mi-$r" "block_size: 4194304"
+      cs8 "cs8-read-0.75-$r" "cuda: {read_share: 0.75}"; cs8 "cs8-pin-all-$r" "cuda: {read_share: 0}"
       cs8 "cs8-w64-$r" "cuda: {read_share: 0.75, pin_window_mb: 64}"
       CS8=$W/bank.yaml cs8 "cs8-bank1024-$r"; CS8=$W/bank.yaml cs8 "cs8-bank1024-0.75-$r" "cuda: {read_share: 0.75}"
     done
