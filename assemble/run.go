@@ -409,8 +409,8 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 	switch {
 	case backend != "cpu":
 		// Doubled while the next block fits ThroughputBlockBytes as
-		// float32, and so as stored.
-		for next := 2 * block; block < config.MaxBlockSize && next*stored <= ThroughputBlockBytes && next*4*info.Channels() <= ThroughputBlockBytes; next *= 2 {
+		// float32, and so as stored (at most 4 bytes a value).
+		for next := 2 * block; block < config.MaxBlockSize && next*4*info.Channels() <= ThroughputBlockBytes; next *= 2 {
 			block = next
 		}
 	case procs > 1:

@@ -320,10 +320,9 @@ struct bankArgs {
 #ifndef BANK_MIN_FRAMES
 #define BANK_MIN_FRAMES 2
 #endif
+__host__ __device__ constexpr int bankValues(int lg) { return lg >= BANK_PAIR_LG ? BANK_PAIR_VALUES : BANK_BLOCK_VALUES; }
 __host__ __device__ constexpr int bankFrames(int lg) {
-    return ((lg >= BANK_PAIR_LG ? BANK_PAIR_VALUES : BANK_BLOCK_VALUES) >> lg) > BANK_MIN_FRAMES
-               ? (lg >= BANK_PAIR_LG ? BANK_PAIR_VALUES : BANK_BLOCK_VALUES) >> lg
-               : BANK_MIN_FRAMES;
+    return (bankValues(lg) >> lg) > BANK_MIN_FRAMES ? bankValues(lg) >> lg : BANK_MIN_FRAMES;
 }
 extern "C" __device__ int chain_bank_threads = BANK_THREADS;
 extern "C" __device__ int chain_bank_block_values = BANK_BLOCK_VALUES;
