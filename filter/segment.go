@@ -34,11 +34,11 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 	if f.complex {
 		per = 1
 	}
-	// Each cut is the start nearest j·n/k that qualifies: taking the
-	// first one at or past it made every segment but the last longer by
-	// up to a transform, so the last one was short, or missing (7 of 8
-	// at 129 taps, 64 Ki samples and 8 Ki minSeg), and one goroutine did
-	// 18 % more than its share.
+	// Each cut is the nearer of the starts either side of j·n/k, or the
+	// first after them that qualifies: taking the first at or past j·n/k
+	// made every segment up to a transform longer than n/k and left the
+	// remainder to the last. Starts further before j·n/k are not tried
+	// (sameCover walks the cover from the previous cut).
 	prev, j, best := 0, 1, -1
 	for pos := 0; j < k; {
 		t := j * n / k
@@ -51,11 +51,12 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 		if pos >= n {
 			break
 		}
-		if pos%max(align, 1) == 0 && pos-prev >= minSeg && n-pos >= minSeg &&
+		step := c.piece(n-pos, per)
+		if pos+step > t && pos%max(align, 1) == 0 && pos-prev >= minSeg && n-pos >= minSeg &&
 			(best < 0 || abs(pos-t) < abs(best-t)) && c.sameCover(prev, pos, n, per) {
 			best = pos
 		}
-		pos += c.piece(n-pos, per)
+		pos += step
 	}
 	*m = cutMemo{n, k, minSeg, align, append(m.starts[:0], starts[from:]...)}
 	return starts
