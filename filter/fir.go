@@ -162,6 +162,24 @@ func (f *FIR) Process(dst, src []float32) error {
 		copy(f.buf[:hist], src[n-hist:]) // keep the last ntaps-1 samples
 		return nil
 	}
+	if f.fc == nil && !overlap(dst, src) {
+		// The direct method reads the block where it lies past a head
+		// of whole groups of outputs (directAlign) that covers the
+		// history: only the head is copied behind the history, and each
+		// output is summed as in a call on [history | block]. The rest
+		// must hold a whole group too: a kernel may sum a call's last
+		// outputs with a group that overlaps the ones before them.
+		if head := ch * ((len(f.rev) - 1 + directAlign - 1) / directAlign * directAlign); head+ch*directAlign <= n {
+			if head > 0 {
+				buf := f.buf[:hist+head]
+				copy(buf[hist:], src[:head])
+				f.direct(dst[:head], buf)
+			}
+			f.direct(dst[head:], src[head-hist:])
+			copy(f.buf[:hist], src[n-hist:]) // keep the last ntaps-1 samples
+			return nil
+		}
+	}
 	buf := f.buf[:hist+n]
 	copy(buf[hist:], src) // src is fully consumed here, so dst may alias it
 	switch {

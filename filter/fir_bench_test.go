@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-var benchTaps = []int{16, 64, 129, 512}
-var benchBlocks = []int{256, 4096}
+var benchTaps = []int{1, 16, 64, 129, 512}
+var benchBlocks = []int{256, 4096, 65536}
 
 // BenchmarkFIR measures real-input throughput on the kernel NewFIR picks.
 func BenchmarkFIR(b *testing.B) {

@@ -171,46 +171,62 @@ func TestFIRInPlace(t *testing.T) {
 	}
 }
 
-// TestFIRReadsTheBlockWhereItLies: the fft method reads a block that dst
-// does not overlap where it lies, behind the history, and an overlapping
-// one from a copy. Both give the same bits, block after block, on blocks
-// longer and shorter than the history.
+// TestFIRReadsTheBlockWhereItLies: both methods read a block that dst
+// does not overlap where it lies (the fft method behind the history, the
+// direct method past a head copied behind it), and an overlapping one
+// from a copy. Both give the same bits, block after block, on blocks
+// longer and shorter than the history, with every direct kernel.
 func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
-	for _, complex := range []bool{false, true} {
-		for _, ntaps := range []int{2, 129, 1025} {
-			// Longer and shorter than the history (ntaps-1), as long, one
-			// more, and odd.
-			for _, block := range []int{4096, 700, 100, ntaps - 1, ntaps, 1001} {
-				t.Run(fmt.Sprintf("complex=%v/taps=%d/block=%d", complex, ntaps, block), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(5, uint64(ntaps)))
-					taps := randSlice(rng, ntaps)
-					ch := channelsOf(complex)
-					x := randSlice(rng, 6*block*ch)
-					apart, err := NewFIRMethod(taps, complex, block, MethodFFT)
-					if err != nil {
-						t.Fatal(err)
+	type run struct {
+		method Method
+		kern   kernelKind
+	}
+	runs := []run{{MethodFFT, bestKernel}}
+	for _, k := range availableKernels() {
+		runs = append(runs, run{MethodDirect, k})
+	}
+	for _, r := range runs {
+		for _, complex := range []bool{false, true} {
+			for _, ntaps := range []int{1, 2, 129, 300, 1025} {
+				// Longer and shorter than the history (ntaps-1), as long, one
+				// more, and odd.
+				for _, block := range []int{4096, 700, 100, max(ntaps-1, 1), ntaps, 1001} {
+					if r.method == MethodFFT && ntaps == 1 {
+						continue
 					}
-					copied, err := NewFIRMethod(taps, complex, block, MethodFFT)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got := make([]float32, len(x))
-					want := append([]float32(nil), x...)
-					for pos := 0; pos < len(x); pos += block * ch {
-						if err := apart.Process(got[pos:pos+block*ch], x[pos:pos+block*ch]); err != nil {
-							t.Fatal(err)
+					t.Run(fmt.Sprintf("%v/%v/complex=%v/taps=%d/block=%d", r.method, r.kern, complex, ntaps, block), func(t *testing.T) {
+						rng := rand.New(rand.NewPCG(5, uint64(ntaps)))
+						taps := randSlice(rng, ntaps)
+						ch := channelsOf(complex)
+						x := randSlice(rng, 6*block*ch)
+						var fs [2]*FIR
+						for i := range fs {
+							f, err := NewFIRMethod(taps, complex, block, r.method)
+							if err != nil {
+								t.Fatal(err)
+							}
+							f.kern = r.kern
+							fs[i] = f
 						}
-						if err := copied.Process(want[pos:pos+block*ch], want[pos:pos+block*ch]); err != nil {
-							t.Fatal(err)
+						apart, copied := fs[0], fs[1]
+						got := make([]float32, len(x))
+						want := append([]float32(nil), x...)
+						for pos := 0; pos < len(x); pos += block * ch {
+							if err := apart.Process(got[pos:pos+block*ch], x[pos:pos+block*ch]); err != nil {
+								t.Fatal(err)
+							}
+							if err := copied.Process(want[pos:pos+block*ch], want[pos:pos+block*ch]); err != nil {
+								t.Fatal(err)
+							}
 						}
-					}
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("value %d: %v read in place, %v from a copy", i, got[i], want[i])
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("value %d: %v read in place, %v from a copy", i, got[i], want[i])
+							}
 						}
-					}
-					assertClose(t, got, Convolve(taps, x, complex), ntaps)
-				})
+						assertClose(t, got, Convolve(taps, x, complex), ntaps)
+					})
+				}
 			}
 		}
 	}
