@@ -29,10 +29,11 @@ type FIR struct {
 
 	// buf is [history (ntaps-1 samples) | block (<= max samples)], in
 	// the caller's layout, so complex data needs no de-interleaving: the
-	// kernels step ch values per tap. The fft method copies a block in
-	// only when dst overlaps it or it is shorter than the history; else
-	// buf holds the history alone and the transforms read the block
-	// where it lies (Process).
+	// kernels step ch values per tap. A block is copied in whole only
+	// when dst overlaps it or it is short (Process): else the fft
+	// method's transforms read it where it lies behind the history in
+	// buf, and the direct method copies only a head of it behind the
+	// history and reads the rest where it lies.
 	buf []float32
 	// part holds one chunk's partial sums when the direct method splits
 	// a long filter (see direct); nil when ntaps <= directChunk.
@@ -165,10 +166,11 @@ func (f *FIR) Process(dst, src []float32) error {
 	if f.fc == nil && !overlap(dst, src) {
 		// The direct method reads the block where it lies past a head
 		// of whole groups of outputs (directAlign) that covers the
-		// history: only the head is copied behind the history, and each
-		// output is summed as in a call on [history | block]. The rest
-		// must hold a whole group too: a kernel may sum a call's last
-		// outputs with a group that overlaps the ones before them.
+		// history: only the head is copied behind the history. runKernel
+		// picks a kernel and its pass by a call's length, so both calls
+		// must be long enough for the widest pass (directAlign outputs
+		// are; TestDirectAlignHoldsTheWidestPass) for each output to be
+		// summed as in one call on [history | block].
 		if head := ch * ((len(f.rev) - 1 + directAlign - 1) / directAlign * directAlign); head+ch*directAlign <= n {
 			if head > 0 {
 				buf := f.buf[:hist+head]

@@ -187,10 +187,13 @@ func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
 	}
 	for _, r := range runs {
 		for _, complex := range []bool{false, true} {
-			for _, ntaps := range []int{1, 2, 129, 300, 1025} {
+			for _, ntaps := range []int{1, 2, 129, 257, 300, 513, 1025, 2100} {
 				// Longer and shorter than the history (ntaps-1), as long, one
-				// more, and odd.
-				for _, block := range []int{4096, 700, 100, max(ntaps-1, 1), ntaps, 1001} {
+				// more, odd, and either side of the direct method's least
+				// block read in place (a head of whole groups covering the
+				// history, then one more group).
+				least := (ntaps-1+directAlign-1)/directAlign*directAlign + directAlign
+				for _, block := range []int{4096, 700, 100, max(ntaps-1, 1), ntaps, 1001, least, least - 1} {
 					if r.method == MethodFFT && ntaps == 1 {
 						continue
 					}
@@ -226,6 +229,38 @@ func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
 						}
 						assertClose(t, got, Convolve(taps, x, complex), ntaps)
 					})
+				}
+			}
+		}
+	}
+}
+
+// TestDirectAlignHoldsTheWidestPass: every kernel sums each output of a
+// call alike when the call is cut at a multiple of directAlign outputs
+// into parts of at least directAlign outputs, which the split and the
+// direct method's in-place read rely on. A kernel whose widest pass
+// needs more values than directAlign outputs hold fails here.
+func TestDirectAlignHoldsTheWidestPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, k := range availableKernels() {
+		for _, ch := range []int{1, 2} {
+			for _, ntaps := range []int{1, 8, 33, 129} {
+				rev := randSlice(rng, ntaps)
+				for _, n := range []int{2 * directAlign, 3*directAlign - 1, 4*directAlign + 17} {
+					buf := randSlice(rng, ch*(n+ntaps-1))
+					whole := make([]float32, ch*n)
+					runKernel(k, ch, whole, buf, rev)
+					for cut := directAlign; n-cut >= directAlign; cut += directAlign {
+						parts := make([]float32, ch*n)
+						runKernel(k, ch, parts[:ch*cut], buf[:ch*(cut+ntaps-1)], rev)
+						runKernel(k, ch, parts[ch*cut:], buf[ch*cut:], rev)
+						for i := range whole {
+							if whole[i] != parts[i] {
+								t.Fatalf("%v, %d values a sample, %d taps, %d outputs cut at %d: value %d %v, one call %v",
+									k, ch, ntaps, n, cut, i, parts[i], whole[i])
+							}
+						}
+					}
 				}
 			}
 		}

@@ -34,11 +34,12 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 	if f.complex {
 		per = 1
 	}
-	// Each cut is the nearer of the starts either side of j·n/k, or the
-	// first after them that qualifies: taking the first at or past j·n/k
-	// made every segment up to a transform longer than n/k and left the
-	// remainder to the last. Starts further before j·n/k are not tried
-	// (sameCover walks the cover from the previous cut).
+	// Each cut is the nearest qualifying start of the last before j·n/k,
+	// one at it, and the first after them that qualifies: taking the
+	// first at or past j·n/k made every segment up to a transform longer
+	// than n/k and left the remainder to the last. Starts further before
+	// j·n/k are not tried (sameCover walks the cover from the previous
+	// cut).
 	prev, j, best := 0, 1, -1
 	for pos := 0; j < k; {
 		t := j * n / k
@@ -52,7 +53,7 @@ func (f *FIR) Cut(n, k, minSeg, align int, starts []int) []int {
 			break
 		}
 		step := c.piece(n-pos, per)
-		if pos+step > t && pos%max(align, 1) == 0 && pos-prev >= minSeg && n-pos >= minSeg &&
+		if pos+step >= t && pos%max(align, 1) == 0 && pos-prev >= minSeg && n-pos >= minSeg &&
 			(best < 0 || abs(pos-t) < abs(best-t)) && c.sameCover(prev, pos, n, per) {
 			best = pos
 		}

@@ -56,6 +56,7 @@ func TestCutBalanced(t *testing.T) {
 		{1025, 1 << 20, 32, 8192, 8, true, 32},
 		{129, 40000, 8, 6144, 1, true, 6},
 		{4097, 1 << 20, 16, 8192, 1, true, 16},
+		{129, 1 << 16, 8, 6144, 3, true, 8}, // a target on a transform start that is no multiple of 3
 	} {
 		taps := make([]float32, tc.taps)
 		taps[0] = 1
@@ -81,7 +82,10 @@ func TestCutBalanced(t *testing.T) {
 			if !cover[s] || s%tc.align != 0 || ends[j+1]-s < tc.minSeg {
 				t.Errorf("%+v: segment %d [%d, %d) not a transform start, unaligned or short", tc, j, s, ends[j+1])
 			}
-			if len(starts) == tc.k && 2*abs(s-j*tc.n/tc.k) > grain {
+			if j > 0 && !f.fc.sameCover(starts[j-1], s, tc.n, per) {
+				t.Errorf("%+v: segment %d's own cover from %d differs from the block's", tc, j-1, starts[j-1])
+			}
+			if len(starts) == tc.k && tc.align == 1 && 2*abs(s-j*tc.n/tc.k) > grain {
 				t.Errorf("%+v: segment %d starts at %d, more than %d from %d", tc, j, s, grain/2, j*tc.n/tc.k)
 			}
 		}

@@ -11,10 +11,12 @@ import (
 )
 
 // segmentGrain is the fewest input samples worth a goroutine: below it
-// handing a segment over costs more than it saves. It sits below 8192 so
-// that a 64 Ki block still makes 8 segments for 2 goroutines where the
-// fft method's transforms (896 outputs at 129 taps) put the cuts a little
-// before 8 Ki: at 8192 it made 7, and one goroutine did 4 of them.
+// handing a segment over costs more than it saves. It was 8192, and is
+// below it so that a 64 Ki block still makes 8 segments for 2 goroutines
+// where the fft method's transforms (896 outputs at 129 complex taps)
+// put the cuts a little before 8 Ki: at 8192 it made 7, and one
+// goroutine did 4 of them. It governs every kind that splits; only the
+// fft FIR was measured at 6144 (docs/THROUGHPUT.md, "Even cuts").
 const segmentGrain = 6144
 
 // defaultWorkers is the goroutines a chain of one channel spreads a block
