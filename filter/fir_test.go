@@ -227,7 +227,9 @@ func TestFIRReadsTheBlockWhereItLies(t *testing.T) {
 								t.Fatalf("value %d: %v read in place, %v from a copy", i, got[i], want[i])
 							}
 						}
-						assertClose(t, got, Convolve(taps, x, complex), ntaps)
+						if block == 4096 { // the copy route's own accuracy: TestFIRMatchesConvolve
+							assertClose(t, got, Convolve(taps, x, complex), ntaps)
+						}
 					})
 				}
 			}
