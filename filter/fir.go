@@ -171,7 +171,8 @@ func (f *FIR) Process(dst, src []float32) error {
 		// must be long enough for the widest pass (directAlign outputs
 		// are; TestDirectAlignHoldsTheWidestPass) for each output to be
 		// summed as in one call on [history | block].
-		if head := ch * ((len(f.rev) - 1 + directAlign - 1) / directAlign * directAlign); head+ch*directAlign <= n {
+		head := ch * ((len(f.rev) - 1 + directAlign - 1) / directAlign * directAlign)
+		if head+ch*directAlign <= n {
 			if head > 0 {
 				buf := f.buf[:hist+head]
 				copy(buf[hist:], src[:head])

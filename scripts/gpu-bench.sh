@@ -35,7 +35,7 @@
 #               window pinned (read_share 0), 1 Mi blocks and 16 ring slots, the read path,
 #               4 Mi blocks, the file pinned whole, `bench stream`
 #               from memory, and with GPU_BENCH_FEED_SWEEP=1 a pin window × threads sweep
-#               (GPU_BENCH_FEED_QUICK=1: those first six and cs8 only); a cs8 file as large
+#               (GPU_BENCH_FEED_QUICK=1: those first four and cs8 only); a cs8 file as large
 #               through shift + FIR ÷8 with the defaults (2 Mi blocks, read_share 1), 4 Mi blocks, read_share 0.75, 0, 0.5 and 0.9, the old 64 MiB pin window,
 #               feedprobe's staging phase (where nvcc is),
 #               into 1024 channels keeping 64 (issue 30; 1 and 0.75), and
