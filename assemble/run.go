@@ -307,7 +307,8 @@ func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipel
 }
 
 // gpuMinSlots is the least ring a CUDA backend gets from an unpaced
-// source: twice the explicit transport's 8 blocks in flight. A file read
+// source: room for the explicit transport's 8 blocks in flight, and as
+// many for the producer to fill meanwhile. A file read
 // several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
 // for its readers to take the next blocks meanwhile, where the pinned
 // budget holds it: 16 slots ran a 16 GiB file 20-30 % slower than 32 on
@@ -318,7 +319,7 @@ const (
 )
 
 // gpuRingMin is the least ring a CUDA backend gets for src: the CUDA
-// transports keep up to half the ring in flight (at most 8 blocks), a
+// transports keep up to half the ring in flight (at most 16 blocks), a
 // file read several blocks at once gets room for its readers besides,
 // and a live source keeps its slack. Only a regular file is read several
 // blocks at once, so stdin, which is a capture.Raw too, gets the least.

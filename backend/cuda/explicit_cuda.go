@@ -9,6 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rs/zerolog"
+
 	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/pipeline"
 )
@@ -17,13 +19,18 @@ import (
 // between the ring and the consumer, spread over streams, so that one
 // block's copy in, another's filtering and a third's copy out overlap.
 // Block k (absolute ring index) uses device and host buffer set k mod sets,
-// where sets = inFlight+1, and runs on stream k mod streams:
+// where sets = inFlight+1, and runs on stream k mod streams, its copy
+// back on the out stream beside it:
 //
 //	H2D   ring slot → dIn[k][hist:]            (the slot stays acquired)
 //	wait  hist[k-1]                            (block k-1 wrote our history)
 //	filt  dIn[k] → dOut[k]                     (a blockFilter, [history | block] layout)
 //	D2D   tail of dIn[k] → dIn[k+1][:hist]     then record hist[k]
-//	D2H   dOut[k] → hOut[k]                    then record done[k]
+//	out:  wait hist[k], D2H dOut[k] → hOut[k]  then record done[k]
+//
+// The copy back has a stream of its own so that block k+streams copies in
+// while block k copies back: on one stream, each copy in waited behind
+// the copy back before it.
 //
 // Next submits every published block it may, then waits for the oldest
 // one's done event, releases its ring slot (its input has been copied) and
@@ -75,10 +82,12 @@ type explicitSet struct {
 	copyIn, copied, launch cudrv.Event
 	dRaw                   cudrv.DevicePtr // stored values before conversion (conv), else 0
 	stream                 int
-	seq                    uint64 // the block's sequence number and capture time,
-	ts                     int64  // handed to the consumer with its output
-	n                      int    // input values
-	nOut                   int    // output values
+	queued                 time.Duration // when enqueue began, since timeline.t0
+	inPlace                bool          // copied from the source's pinned memory
+	seq                    uint64        // the block's sequence number and capture time,
+	ts                     int64         // handed to the consumer with its output
+	n                      int           // input values
+	nOut                   int           // output values
 }
 
 // explicit is the explicit transport: blocks copied to device memory,
@@ -96,14 +105,23 @@ type explicit struct {
 	conv     *converter    // the region's stored integers to float32, or nil
 	readAll  bool          // the region is offered, but every block is read into the ring (read_share 1)
 	filt     blockFilter
-	tune     explicitTune // retunes waiting for the next block (x_retune_cuda.go)
-	streams  []cudrv.Stream
+	tune     explicitTune   // retunes waiting for the next block (x_retune_cuda.go)
+	streams  []cudrv.Stream // copies in, kernels and history carries
+	outs     []cudrv.Stream // copies back, one beside each of streams
 	sets     []explicitSet
 	hist     int    // history values, filt.HistoryValues()
 	inFlight int    // the most blocks submitted and not yet returned
 	submit   uint64 // ring index of the next block to submit
 	ret      uint64 // ring index of the next block to return
 	busy     pipeline.DeviceBusy
+	timeline *timeline // at log level trace: each block's steps, logged as it returns
+}
+
+// timeline is what a trace-level log needs to place each block's steps on
+// one clock: an event recorded, and the host's time taken, at the start.
+type timeline struct {
+	base cudrv.Event
+	t0   time.Time
 }
 
 // olsBlocks runs an OLSFIR as the explicit transport's blockFilter, with
@@ -133,13 +151,14 @@ func (x *explicit) setup(l pipeline.Layout) error {
 	x.filt = filt
 	var nstreams int
 	x.inFlight, nstreams = explicitGeometry(l.Slots)
-	for range nstreams {
+	for range 2 * nstreams {
 		s, err := cudrv.NewStream()
 		if err != nil {
 			return fmt.Errorf("gpu: create stream: %w", err)
 		}
 		x.streams = append(x.streams, s)
 	}
+	x.streams, x.outs = x.streams[:nstreams:nstreams], x.streams[nstreams:]
 	// A plain fir is retunable: history for the most taps it may take.
 	// A chain takes new taps within its filters' history.
 	switch f := filt.(type) {
@@ -199,7 +218,21 @@ func (x *explicit) setup(l pipeline.Layout) error {
 		mem = pipeline.AlignedBytes(l.Size())
 	}
 	x.ring, err = pipeline.NewRing(mem, l)
-	return err
+	if err != nil {
+		return err
+	}
+	if x.b.opts.Log.GetLevel() <= zerolog.TraceLevel && zerolog.GlobalLevel() <= zerolog.TraceLevel {
+		evs, err := cudrv.MakeEvents(1)
+		if err != nil {
+			return err
+		}
+		x.timeline = &timeline{base: evs[0]}
+		if err := x.timeline.base.Record(x.streams[0]); err != nil {
+			return fmt.Errorf("gpu: record event: %w", err)
+		}
+		x.timeline.t0 = time.Now()
+	}
+	return nil
 }
 
 // next submits what the producer has published, up to the in-flight
@@ -262,6 +295,10 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 		s.n = len(blk.Raw) / x.conv.size
 	}
 	taps, changes := x.tune.take(s.n) // new taps from this block on, if a retune came
+	s.inPlace = false
+	if x.timeline != nil {
+		s.queued = time.Since(x.timeline.t0)
+	}
 	if err := s.copyIn.Record(st); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
@@ -273,6 +310,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 			// into the set's input.
 			raw := blk.Raw[:s.n*x.conv.size]
 			if x.region != nil && x.region.holds(unsafe.Pointer(&raw[0])) {
+				s.inPlace = true
 				err = x.region.copyIn(k, s.dRaw, raw, st)
 			} else {
 				err = st.CopyHtoD(s.dRaw, unsafe.Pointer(&raw[0]), int64(len(raw)))
@@ -281,6 +319,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 				err = x.conv.launch(st, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n)
 			}
 		case x.region != nil && x.region.holds(unsafe.Pointer(&blk.Samples[0])):
+			s.inPlace = true
 			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Slice((*byte)(unsafe.Pointer(&blk.Samples[0])), 4*s.n), st)
 		default:
 			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
@@ -322,12 +361,18 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	if err := s.hist.Record(st); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
+	// The copy back goes on a stream of its own, so that the next block
+	// on st copies in without waiting behind it.
+	out := x.outs[s.stream]
+	if err := out.Wait(s.hist); err != nil {
+		return fmt.Errorf("gpu: stream wait: %w", err)
+	}
 	if s.nOut > 0 {
-		if err := st.CopyDtoH(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4); err != nil {
+		if err := out.CopyDtoH(unsafe.Pointer(&s.hOut[0]), s.dOut, int64(s.nOut)*4); err != nil {
 			return fmt.Errorf("gpu: copy block %d to host: %w", blk.Seq, err)
 		}
 	}
-	if err := s.done.Record(st); err != nil {
+	if err := s.done.Record(out); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	return nil
@@ -349,6 +394,30 @@ func (x *explicit) time(s *explicitSet) error {
 		}
 		*st.sum += time.Duration(sec * float64(time.Second))
 	}
+	if x.timeline != nil {
+		return x.timeline.log(x.b.opts.Log, s)
+	}
+	return nil
+}
+
+// log writes the steps of the block of set s, which is done, in ms since
+// the start: when the host queued it, when its copy in began (its stream
+// reached it) and ended, when its kernels began and ended (with the
+// history carry), when its copy back ended, and when it was returned.
+func (t *timeline) log(log zerolog.Logger, s *explicitSet) error {
+	ev := log.Trace().Uint64("block", s.seq).Int("stream", s.stream).Bool("in_place", s.inPlace).
+		Float64("queued_ms", float64(s.queued.Microseconds())/1e3)
+	for _, e := range [...]struct {
+		name string
+		ev   cudrv.Event
+	}{{"copy_in_ms", s.copyIn}, {"copied_ms", s.copied}, {"launch_ms", s.launch}, {"hist_ms", s.hist}, {"done_ms", s.done}} {
+		sec, err := cudrv.Elapsed(t.base, e.ev)
+		if err != nil {
+			return err
+		}
+		ev = ev.Float64(e.name, sec*1e3)
+	}
+	ev.Float64("returned_ms", float64(time.Since(t.t0).Microseconds())/1e3).Msg("block timeline")
 	return nil
 }
 
@@ -365,7 +434,7 @@ func (x *explicit) close() (keep bool, err error) {
 	}
 	x.tune.shut()
 	var errs []error
-	for _, s := range x.streams {
+	for _, s := range append(x.streams, x.outs...) {
 		if err := s.Synchronize(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: explicit transport: %w", err))
 		}
@@ -377,8 +446,11 @@ func (x *explicit) close() (keep bool, err error) {
 		s := &x.sets[i]
 		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{s.hist, s.done, s.copyIn, s.copied, s.launch}))
 	}
-	for i := range x.streams {
-		if err := x.streams[i].Destroy(); err != nil {
+	if x.timeline != nil {
+		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{x.timeline.base}))
+	}
+	for _, s := range append(x.streams, x.outs...) {
+		if err := s.Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
 		}
 	}

@@ -83,7 +83,7 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 		return false, err
 	}
 	p := newPinnedRegion(x.b.ctx, region, plan, ro)
-	p.log = x.b.opts.Log
+	p.log, p.timeline = x.b.opts.Log, x.timeline
 	if err := p.first(); err != nil {
 		x.b.opts.Log.Warn().Err(err).Msg("pinning the source in place was refused: blocks are read into the ring (cuda.pin_source: false skips the attempt)")
 		return false, p.close()
@@ -127,6 +127,7 @@ type pinnedRegion struct {
 	// the part of it a block's copy waited for its own window.
 	pinning, waited time.Duration
 	log             zerolog.Logger
+	timeline        *timeline // at log level trace: each pin, on the transport's clock
 }
 
 type regionWindow struct {
@@ -210,6 +211,10 @@ func (p *pinnedRegion) pin(n int) error {
 		}
 	}
 	p.pinning += time.Since(t0)
+	if p.timeline != nil {
+		p.log.Trace().Int("from", from).Int("to", p.next).Float64("start_ms", float64(t0.Sub(p.timeline.t0).Microseconds())/1e3).
+			Float64("end_ms", float64(time.Since(p.timeline.t0).Microseconds())/1e3).Msg("pin timeline")
+	}
 	return errors.Join(errs...)
 }
 
