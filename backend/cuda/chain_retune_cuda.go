@@ -14,9 +14,9 @@ import (
 // Retuning a chain on the device (package stage has the semantics): the
 // explicit transport takes the accepted changes with the first block it
 // has not yet handed to the device, and ChainFilter.Retune applies them
-// on that block's stream, after the block's wait for the block before it
-// and before its launch. Every earlier launch has finished by then (each
-// block's stream waits for the one before), so the new taps are copied
+// on the run stream, where the kernels go in block order, before that
+// block's launch. Every earlier launch has finished by then, so the new
+// taps are copied
 // over the op's one tap buffer in stream order, and every later launch
 // reads them. That launch is where the stage's input reaches K: a fir's
 // first output there is the first with m·M ≥ K, a bank's first frame the

@@ -16,21 +16,23 @@ import (
 )
 
 // The explicit transport keeps up to explicitGeometry's inFlight blocks
-// between the ring and the consumer, spread over streams, so that one
+// between the ring and the consumer, on three streams, so that one
 // block's copy in, another's filtering and a third's copy out overlap.
 // Block k (absolute ring index) uses device and host buffer set k mod sets,
-// where sets = inFlight+1, and runs on stream k mod streams, its copy
-// back on the out stream beside it:
+// where sets = inFlight+1:
 //
-//	H2D   ring slot → dIn[k][hist:]            (the slot stays acquired)
-//	wait  hist[k-1]                            (block k-1 wrote our history)
-//	filt  dIn[k] → dOut[k]                     (a blockFilter, [history | block] layout)
-//	D2D   tail of dIn[k] → dIn[k+1][:hist]     then record hist[k]
-//	out:  wait hist[k], D2H dOut[k] → hOut[k]  then record done[k]
+//	in:   H2D ring slot → dIn[k][hist:]        then record copied[k] (the slot stays acquired)
+//	run:  wait copied[k]; convert stored integers; filt dIn[k] → dOut[k]
+//	      ([history | block] layout); D2D tail of dIn[k] → dIn[k+1][:hist]
+//	      then record hist[k]
+//	out:  wait hist[k]; D2H dOut[k] → hOut[k]  then record done[k]
 //
-// The copy back has a stream of its own so that block k+streams copies in
-// while block k copies back: on one stream, each copy in waited behind
-// the copy back before it.
+// Each step waits only for what it reads: the copies in follow one
+// another on the copy engine whatever the kernels and the copies back
+// do. (With each block's steps on one of four streams in turn, a copy in
+// waited behind the kernels and copy back queued before it on its stream,
+// and the copy engine ran dry a quarter of the time.) The run stream
+// orders the kernels, so block k reads the history block k-1 wrote.
 //
 // Next submits every published block it may, then waits for the oldest
 // one's done event, releases its ring slot (its input has been copied) and
@@ -40,10 +42,17 @@ import (
 // and block k+1's history write never lands in a buffer still in use
 // (block k+1-sets finished before block k was submitted).
 
+// The explicit transport's streams, in explicit.streams.
+const (
+	sIn      = iota // copies to the device
+	sRun            // conversions, retunes, kernels and history carries, in block order
+	sOut            // copies back
+	nStreams        // how many
+)
+
 // blockFilter is what the explicit transport runs on each block once it
-// is in device memory. Blocks are launched strictly in stream order, each
-// on its block's stream after the previous block's launch (the hist event
-// chain), so a filter may keep state on the device (a chain's stage
+// is in device memory. Blocks are launched strictly in order on one
+// stream, so a filter may keep state on the device (a chain's stage
 // histories, a phase) and on the host (a decimation phase) from one Launch
 // to the next. It is used from the consumer's goroutine only.
 type blockFilter interface {
@@ -81,13 +90,12 @@ type explicitSet struct {
 	// for the busy shares (DeviceBusy).
 	copyIn, copied, launch cudrv.Event
 	dRaw                   cudrv.DevicePtr // stored values before conversion (conv), else 0
-	stream                 int
-	queued                 time.Duration // when enqueue began, since timeline.t0
-	inPlace                bool          // copied from the source's pinned memory
-	seq                    uint64        // the block's sequence number and capture time,
-	ts                     int64         // handed to the consumer with its output
-	n                      int           // input values
-	nOut                   int           // output values
+	queued                 time.Duration   // when enqueue began, since timeline.t0
+	inPlace                bool            // copied from the source's pinned memory
+	seq                    uint64          // the block's sequence number and capture time,
+	ts                     int64           // handed to the consumer with its output
+	n                      int             // input values
+	nOut                   int             // output values
 }
 
 // explicit is the explicit transport: blocks copied to device memory,
@@ -106,8 +114,7 @@ type explicit struct {
 	readAll  bool          // the region is offered, but every block is read into the ring (read_share 1)
 	filt     blockFilter
 	tune     explicitTune   // retunes waiting for the next block (x_retune_cuda.go)
-	streams  []cudrv.Stream // copies in, kernels and history carries
-	outs     []cudrv.Stream // copies back, one beside each of streams
+	streams  []cudrv.Stream // sIn, sRun and sOut, once made
 	sets     []explicitSet
 	hist     int    // history values, filt.HistoryValues()
 	inFlight int    // the most blocks submitted and not yet returned
@@ -149,16 +156,14 @@ func (x *explicit) setup(l pipeline.Layout) error {
 		return err
 	}
 	x.filt = filt
-	var nstreams int
-	x.inFlight, nstreams = explicitGeometry(l.Slots)
-	for range 2 * nstreams {
+	x.inFlight = explicitGeometry(l.Slots)
+	for range nStreams {
 		s, err := cudrv.NewStream()
 		if err != nil {
 			return fmt.Errorf("gpu: create stream: %w", err)
 		}
 		x.streams = append(x.streams, s)
 	}
-	x.streams, x.outs = x.streams[:nstreams:nstreams], x.streams[nstreams:]
 	// A plain fir is retunable: history for the most taps it may take.
 	// A chain takes new taps within its filters' history.
 	switch f := filt.(type) {
@@ -176,7 +181,6 @@ func (x *explicit) setup(l pipeline.Layout) error {
 	x.sets = make([]explicitSet, x.inFlight+1)
 	for i := range x.sets {
 		s := &x.sets[i]
-		s.stream = i % nstreams
 		if s.dIn, err = x.b.alloc(inBytes); err != nil {
 			return err
 		}
@@ -200,10 +204,10 @@ func (x *explicit) setup(l pipeline.Layout) error {
 		}
 	}
 	// The stream starts from rest: the first block's history is zeros,
-	// cleared on the first block's stream (a non-blocking stream does not
-	// wait for the legacy default stream).
+	// cleared on the run stream (a non-blocking stream does not wait for
+	// the legacy default stream).
 	if x.hist > 0 {
-		if err := x.streams[0].MemsetD32(x.sets[0].dIn, 0, int64(x.hist)); err != nil {
+		if err := x.streams[sRun].MemsetD32(x.sets[0].dIn, 0, int64(x.hist)); err != nil {
 			return fmt.Errorf("gpu: clear history: %w", err)
 		}
 	}
@@ -227,7 +231,7 @@ func (x *explicit) setup(l pipeline.Layout) error {
 			return err
 		}
 		x.timeline = &timeline{base: evs[0]}
-		if err := x.timeline.base.Record(x.streams[0]); err != nil {
+		if err := x.timeline.base.Record(x.streams[sIn]); err != nil {
 			return fmt.Errorf("gpu: record event: %w", err)
 		}
 		x.timeline.t0 = time.Now()
@@ -286,7 +290,7 @@ func (x *explicit) next(ctx context.Context) (pipeline.Output, error) {
 func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	nsets := uint64(len(x.sets))
 	s, next := &x.sets[k%nsets], &x.sets[(k+1)%nsets]
-	st := x.streams[s.stream]
+	in, run, out := x.streams[sIn], x.streams[sRun], x.streams[sOut]
 	s.seq, s.ts, s.n = blk.Seq, blk.Timestamp, len(blk.Samples)
 	if blk.Raw != nil {
 		if x.conv == nil {
@@ -299,71 +303,68 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	if x.timeline != nil {
 		s.queued = time.Since(x.timeline.t0)
 	}
-	if err := s.copyIn.Record(st); err != nil {
+	if err := s.copyIn.Record(in); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	if s.n > 0 {
 		var err error
 		switch {
 		case blk.Raw != nil:
-			// As stored, in place or read into the ring, then converted
-			// into the set's input.
+			// As stored, in place or read into the ring; converted into
+			// the set's input on the run stream.
 			raw := blk.Raw[:s.n*x.conv.size]
 			if x.region != nil && x.region.holds(unsafe.Pointer(&raw[0])) {
 				s.inPlace = true
-				err = x.region.copyIn(k, s.dRaw, raw, st)
+				err = x.region.copyIn(k, s.dRaw, raw, in)
 			} else {
-				err = st.CopyHtoD(s.dRaw, unsafe.Pointer(&raw[0]), int64(len(raw)))
-			}
-			if err == nil {
-				err = x.conv.launch(st, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n)
+				err = in.CopyHtoD(s.dRaw, unsafe.Pointer(&raw[0]), int64(len(raw)))
 			}
 		case x.region != nil && x.region.holds(unsafe.Pointer(&blk.Samples[0])):
 			s.inPlace = true
-			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Slice((*byte)(unsafe.Pointer(&blk.Samples[0])), 4*s.n), st)
+			err = x.region.copyIn(k, s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Slice((*byte)(unsafe.Pointer(&blk.Samples[0])), 4*s.n), in)
 		default:
-			err = st.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
+			err = in.CopyHtoD(s.dIn+cudrv.DevicePtr(x.hist*4), unsafe.Pointer(&blk.Samples[0]), int64(s.n)*4)
 		}
 		if err != nil {
 			return fmt.Errorf("gpu: copy block %d to device: %w", blk.Seq, err)
 		}
 	}
-	if err := s.copied.Record(st); err != nil {
+	if err := s.copied.Record(in); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
-	if k > 0 {
-		if err := st.Wait(x.sets[(k-1)%nsets].hist); err != nil {
-			return fmt.Errorf("gpu: stream wait: %w", err)
+	if err := run.Wait(s.copied); err != nil {
+		return fmt.Errorf("gpu: stream wait: %w", err)
+	}
+	if blk.Raw != nil && s.n > 0 {
+		if err := x.conv.launch(run, s.dRaw, s.dIn+cudrv.DevicePtr(x.hist*4), s.n); err != nil {
+			return fmt.Errorf("gpu: convert block %d: %w", blk.Seq, err)
 		}
 	}
 	if taps != nil {
-		if err := x.loadTaps(st, taps); err != nil {
+		if err := x.loadTaps(run, taps); err != nil {
 			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
 	}
 	if changes != nil {
-		if err := x.tune.chain.Retune(st, changes); err != nil {
+		if err := x.tune.chain.Retune(run, changes); err != nil {
 			return fmt.Errorf("gpu: retune at block %d: %w", blk.Seq, err)
 		}
 	}
-	if err := s.launch.Record(st); err != nil {
+	if err := s.launch.Record(run); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
 	var err error
-	if s.nOut, err = x.filt.Launch(st, s.dIn, s.dOut, s.n); err != nil {
+	if s.nOut, err = x.filt.Launch(run, s.dIn, s.dOut, s.n); err != nil {
 		return fmt.Errorf("gpu: block %d: %w", blk.Seq, err)
 	}
 	if x.hist > 0 {
-		if err := st.CopyDtoD(next.dIn, s.dIn+cudrv.DevicePtr(s.n*4), int64(x.hist)*4); err != nil {
+		if err := run.CopyDtoD(next.dIn, s.dIn+cudrv.DevicePtr(s.n*4), int64(x.hist)*4); err != nil {
 			return fmt.Errorf("gpu: carry history of block %d: %w", blk.Seq, err)
 		}
 	}
-	if err := s.hist.Record(st); err != nil {
+	if err := s.hist.Record(run); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
 	}
-	// The copy back goes on a stream of its own, so that the next block
-	// on st copies in without waiting behind it.
-	out := x.outs[s.stream]
 	if err := out.Wait(s.hist); err != nil {
 		return fmt.Errorf("gpu: stream wait: %w", err)
 	}
@@ -379,9 +380,11 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 }
 
 // time adds the steps of the block of set s, which is done, to the busy
-// times. The copy in is timed from when its stream reached it, so a copy
-// queued behind another stream's on the copy engine counts its wait: the
-// share then reads near 1, which is what it means.
+// times. The copies in follow one another on their stream, each timed
+// from when the one before ended (or from when it was queued, if later),
+// so their share is the copy engine's; the kernels' likewise, and a copy
+// back counts from its block's kernels' end, its wait behind the copy
+// back before it included.
 func (x *explicit) time(s *explicitSet) error {
 	steps := [...]struct {
 		from, to cudrv.Event
@@ -405,7 +408,7 @@ func (x *explicit) time(s *explicitSet) error {
 // reached it) and ended, when its kernels began and ended (with the
 // history carry), when its copy back ended, and when it was returned.
 func (t *timeline) log(log zerolog.Logger, s *explicitSet) error {
-	ev := log.Trace().Uint64("block", s.seq).Int("stream", s.stream).Bool("in_place", s.inPlace).
+	ev := log.Trace().Uint64("block", s.seq).Bool("in_place", s.inPlace).
 		Float64("queued_ms", float64(s.queued.Microseconds())/1e3)
 	for _, e := range [...]struct {
 		name string
@@ -434,7 +437,7 @@ func (x *explicit) close() (keep bool, err error) {
 	}
 	x.tune.shut()
 	var errs []error
-	for _, s := range append(x.streams, x.outs...) {
+	for _, s := range x.streams {
 		if err := s.Synchronize(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: explicit transport: %w", err))
 		}
@@ -449,7 +452,7 @@ func (x *explicit) close() (keep bool, err error) {
 	if x.timeline != nil {
 		errs = append(errs, cudrv.DestroyEvents([]cudrv.Event{x.timeline.base}))
 	}
-	for _, s := range append(x.streams, x.outs...) {
+	for _, s := range x.streams {
 		if err := s.Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: destroy stream: %w", err))
 		}

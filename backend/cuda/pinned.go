@@ -156,17 +156,14 @@ func parseCgroupMax(s string) int64 {
 	return n
 }
 
-// explicitGeometry returns the blocks kept in flight and the streams they
-// go on for a ring of slots slots: at most half the ring, so the producer
+// explicitGeometry returns the blocks the explicit transport keeps in
+// flight for a ring of slots slots: at most half the ring, so the producer
 // always has free slots to read into, and at most 16. Sixteen blocks of
 // 16 MiB queue about 5 ms of copies, which outlast a 64 MiB window's pin
 // (pinnedRegion; 3 ms at the 22 GiB/s seen pinning on the H200 host):
 // with 8, a pin often outlasted them and the copy engine ran dry.
-// Four streams and four beside them for the copies back suffice: one
-// copy engine each way and the SMs.
-func explicitGeometry(slots int) (inFlight, streams int) {
-	inFlight = max(1, min(16, slots/2))
-	return inFlight, min(4, inFlight)
+func explicitGeometry(slots int) (inFlight int) {
+	return max(1, min(16, slots/2))
 }
 
 // transportPinned is the pinned host memory transport t (resolved, not
@@ -204,7 +201,7 @@ func zeroCopyPinned(l pipeline.Layout, ntaps, optin int, timing bool) int64 {
 // outVals output values per block (more than its input when it upsamples),
 // and a retunable FIR's two tap staging buffers.
 func explicitPinned(l pipeline.Layout, outVals int) int64 {
-	inFlight, _ := explicitGeometry(l.Slots)
+	inFlight := explicitGeometry(l.Slots)
 	return cudrv.PageAlign(int64(l.Size())) + int64(inFlight+1)*cudrv.PageAlign(int64(outVals)*4) +
 		2*cudrv.PageAlign(BatchMaxTaps*4)
 }

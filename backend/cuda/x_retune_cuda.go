@@ -26,11 +26,10 @@ import (
 // kernel reads only the last (ntaps−1)·lanes values of it.
 //
 // Double-buffered device taps: the new taps are copied into the buffer
-// not in use, on the block's stream after its wait for the previous
-// block's history event. That event is recorded after the previous
-// block's kernel, which itself waited for the block before it, so every
-// kernel of an earlier block has finished by then: none still reads the
-// buffer being overwritten, and every later block reads the new taps.
+// not in use, on the run stream, where every block's kernel goes in
+// order: every kernel of an earlier block has finished by then, none
+// still reads the buffer being overwritten, and every later block reads
+// the new taps.
 // Each device buffer is filled from a pinned staging buffer of its own
 // (a pageable copy may synchronise the stream); the host rewrites a
 // staging buffer only once its last copy is done (an event; it waits only
@@ -163,8 +162,8 @@ func (x *explicit) retunable(fir *BatchFIR) error {
 			return fmt.Errorf("gpu: create event: %w", err)
 		}
 	}
-	// The initial taps into buffer 0, on the first block's stream ahead of it.
-	if err := x.loadTaps(x.streams[0], x.b.taps); err != nil {
+	// The initial taps into buffer 0, on the run stream ahead of every block.
+	if err := x.loadTaps(x.streams[sRun], x.b.taps); err != nil {
 		return fmt.Errorf("gpu: taps: %w", err)
 	}
 	x.tune.mu.Lock()

@@ -54,8 +54,8 @@ host-to-device copy measured on the same GPU just before.
 
 This is the path of ` + "`sigproc run --backend cuda`" + ` with large blocks: the
 source fills pinned ring slots (large reads are split over several
-goroutines), up to 16 blocks are in flight on up to 4 CUDA streams, with
-4 more for the copies back (copy in, batch FIR, copy out overlap), and the sink takes them in order. Drops
+goroutines), up to 16 blocks are in flight on three CUDA streams (copies
+in, kernels, copies back: each overlaps the others), and the sink takes them in order. Drops
 and Ctrl-C mean what they mean for run: nothing is dropped (the source
 waits for a free slot), and Ctrl-C filters the blocks already read,
 flushes the sink and prints the figures so far.
