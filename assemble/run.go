@@ -319,7 +319,7 @@ const (
 )
 
 // gpuRingMin is the least ring a CUDA backend gets for src: the CUDA
-// transports keep up to half the ring in flight (at most 16 blocks), a
+// transports keep up to half the ring in flight (at most 8 blocks), a
 // file read several blocks at once gets room for its readers besides,
 // and a live source keeps its slack. Only a regular file is read several
 // blocks at once, so stdin, which is a capture.Raw too, gets the least.

@@ -42,7 +42,8 @@
 #               read and decoded by the CPU; pinned copies beside them
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
-#               with 64 Ki blocks, 512 MiB cf32
+#               with 64 Ki blocks, 2 GiB cf32 (GPU_BENCH_CPU_GIB), GPU_BENCH_ROUNDS
+#               rounds
 #
 # It writes summary.txt (one line a measurement, first line "gpu-bench
 # COMMIT DATE DEVICE") and logs.tgz into the directory given.
@@ -253,29 +254,33 @@ EOF2
     rm -f "$W/in.cs8"
     ;;
   cpucores)
-    # Issue 29: the CPU backend on 1..16 cores, beside the 1-tap ceiling.
-    python3 - "$W/in.cf32" <<'EOF2'
+    # Issue 29: the CPU backend on 1..16 cores, beside the 1-tap ceiling,
+    # GPU_BENCH_ROUNDS rounds alternating, on GPU_BENCH_CPU_GIB GiB of cf32
+    # (default 2: a 16-core run of 129 taps then lasts about 0.1 s).
+    python3 - "$W/in.cf32" "${GPU_BENCH_CPU_GIB:-2}" <<'EOF2'
 import numpy as np, sys
 blk = np.random.default_rng(2).standard_normal(1 << 24).astype(np.float32)
 with open(sys.argv[1], "wb") as f:
-    for i in range(8):  # 512 MiB: 64 Mi complex samples
+    for i in range(16 * int(sys.argv[2])):  # 64 MiB each
         blk.tofile(f)
 EOF2
     cat "$W/in.cf32" > /dev/null
     # block 0: the default, which follows the cores (assemble.sourceBlock).
-    for run in "129 0" "1 0" "129 65536"; do
-      set -- $run
-      cat > "$W/cpu.yaml" <<EOF2
+    for round in $(seq "$ROUNDS"); do
+      for run in "129 0" "1 0" "129 65536"; do
+        set -- $run
+        cat > "$W/cpu.yaml" <<EOF2
 source: {type: file, path: $W/in.cf32, format: cf32_le, sample_rate: 1.0e6}
 filter: {design: {type: lowpass, cutoff_hz: 1.0e5, num_taps: $1}}
 backend: cpu
 sink: {type: null}
 EOF2
-      [ "$2" = 0 ] || echo "block_size: $2" >> "$W/cpu.yaml"
-      for n in 1 2 4 8 16; do
-        [ "$(left)" -gt 20 ] || break
-        timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu.yaml" > "$P/cpu$1-$2-$n.txt" 2> "$P/cpu$1-$2-$n.err"
-        say "cpu $1 taps, $2-sample blocks, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$1-$2-$n.txt")"
+        [ "$2" = 0 ] || echo "block_size: $2" >> "$W/cpu.yaml"
+        for n in 1 2 4 8 16; do
+          [ "$(left)" -gt 20 ] || break
+          timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu.yaml" > "$P/cpu$1-$2-$n-$round.txt" 2> "$P/cpu$1-$2-$n-$round.err"
+          say "r$round cpu $1 taps, $2-sample blocks, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$1-$2-$n-$round.txt")"
+        done
       done
     done
     rm -f "$W/in.cf32"

@@ -158,12 +158,12 @@ func parseCgroupMax(s string) int64 {
 
 // explicitGeometry returns the blocks the explicit transport keeps in
 // flight for a ring of slots slots: at most half the ring, so the producer
-// always has free slots to read into, and at most 16. Sixteen blocks of
-// 16 MiB queue about 5 ms of copies, which outlast a 64 MiB window's pin
-// (pinnedRegion; 3 ms at the 22 GiB/s seen pinning on the H200 host):
-// with 8, a pin often outlasted them and the copy engine ran dry.
+// always has free slots to read into, and at most 8. On an H100 host
+// (2026-12-06, a 16 GiB cf32 file, three rounds alternating), 16 in
+// flight ran 8-12 % slower than 8 with the default 32 slots: the readers
+// then had 16 slots to fill, not 24, and bound the run.
 func explicitGeometry(slots int) (inFlight int) {
-	return max(1, min(16, slots/2))
+	return max(1, min(8, slots/2))
 }
 
 // transportPinned is the pinned host memory transport t (resolved, not
@@ -208,8 +208,8 @@ func explicitPinned(l pipeline.Layout, outVals int) int64 {
 
 // A source pinned in place (Options.PinSource) is pinned in windows, on
 // the backend's goroutine between its submissions (pinnedRegion): a window
-// must pin within the time the blocks in flight take to copy (16 blocks of
-// 16 MiB: 5 ms at 50 GiB/s). Pinning costs about 0.2 ms a call plus
+// must pin within the time the blocks in flight take to copy (8 blocks of
+// 16 MiB: 2.5 ms at 50 GiB/s). Pinning costs about 0.2 ms a call plus
 // 1 ms per 38 MiB on the H200 host, so larger windows pin faster: 64 MiB
 // ones ran a 16 GiB file at 3.85 GS/s with 16 MiB blocks, 32 MiB ones at
 // 3.1 with 8 MiB blocks. A second thread pinning at once gained nothing.
