@@ -90,7 +90,7 @@ type explicitSet struct {
 	// for the busy shares (DeviceBusy).
 	copyIn, copied, launch cudrv.Event
 	dRaw                   cudrv.DevicePtr // stored values before conversion (conv), else 0
-	queued                 time.Duration   // when enqueue began, since timeline.t0
+	queued                 time.Time       // when enqueue began (with a timeline)
 	inPlace                bool            // copied from the source's pinned memory
 	seq                    uint64          // the block's sequence number and capture time,
 	ts                     int64           // handed to the consumer with its output
@@ -301,7 +301,7 @@ func (x *explicit) enqueue(k uint64, blk pipeline.Block) error {
 	taps, changes := x.tune.take(s.n) // new taps from this block on, if a retune came
 	s.inPlace = false
 	if x.timeline != nil {
-		s.queued = time.Since(x.timeline.t0)
+		s.queued = time.Now()
 	}
 	if err := s.copyIn.Record(in); err != nil {
 		return fmt.Errorf("gpu: record event: %w", err)
@@ -409,7 +409,7 @@ func (x *explicit) time(s *explicitSet) error {
 // history carry), when its copy back ended, and when it was returned.
 func (t *timeline) log(log zerolog.Logger, s *explicitSet) error {
 	ev := log.Trace().Uint64("block", s.seq).Bool("in_place", s.inPlace).
-		Float64("queued_ms", float64(s.queued.Microseconds())/1e3)
+		Float64("queued_ms", t.since(s.queued))
 	for _, e := range [...]struct {
 		name string
 		ev   cudrv.Event
@@ -420,9 +420,12 @@ func (t *timeline) log(log zerolog.Logger, s *explicitSet) error {
 		}
 		ev = ev.Float64(e.name, sec*1e3)
 	}
-	ev.Float64("returned_ms", float64(time.Since(t.t0).Microseconds())/1e3).Msg("block timeline")
+	ev.Float64("returned_ms", t.since(time.Now())).Msg("block timeline")
 	return nil
 }
+
+// since is the host's time from the start to at, in ms.
+func (t *timeline) since(at time.Time) float64 { return float64(at.Sub(t.t0).Microseconds()) / 1e3 }
 
 // DeviceBusy returns the copy and kernel times of the blocks returned so
 // far (pipeline.DeviceTimer).

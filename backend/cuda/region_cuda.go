@@ -212,8 +212,8 @@ func (p *pinnedRegion) pin(n int) error {
 	}
 	p.pinning += time.Since(t0)
 	if p.timeline != nil {
-		p.log.Trace().Int("from", from).Int("to", p.next).Float64("start_ms", float64(t0.Sub(p.timeline.t0).Microseconds())/1e3).
-			Float64("end_ms", float64(time.Since(p.timeline.t0).Microseconds())/1e3).Msg("pin timeline")
+		p.log.Trace().Int("from", from).Int("to", p.next).Float64("start_ms", p.timeline.since(t0)).
+			Float64("end_ms", p.timeline.since(time.Now())).Msg("pin timeline")
 	}
 	return errors.Join(errs...)
 }

@@ -5,13 +5,9 @@ package cuda
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,14 +25,7 @@ import (
 func TestExplicitTimelineAtTrace(t *testing.T) {
 	const block, blocks = 65536, 8 // complex samples
 	r := rand.New(rand.NewPCG(3, 4))
-	data := make([]byte, 0, blocks*block*8)
-	for range 2 * blocks * block {
-		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(r.NormFloat64())))
-	}
-	path := filepath.Join(t.TempDir(), "rec.cf32")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeFloats(t, randSignal(r, 2*blocks*block))
 	run := func(level zerolog.Level) string {
 		src, err := capture.Open(context.Background(), path, capture.FileOptions{Format: "cf32_le", SampleRate: 48000, Complex: true})
 		if err != nil {
