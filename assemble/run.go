@@ -118,14 +118,16 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		Realtime:    rt,
 	}
 	if cfg.RingSlots == 0 {
-		// Resolved here, so the log and the control API show the depth.
+		// Left to pipeline.Run, which lowers a ring sized for views
+		// where the blocks are read into it after all.
 		if r.Backend.Name() != "cpu" {
 			r.Pipeline.Source.MinSlots = gpuRingMin(cfg, src)
+		} else {
+			r.Pipeline.Source.Views = floatViews(src)
 		}
-		r.Pipeline.Slots = r.Pipeline.Layout().Slots
-		rs := r.Pipeline.Source
-		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Bool("live", rs.Live).Int64("frames", rs.Frames).
-			Int("ring_mib", r.Pipeline.Layout().Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source, seconds of slack for a live one")
+		rs, l := r.Pipeline.Source, r.Pipeline.Layout()
+		p.Log.Debug().Int("ring_slots", l.Slots).Bool("live", rs.Live).Bool("views", rs.Views).Int64("frames", rs.Frames).
+			Int("ring_mib", l.Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source (more where its blocks may be views), seconds of slack for a live one")
 	}
 	// The config checks ring_slots against a block_size it gives; a block
 	// chosen here is checked here.
@@ -139,9 +141,8 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
 		// A host with little pinned memory: the file's readers get no
 		// more room than any source.
-		r.Pipeline.Source.MinSlots, r.Pipeline.Slots = gpuMinSlots, 0
-		r.Pipeline.Slots = r.Pipeline.Layout().Slots
-		p.Log.Debug().Int("ring_slots", r.Pipeline.Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
+		r.Pipeline.Source.MinSlots = gpuMinSlots
+		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
 		err = Preflight(cfg, r.Backend, r.Pipeline)
 	}
 	if err != nil {
@@ -304,6 +305,17 @@ func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipel
 		}
 	}
 	return rs
+}
+
+// floatViews says whether a CPU backend may take src's blocks in place
+// from its memory: a source that offers views of float32 values.
+func floatViews(src capture.Source) bool {
+	v, ok := src.(pipeline.Viewer)
+	if !ok {
+		return false
+	}
+	ev, ok := v.(pipeline.EncodedViewer)
+	return !ok || ev.Encoding() == ""
 }
 
 // gpuMinSlots is the least ring a CUDA backend gets from an unpaced

@@ -140,20 +140,24 @@ func stageStatuses(c stage.Chain) []StageStatus {
 // Status returns the run's status now.
 func (c *Control) Status() Status {
 	var st Status
+	slots := c.o.Slots
 	if p := c.stats.Load(); p != nil {
 		s := *p
+		if s.RingSlots > 0 {
+			slots = s.RingSlots // the depth Run chose
+		}
 		st.SamplesIn, st.SamplesFiltered, st.SamplesOut = s.SamplesIn, s.SamplesFiltered, s.SamplesWritten
 		st.Drops = Drops{s.DroppedBlocks, s.DroppedSamples, s.DroppedFilterBlocks, s.DroppedFilterSamples, s.Gaps}
 		if c.o.BlockSize > 0 && s.SamplesIn >= s.DroppedSamples+s.SamplesFiltered {
 			// Read but neither dropped nor filtered: in the ring (or being
 			// read or filtered).
 			fill := float64(s.SamplesIn-s.DroppedSamples-s.SamplesFiltered) / float64(c.o.BlockSize)
-			st.Ring.FillBlocks = math.Min(fill, float64(c.o.Slots))
+			st.Ring.FillBlocks = math.Min(fill, float64(slots))
 		}
 	}
-	st.Ring.Slots = c.o.Slots
-	if c.o.Slots > 0 {
-		st.Ring.Fill = st.Ring.FillBlocks / float64(c.o.Slots)
+	st.Ring.Slots = slots
+	if slots > 0 {
+		st.Ring.Fill = st.Ring.FillBlocks / float64(slots)
 	}
 	st.Backend, st.Transport = backendParts(c.o.Backend.Name())
 	st.UptimeS = time.Since(c.start).Seconds()

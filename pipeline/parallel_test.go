@@ -511,3 +511,5 @@ func TestDefaultReaders(t *testing.T) {
 		}
 	}
 }
+
+func (b *nullBackend) ringMem() []byte { return b.ring.Mem() }

@@ -375,6 +375,9 @@ type Stats struct {
 	Startup     time.Duration
 	Wall        time.Duration
 	Interrupted bool // the run was stopped by its context (Ctrl-C)
+	// RingSlots is the ring's depth: Config.Slots, or the default Run
+	// chose once it knew whether the blocks are views.
+	RingSlots int
 	// SourceBusy and SinkBusy are the time spent in the source's Read
 	// (waiting for a live source included) and the sink's Write. Set
 	// against Wall they say what bounds a run: the source, the sink, or
@@ -484,6 +487,7 @@ type counters struct {
 	placedB           atomic.Uint64 // of them, taken in place
 	srcBusy           atomic.Int64  // ns in the source's Read
 	startup           atomic.Int64  // ns the backend took to start
+	slots             atomic.Int64  // the ring's depth
 	_                 [128]byte
 	out, blocks, gaps atomic.Uint64
 	filtB, filtS      atomic.Uint64 // blocks and input samples output by the backend
@@ -536,6 +540,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 	out := c.out.Load()
 	return Stats{
 		Startup:         time.Duration(c.startup.Load()),
+		RingSlots:       int(c.slots.Load()),
 		SourceBusy:      time.Duration(c.srcBusy.Load()),
 		SinkBusy:        time.Duration(c.sinkBusy.Load()),
 		SamplesIn:       c.in.Load(),
@@ -606,6 +611,17 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
 	}
+	if viewer == nil && cfg.Slots == 0 && cfg.Source.Views {
+		// Sized for views, which a publish never writes: blocks read
+		// into the ring get the bytes' budget instead.
+		read := cfg
+		read.Source.Views = false
+		if n := read.Layout().Slots; n < l.Slots {
+			ring.limit(n)
+			l = ring.Layout()
+			opts.Log.Debug().Int("ring_slots", n).Int("ring_mib", l.Size()>>20).Msg("blocks read into the ring: its depth follows the bytes' budget")
+		}
+	}
 	// Every slot a block is read into is written on the ring's first
 	// lap; faulting its pages in now keeps the kernel's first-touch
 	// zeroing off the sample path (docs/THROUGHPUT.md, issue 29), and
@@ -622,6 +638,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	started += time.Since(t)
 	var c counters
 	c.startup.Store(int64(started))
+	c.slots.Store(int64(l.Slots))
 	if viewer != nil {
 		ring.EnableViews()
 	}

@@ -267,6 +267,15 @@ func NewRing(mem []byte, l Layout) (*Ring, error) {
 // Layout returns the ring's geometry.
 func (r *Ring) Layout() Layout { return r.l }
 
+// limit lowers the ring's depth to slots, a power of two between 2 and
+// its own, before any block is published: the slots past it are never
+// used, and Mem no longer holds them.
+func (r *Ring) limit(slots int) {
+	r.l.Slots = slots
+	r.mask = uint64(slots - 1)
+	r.mem = r.mem[:r.l.Size()]
+}
+
 // Mem returns the region the ring lives in.
 func (r *Ring) Mem() []byte { return r.mem }
 

@@ -1,6 +1,13 @@
 package pipeline
 
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sigproc/sigproc/capture"
+)
 
 func TestDefaultSlots(t *testing.T) {
 	const ki, mi = 1 << 10, 1 << 20
@@ -25,6 +32,12 @@ func TestDefaultSlots(t *testing.T) {
 		{"zero block treated as 1", 0, 0, RingSource{}, 1024},
 		{"backend floor", 256 * ki, 2, RingSource{MinSlots: 64}, 64},
 		{"backend floor, short file", 256 * ki, 2, RingSource{MinSlots: 64, Frames: 5 * 256 * ki}, 8},
+		// Views: about ViewBudgetBytes, a publish writing headers only.
+		{"views 64 Ki real", 64 * ki, 1, RingSource{Views: true}, 64},
+		{"views 256 Ki real", 256 * ki, 1, RingSource{Views: true}, 16},
+		{"views 64 Ki complex", 64 * ki, 2, RingSource{Views: true}, 32},
+		{"views short file", 64 * ki, 1, RingSource{Views: true, Frames: 5 * 64 * ki}, 8},
+		{"views of a live source: its slack", 4800, 2, RingSource{Live: true, Rate: 48000, Views: true}, 64},
 		// Live: today's 64 slots at least, up to LiveSlackSeconds.
 		{"jetson-alsa 4800 at 48 kHz", 4800, 2, RingSource{Live: true, Rate: 48000}, 64},
 		{"paced-live", 4096, 2, RingSource{Live: true, Rate: 1e6}, 256},
@@ -76,5 +89,55 @@ func TestConfigLayoutSlots(t *testing.T) {
 		if got := tt.cfg.Layout().Slots; got != tt.want {
 			t.Errorf("%s: %d slots, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestRunRingDepthFollowsViews runs a float file through a backend that
+// takes its region in place and one that has it read: a default ring
+// sized for views keeps its depth for the first and is lowered to the
+// bytes' budget for the second, and an explicit depth is kept by both.
+func TestRunRingDepthFollowsViews(t *testing.T) {
+	const block = 1 << 16
+	path := filepath.Join(t.TempDir(), "x.f32")
+	if err := os.WriteFile(path, make([]byte, 4*block*100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := RingSource{Views: true, Frames: 100 * block}
+	for _, tt := range []struct {
+		name  string
+		views bool
+		slots int
+		want  int
+	}{
+		{"views, default", true, 0, DefaultSlots(block, 1, src)},
+		{"read, default", false, 0, DefaultSlots(block, 1, RingSource{Frames: 100 * block})},
+		{"read, ring_slots", false, 32, 32},
+		{"views, ring_slots", true, 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := capture.OpenFile(path, "rf32_le", 1e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var be Backend = &nullBackend{}
+			if tt.views {
+				be = &nullRegionBackend{}
+			}
+			st, err := Run(context.Background(), f, be, discard{}, Config{BlockSize: block, Slots: tt.slots, Source: src}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.RingSlots != tt.want || st.SamplesFiltered != 100*block {
+				t.Errorf("ring %d slots, %d samples filtered; want %d slots, %d samples", st.RingSlots, st.SamplesFiltered, tt.want, 100*block)
+			}
+			want := Layout{BlockSize: block, Channels: 1, Slots: tt.want}
+			if got := len(be.(interface{ ringMem() []byte }).ringMem()); got != want.Size() {
+				t.Errorf("ring memory %d bytes, want %d slots' worth", got, tt.want)
+			}
+		})
+	}
+	if a, b := DefaultSlots(block, 1, src), DefaultSlots(block, 1, RingSource{Frames: 100 * block}); a <= b {
+		t.Fatalf("views get %d slots, reads %d: the test needs more for views", a, b)
 	}
 }

@@ -288,7 +288,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		}()
 	}
 	// The control server, like metrics, is bound before any output exists.
-	rc, mx, err := startControl(ctx, cfg, cfgFile, be, r.Chain, r.Pipeline.Slots, r.Retuned, mx, log)
+	rc, mx, err := startControl(ctx, cfg, cfgFile, be, r.Chain, r.Pipeline.Layout().Slots, r.Retuned, mx, log)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func runPipeline(cmd *cobra.Command, o *runOptions) (err error) {
 		Str("chain", r.Chain.String()).
 		Float64("out_rate", r.Chain.OutRate()).
 		Int("block_size", pcfg.BlockSize).
-		Int("ring_slots", pcfg.Slots).
+		Int("ring_slots", pcfg.Layout().Slots).
 		Str("overrun", pcfg.Policy.String()).
 		Str("backend", be.Name()).
 		Str("sink", assemble.DescribeSink(cfg, r.Format)).
