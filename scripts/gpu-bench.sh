@@ -43,7 +43,7 @@
 #   cpucores    (not by default) the CPU backend on 1, 2, 4, 8, 16 cores
 #               (taskset), 129 and 1 taps with the default block, 129 taps
 #               with 64 Ki blocks, 2 GiB cf32 (GPU_BENCH_CPU_GIB), GPU_BENCH_ROUNDS
-#               rounds
+#               rounds, and 2, 4, 8, 16 independent one-core runs at once
 #
 # It writes summary.txt (one line a measurement, first line "gpu-bench
 # COMMIT DATE DEVICE") and logs.tgz into the directory given.
@@ -281,6 +281,19 @@ EOF2
           timeout "$(cap 60)" taskset -c 0-$((n - 1)) build/sigproc run -c "$W/cpu.yaml" > "$P/cpu$1-$2-$n-$round.txt" 2> "$P/cpu$1-$2-$n-$round.err"
           say "r$round cpu $1 taps, $2-sample blocks, $n cores (rc $?): $(grep -oE '[0-9.]+ MS/s in' "$P/cpu$1-$2-$n-$round.txt")"
         done
+      done
+      # The host's own scaling, beside: n one-core runs of 129 taps at
+      # once, one a core, share nothing but the file and the machine
+      # (clocks, memory). Their sum over n lone runs is what n cores
+      # give work that never hands off.
+      sed -i '/^block_size/d; s/num_taps: 1}/num_taps: 129}/' "$W/cpu.yaml"
+      for n in 2 4 8 16; do
+        [ "$(left)" -gt 20 ] || break
+        for i in $(seq 0 $((n - 1))); do
+          timeout "$(cap 60)" taskset -c "$i" build/sigproc run -c "$W/cpu.yaml" > "$P/ind-$n-$i-$round.txt" 2>&1 &
+        done
+        wait
+        say "r$round cpu 129 taps, $n independent one-core runs: $(cat "$P"/ind-$n-*-"$round".txt | grep -oE '[0-9.]+ MS/s in' | awk '{s += $1; n++} END {printf "%.2f MS/s in (sum of %d)", s, n}')"
       done
     done
     rm -f "$W/in.cf32"
