@@ -146,3 +146,38 @@ func ExampleWelch() {
 	fmt.Println(s.Peak(), s.NFFT, s.Segments, len(s.FreqHz))
 	// Output: 3000 1024 7 513
 }
+
+// TestStatusRingDepth: the ring's fill is counted against the depth the
+// run chose (pipeline.Stats.RingSlots, which may be below the slots
+// Options gave: a ring sized for views whose blocks were read), and
+// against Options' slots before the first stats arrive.
+func TestStatusRingDepth(t *testing.T) {
+	chain := stage.FIR(1e6, false, []float32{1})
+	be, err := cpu.New(chain, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name      string
+		stats     *pipeline.Stats
+		slots     int
+		fill      float64
+		fillBlock float64
+	}{
+		{"no stats yet", nil, 64, 0, 0},
+		{"the depth chosen", &pipeline.Stats{SamplesIn: 3 * 1024, RingSlots: 4}, 4, 0.75, 3},
+		{"capped at the depth", &pipeline.Stats{SamplesIn: 9 * 1024, RingSlots: 4}, 4, 1, 4},
+		{"stats without a depth", &pipeline.Stats{SamplesIn: 3 * 1024}, 64, 3.0 / 64, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New(Options{Backend: be, Chain: chain, BlockSize: 1024, Slots: 64})
+			if tt.stats != nil {
+				c.Update(*tt.stats)
+			}
+			r := c.Status().Ring
+			if r.Slots != tt.slots || r.Fill != tt.fill || r.FillBlocks != tt.fillBlock {
+				t.Errorf("ring %+v, want %d slots, fill %g (%g blocks)", r, tt.slots, tt.fill, tt.fillBlock)
+			}
+		})
+	}
+}
