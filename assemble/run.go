@@ -322,12 +322,13 @@ func floatViews(src capture.Source) bool {
 // source: room for the explicit transport's 8 blocks in flight, and as
 // many for the producer to fill meanwhile. A file read
 // several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
-// for its readers to take the next blocks meanwhile, where the pinned
-// budget holds it: 16 slots ran a 16 GiB file 20-30 % slower than 32 on
-// the H200 host.
+// for its readers to take the next blocks meanwhile and for 16 blocks in
+// flight (cuda's explicitGeometry), whose queued copies outlast a
+// window's pinning, where the pinned budget holds it: 16 slots ran a 16
+// GiB file 20-30 % slower than 32 on the H200 host.
 const (
 	gpuMinSlots  = 16
-	gpuFileSlots = 32
+	gpuFileSlots = 64
 )
 
 // gpuRingMin is the least ring a CUDA backend gets for src: the CUDA
