@@ -293,3 +293,40 @@ func TestSourceBlockFollowsOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRingViews: a CPU run's default ring is sized for views only
+// where its blocks may be views of a float32 file, and the ring is not
+// to be locked (a locked ring is faulted in whole).
+func TestOpenRingViews(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"in.cf32": 1 << 20, "in.cs8": 1 << 18} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const cf32 = "source: {type: file, path: in.cf32, format: cf32_le, sample_rate: 1e6}\nfilter: {taps: [1]}\nsink: {type: null}\n"
+	for _, tt := range []struct {
+		name, body string
+		views      bool
+	}{
+		{"float32 file", cf32, true},
+		{"cs8 file: decoded into the ring", "source: {type: file, path: in.cs8, format: cs8, sample_rate: 1e6}\nfilter: {taps: [1]}\nsink: {type: null}\n", false},
+		{"locked ring", cf32 + "realtime: {mlock: true}\n", false},
+		{"synthetic", tone + "sink: {type: null}\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, path := writeConfig(t, dir, tt.body)
+			r, err := Open(context.Background(), cfg, Params{ConfigPath: path, Log: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.Pipeline.Source.Views; got != tt.views {
+				t.Errorf("Views = %v, want %v", got, tt.views)
+			}
+			if r.Pipeline.Slots != 0 {
+				t.Errorf("Slots = %d, want 0: the default is left to pipeline.Run", r.Pipeline.Slots)
+			}
+		})
+	}
+}

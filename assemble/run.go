@@ -123,7 +123,8 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		if r.Backend.Name() != "cpu" {
 			r.Pipeline.Source.MinSlots = gpuRingMin(cfg, src)
 		} else {
-			r.Pipeline.Source.Views = floatViews(src)
+			// A locked ring is faulted in whole: views gain it nothing.
+			r.Pipeline.Source.Views = floatViews(cfg, src) && !rt.Mlock
 		}
 		rs, l := r.Pipeline.Source, r.Pipeline.Layout()
 		p.Log.Debug().Int("ring_slots", l.Slots).Bool("live", rs.Live).Bool("views", rs.Views).Int64("frames", rs.Frames).
@@ -138,11 +139,11 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		}
 	}
 	err = Preflight(cfg, r.Backend, r.Pipeline)
-	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
-		// A host with little pinned memory: the file's readers get no
-		// more room than any source.
-		r.Pipeline.Source.MinSlots = gpuMinSlots
-		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
+	for errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots > gpuMinSlots {
+		// A host with little pinned memory: the file's readers get half
+		// the room, down to what any source gets.
+		r.Pipeline.Source.MinSlots /= 2
+		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no larger ring of file readers")
 		err = Preflight(cfg, r.Backend, r.Pipeline)
 	}
 	if err != nil {
@@ -308,10 +309,11 @@ func ringSource(cfg *config.Config, src capture.Source, info capture.Info) pipel
 }
 
 // floatViews says whether a CPU backend may take src's blocks in place
-// from its memory: a source that offers views of float32 values.
-func floatViews(src capture.Source) bool {
+// from its memory: a file source that offers views of float32 values
+// (stdin is a capture.Raw too, but can't be mapped).
+func floatViews(cfg *config.Config, src capture.Source) bool {
 	v, ok := src.(pipeline.Viewer)
-	if !ok {
+	if !ok || cfg.Source.Type != config.SourceFile {
 		return false
 	}
 	ev, ok := v.(pipeline.EncodedViewer)
@@ -324,15 +326,15 @@ func floatViews(src capture.Source) bool {
 // several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
 // for its readers to take the next blocks meanwhile and for 16 blocks in
 // flight (cuda's explicitGeometry), whose queued copies outlast a
-// window's pinning, where the pinned budget holds it: 16 slots ran a 16
-// GiB file 20-30 % slower than 32 on the H200 host.
+// window's pinning, where the pinned budget holds it, else 32, else 16:
+// 16 slots ran a 16 GiB file 20-30 % slower than 32 on the H200 host.
 const (
 	gpuMinSlots  = 16
 	gpuFileSlots = 64
 )
 
 // gpuRingMin is the least ring a CUDA backend gets for src: the CUDA
-// transports keep up to half the ring in flight (at most 8 blocks), a
+// transports keep part of the ring in flight (explicitGeometry), a
 // file read several blocks at once gets room for its readers besides,
 // and a live source keeps its slack. Only a regular file is read several
 // blocks at once, so stdin, which is a capture.Raw too, gets the least.

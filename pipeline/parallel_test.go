@@ -511,5 +511,3 @@ func TestDefaultReaders(t *testing.T) {
 		}
 	}
 }
-
-func (b *nullBackend) ringMem() []byte { return b.ring.Mem() }

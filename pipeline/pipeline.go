@@ -611,15 +611,17 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 		ring.Close() // a backend's consumer may be waiting on it
 		return Stats{}, err
 	}
-	if viewer == nil && cfg.Slots == 0 && cfg.Source.Views {
+	if _, share := be.(RegionSharer); viewer == nil && cfg.Slots == 0 && cfg.Source.Views && !share && ring.words.Slot == nil {
 		// Sized for views, which a publish never writes: blocks read
-		// into the ring get the bytes' budget instead.
+		// into the ring get the bytes' budget instead. Only a backend
+		// that took the layout to size the ring alone (the CPU's) may
+		// have it lowered under it.
 		read := cfg
 		read.Source.Views = false
 		if n := read.Layout().Slots; n < l.Slots {
 			ring.limit(n)
 			l = ring.Layout()
-			opts.Log.Debug().Int("ring_slots", n).Int("ring_mib", l.Size()>>20).Msg("blocks read into the ring: its depth follows the bytes' budget")
+			opts.Log.Info().Int("ring_slots", n).Int("ring_mib", l.Size()>>20).Msg("blocks read into the ring: its depth follows the bytes' budget")
 		}
 	}
 	// Every slot a block is read into is written on the ring's first

@@ -58,7 +58,9 @@ type RingSource struct {
 	// source's memory (a CPU backend, a file stored as float32), which
 	// Run knows only once the backend has started: the ring is sized
 	// from ViewBudgetBytes, and Run lowers its depth to RingBudgetBytes's
-	// when the blocks are read into it after all.
+	// when the blocks are read into it after all. Set it only for a
+	// backend that uses Layout.Slots to size the ring alone, and no
+	// RegionSharer: the depth changes under it after Start.
 	Views bool
 }
 

@@ -141,3 +141,6 @@ func TestRunRingDepthFollowsViews(t *testing.T) {
 		t.Fatalf("views get %d slots, reads %d: the test needs more for views", a, b)
 	}
 }
+
+// ringMem is the memory of the ring a nullBackend made, for its size.
+func (b *nullBackend) ringMem() []byte { return b.ring.Mem() }

@@ -187,9 +187,9 @@ EOF2
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|in_place=[0-9]+|read=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    # The readers' ring holds 32 slots of 16 MiB by default; 1 Mi blocks
-    # or 16 slots fill 256 MiB, nearer the 64-128 MiB feedprobe's staging
-    # phase found best for cs8.
+    # The readers' ring holds 64 slots of 16 MiB by default; 1 Mi blocks
+    # fill 512 MiB and 16 slots 256, nearer the 64-128 MiB feedprobe's
+    # staging phase found best for cs8.
     for r in 1 2 3; do
       feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"
       feed "block1mi-$r" "block_size: 1048576"; feed "slots16-$r" "ring_slots: 16"
@@ -286,14 +286,23 @@ EOF2
       # once, one a core, share nothing but the file and the machine
       # (clocks, memory). Their sum over n lone runs is what n cores
       # give work that never hands off.
-      sed -i '/^block_size/d; s/num_taps: 1}/num_taps: 129}/' "$W/cpu.yaml"
+      # The last config written is the 129-tap one: the block left to
+      # each run (one core's).
+      sed -i '/^block_size/d' "$W/cpu.yaml"
       for n in 2 4 8 16; do
         [ "$(left)" -gt 20 ] || break
+        pids=()
         for i in $(seq 0 $((n - 1))); do
           timeout "$(cap 60)" taskset -c "$i" build/sigproc run -c "$W/cpu.yaml" > "$P/ind-$n-$i-$round.txt" 2>&1 &
+          pids+=($!)
         done
-        wait
-        say "r$round cpu 129 taps, $n independent one-core runs: $(cat "$P"/ind-$n-*-"$round".txt | grep -oE '[0-9.]+ MS/s in' | awk '{s += $1; n++} END {printf "%.2f MS/s in (sum of %d)", s, n}')"
+        failed=0
+        for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+        # All the samples over the longest wall: runs that end early
+        # leave the others the machine, so a sum of rates would flatter.
+        say "r$round cpu 129 taps, $n independent one-core runs ($failed failed): $(cat "$P"/ind-$n-*-"$round".txt | awk '/^samples in/ {
+          for (k = 1; k < NF; k++) { if ($k == "in" && $(k-1) == "samples") s += $(k+1); if ($k == "wall") w = ($(k+1) > w ? $(k+1) : w) }
+          r++ } END { if (w > 0) printf "%.2f MS/s in (%d runs, the longest %.3f s)", s / w / 1e6, r, w }')"
       done
     done
     rm -f "$W/in.cf32"
