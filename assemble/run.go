@@ -324,13 +324,12 @@ func floatViews(cfg *config.Config, src capture.Source) bool {
 // source: room for the explicit transport's 8 blocks in flight, and as
 // many for the producer to fill meanwhile. A file read
 // several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
-// for its readers to take the next blocks meanwhile and for 16 blocks in
-// flight (cuda's explicitGeometry), whose queued copies outlast a
-// window's pinning, where the pinned budget holds it, else 32, else 16:
-// 16 slots ran a 16 GiB file 20-30 % slower than 32 on the H200 host.
+// for its readers to take the next blocks meanwhile, where the pinned
+// budget holds it, else gpuMinSlots: 16 slots ran a 16 GiB file 20-30 %
+// slower than 32 on the H200 host.
 const (
 	gpuMinSlots  = 16
-	gpuFileSlots = 64
+	gpuFileSlots = 32
 )
 
 // gpuRingMin is the least ring a CUDA backend gets for src: the CUDA

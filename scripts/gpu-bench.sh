@@ -187,9 +187,9 @@ EOF2
       timeout "$(cap 90)" $B run -c "$W/$name.yaml" > "$P/$name.txt" 2> "$P/$name.err"
       say "$name (rc $?): $(sed 's/  filtered.*//' "$P/$name.txt") | $(grep -oE '(source|sink|gpu_[a-z_]+)_busy=[0-9.]+' "$P/$name.err" | tr '\n' ' ')| $(grep -oE 'window_mib=[0-9]+|whole=[a-z]+|read_share=[0-9.]+|windows=[0-9]+|in_place=[0-9]+|read=[0-9]+|pinning_s=[0-9.]+|pin_gibps=[0-9.]+|copies_waited_s=[0-9.]+' "$P/$name.err" | tr '\n' ' ')"
     }
-    # The readers' ring holds 64 slots of 16 MiB by default; 1 Mi blocks
-    # fill 512 MiB and 16 slots 256, nearer the 64-128 MiB feedprobe's
-    # staging phase found best for cs8.
+    # The readers' ring holds 32 slots of 16 MiB by default; 1 Mi blocks
+    # or 16 slots fill 256 MiB, nearer the 64-128 MiB feedprobe's staging
+    # phase found best for cs8.
     for r in 1 2 3; do
       feed "default-$r"; feed "pin-all-$r" "cuda: {read_share: 0}"
       feed "block1mi-$r" "block_size: 1048576"; feed "slots16-$r" "ring_slots: 16"

@@ -151,8 +151,8 @@ func TestPinnedLimitRefusedBeforeAllocation(t *testing.T) {
 
 // The explicit transports keep several blocks in flight on several
 // streams, each block's history carried on the device from the block
-// before: the output must be the CPU's for any ring depth (1 to 16
-// blocks in flight), block size and history length.
+// before: the output must be the CPU's for any ring depth (1 to 8 blocks
+// in flight), block size and history length.
 func TestExplicitInFlightMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tr := range []Transport{TransportExplicit, TransportExplicitPageable} {

@@ -158,16 +158,12 @@ func parseCgroupMax(s string) int64 {
 
 // explicitGeometry returns the blocks the explicit transport keeps in
 // flight for a ring of slots slots: at most half the ring, so the producer
-// always has free slots to read into, and at most 8; a ring of 64 slots
-// or more keeps a quarter of them, up to 16, in flight. On an H100 host
+// always has free slots to read into, and at most 8. On an H100 host
 // (2026-12-06, a 16 GiB cf32 file, three rounds alternating), 16 in
-// flight ran 8-12 % slower than 8 with a 32-slot ring: the readers then
-// had 16 slots to fill, not 24, and bound the run. A deeper queue is
-// what outlasts a window's pinning, which blocks new submissions, so a
-// file's default ring (assemble's gpuFileSlots) has 64 slots and 16 in
-// flight.
+// flight ran 8-12 % slower than 8 with the default 32 slots: the readers
+// then had 16 slots to fill, not 24, and bound the run.
 func explicitGeometry(slots int) (inFlight int) {
-	return max(1, min(8, slots/2), min(16, slots/4))
+	return max(1, min(8, slots/2))
 }
 
 // transportPinned is the pinned host memory transport t (resolved, not

@@ -14,8 +14,7 @@ import (
 )
 
 // TestPreflightPinnedBudget: 1 Mi-sample complex blocks in a 64-slot ring
-// (649 MiB pinned for a fir, 530 for a shift + fir ÷8 chain, with 16
-// blocks in flight; 585 and 522 with 8) start under
+// (585 MiB pinned for a fir, 522 for a shift + fir ÷8 chain) start under
 // the default budget; at f8de38b both failed under the fixed 256 MiB, and
 // only at Start, after the run's summary had printed. A limit set too
 // small is refused by Preflight, before Start, naming the setting.

@@ -69,9 +69,7 @@ func (x *explicit) useRegion(region []byte, encoding string) (bool, error) {
 	room := x.b.regionLimit
 	window := x.b.opts.PinWindow
 	if window <= 0 {
-		// Sized for 8 blocks in flight, as measured; 16 queue twice what
-		// a pin must outlast.
-		window = pinWindow(int64(min(x.inFlight, 8)) * int64(x.l.BlockValues()*pipeline.EncodingSize(encoding)))
+		window = pinWindow(int64(x.inFlight) * int64(x.l.BlockValues()*pipeline.EncodingSize(encoding)))
 	}
 	plan, ok := planRegion(int64(len(region)), room, window, x.b.opts.PinThreads)
 	if !ok {

@@ -97,7 +97,7 @@ func TestStreamCancel(t *testing.T) {
 	}
 }
 
-// TestStreamPinnedBudget: 1 Mi-sample complex blocks (649 MiB pinned)
+// TestStreamPinnedBudget: 1 Mi-sample complex blocks (a 585 MiB ring)
 // run under the default pinned budget, sized from the host; at f8de38b
 // they failed under the fixed 256 MiB default. A limit set too small is
 // refused before the run, with no output file created and the setting
@@ -120,7 +120,7 @@ func TestStreamPinnedBudget(t *testing.T) {
 		Source: StreamMemory, Bytes: 64 << 20, Output: out, Verify: VerifyNone,
 	})
 	if !errors.Is(err, cuda.ErrPinnedLimit) || !strings.Contains(err.Error(), "cuda.max_pinned_mb") {
-		t.Fatalf("max_pinned_mb 256 for 649 MiB: got %v, want ErrPinnedLimit naming cuda.max_pinned_mb", err)
+		t.Fatalf("max_pinned_mb 256 for a 585 MiB ring: got %v, want ErrPinnedLimit naming cuda.max_pinned_mb", err)
 	}
 	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
 		t.Errorf("the refused run created its output (%v)", serr)

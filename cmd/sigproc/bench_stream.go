@@ -54,7 +54,7 @@ host-to-device copy measured on the same GPU just before.
 
 This is the path of ` + "`sigproc run --backend cuda`" + ` with large blocks: the
 source fills pinned ring slots (large reads are split over several
-goroutines), up to 8 blocks are in flight (16 from 64 ring slots) on three CUDA streams (copies
+goroutines), up to 8 blocks are in flight on three CUDA streams (copies
 in, kernels, copies back: each overlaps the others), and the sink takes them in order. Drops
 and Ctrl-C mean what they mean for run: nothing is dropped (the source
 waits for a free slot), and Ctrl-C filters the blocks already read,
