@@ -139,11 +139,11 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		}
 	}
 	err = Preflight(cfg, r.Backend, r.Pipeline)
-	for errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots > gpuMinSlots {
-		// A host with little pinned memory: the file's readers get half
-		// the room, down to what any source gets.
-		r.Pipeline.Source.MinSlots /= 2
-		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no larger ring of file readers")
+	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
+		// A host with little pinned memory: the file's readers get no
+		// more room than any source. A live source keeps its slack.
+		r.Pipeline.Source.MinSlots = gpuMinSlots
+		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
 		err = Preflight(cfg, r.Backend, r.Pipeline)
 	}
 	if err != nil {

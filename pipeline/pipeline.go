@@ -487,7 +487,7 @@ type counters struct {
 	placedB           atomic.Uint64 // of them, taken in place
 	srcBusy           atomic.Int64  // ns in the source's Read
 	startup           atomic.Int64  // ns the backend took to start
-	slots             atomic.Int64  // the ring's depth
+	slots             int           // the ring's depth, set before the goroutines start
 	_                 [128]byte
 	out, blocks, gaps atomic.Uint64
 	filtB, filtS      atomic.Uint64 // blocks and input samples output by the backend
@@ -540,7 +540,7 @@ func (c *counters) snapshot(start time.Time) Stats {
 	out := c.out.Load()
 	return Stats{
 		Startup:         time.Duration(c.startup.Load()),
-		RingSlots:       int(c.slots.Load()),
+		RingSlots:       c.slots,
 		SourceBusy:      time.Duration(c.srcBusy.Load()),
 		SinkBusy:        time.Duration(c.sinkBusy.Load()),
 		SamplesIn:       c.in.Load(),
@@ -640,7 +640,7 @@ func Run(ctx context.Context, src Source, be Backend, snk Sink, cfg Config, opts
 	started += time.Since(t)
 	var c counters
 	c.startup.Store(int64(started))
-	c.slots.Store(int64(l.Slots))
+	c.slots = l.Slots
 	if viewer != nil {
 		ring.EnableViews()
 	}

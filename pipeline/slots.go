@@ -18,8 +18,9 @@ const (
 	// blocks may be views of the source's memory (RingSource.Views): a
 	// publish then writes a slot's header only, so the slots cost a wake
 	// less per block and no cache. On one core a 1-tap run of 64 Ki- and
-	// 256 Ki-sample views reached 1.00 and 0.93 of the best ring_slots
-	// with it, against 0.80-0.88 with RingBudgetBytes (docs/THROUGHPUT.md).
+	// 256 Ki-sample views reached 1.00 and 0.98 of the best ring_slots
+	// with it, against 0.90 and 0.89 with RingBudgetBytes
+	// (docs/THROUGHPUT.md).
 	ViewBudgetBytes = 16 << 20
 	// MinUnpacedSlots lets producer and consumer overlap on two cores
 	// whatever the block size.
