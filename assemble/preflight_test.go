@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
@@ -79,6 +81,59 @@ func TestGPURingMin(t *testing.T) {
 			cfg := &config.Config{Source: tc.src}
 			if got := gpuRingMin(cfg, tc.in); got != tc.want {
 				t.Errorf("gpuRingMin = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// slotLimitBackend refuses, as a host short of pinned memory does, any
+// ring of more than max slots, and records the depths it was asked for.
+type slotLimitBackend struct {
+	pipeline.Backend
+	max   int
+	asked []int
+}
+
+func (b *slotLimitBackend) Preflight(l pipeline.Layout) error {
+	b.asked = append(b.asked, l.Slots)
+	if l.Slots > b.max {
+		return fmt.Errorf("%w: %d slots", cuda.ErrPinnedLimit, l.Slots)
+	}
+	return nil
+}
+
+// A default ring of file readers halves, down to gpuMinSlots, until the
+// pinned budget holds it; a live source's slack and a ring_slots given
+// are kept, and refused.
+func TestPreflightRing(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     config.Config
+		min     int // the source's MinSlots, as gpuRingMin gives it
+		max     int // the most slots the host's pinned budget holds
+		asked   []int
+		refused bool
+	}{
+		{"fits", config.Config{Source: config.Source{Type: config.SourceFile}}, 64, 64, []int{64}, false},
+		{"file, halved once", config.Config{Source: config.Source{Type: config.SourceFile}}, 64, 32, []int{64, 32}, false},
+		{"file, down to the least", config.Config{Source: config.Source{Type: config.SourceFile}}, 64, 16, []int{64, 32, 16}, false},
+		{"file, not even the least", config.Config{Source: config.Source{Type: config.SourceFile}}, 64, 8, []int{64, 32, 16}, true},
+		{"a 32-slot file ring, small host", config.Config{Source: config.Source{Type: config.SourceFile}}, 32, 16, []int{32, 16}, false},
+		{"stdin gets the least already", config.Config{Source: config.Source{Type: config.SourceStdin}}, gpuMinSlots, 8, []int{16}, true},
+		{"live source keeps its slack", config.Config{Source: config.Source{Type: config.SourceSynthetic, Paced: true}}, pipeline.LiveSlots, 32, []int{64}, true},
+		{"ring_slots given", config.Config{Source: config.Source{Type: config.SourceFile}, RingSlots: 64}, gpuFileSlots, 32, []int{64}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := pipeline.Config{BlockSize: 2 << 20, Complex: true, Slots: tc.cfg.RingSlots}
+			pc.Source.MinSlots = tc.min
+			be := &slotLimitBackend{max: tc.max}
+			err := preflightRing(&tc.cfg, be, &pc, zerolog.Nop())
+			if fmt.Sprint(be.asked) != fmt.Sprint(tc.asked) {
+				t.Errorf("asked for %v slots, want %v", be.asked, tc.asked)
+			}
+			if (err != nil) != tc.refused || (err != nil && !errors.Is(err, cuda.ErrPinnedLimit)) {
+				t.Errorf("err = %v, want refused %v", err, tc.refused)
 			}
 		})
 	}

@@ -138,18 +138,21 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 				l.Slots, cfg.BlockSize, bytes>>20, int64(config.MaxRingBytes)>>20))
 		}
 	}
-	err = Preflight(cfg, r.Backend, r.Pipeline)
-	if errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && r.Pipeline.Source.MinSlots == gpuFileSlots {
-		// A host with little pinned memory: the file's readers get no
-		// more room than any source. A live source keeps its slack.
-		r.Pipeline.Source.MinSlots = gpuMinSlots
-		p.Log.Debug().Int("ring_slots", r.Pipeline.Layout().Slots).Msg("the pinned budget holds no ring of file readers: the default ring")
-		err = Preflight(cfg, r.Backend, r.Pipeline)
+	return r, preflightRing(cfg, r.Backend, &r.Pipeline, p.Log)
+}
+
+// preflightRing runs Preflight, and where a default ring of file readers
+// needs more pinned memory than the host allows (a small host), halves
+// the readers' room down to what any source gets. A live source keeps
+// its slack, and a ring_slots given is never changed.
+func preflightRing(cfg *config.Config, be pipeline.Backend, pc *pipeline.Config, log zerolog.Logger) error {
+	err := Preflight(cfg, be, *pc)
+	for errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && !cfg.LiveSource() && pc.Source.MinSlots > gpuMinSlots {
+		pc.Source.MinSlots /= 2
+		log.Debug().Int("ring_slots", pc.Layout().Slots).Msg("the pinned budget holds no larger ring of file readers")
+		err = Preflight(cfg, be, *pc)
 	}
-	if err != nil {
-		return r, err
-	}
-	return r, nil
+	return err
 }
 
 // Started creates the outputs (binds a zmq sink); it is the run's
@@ -325,8 +328,8 @@ func floatViews(cfg *config.Config, src capture.Source) bool {
 // many for the producer to fill meanwhile. A file read
 // several blocks at once (pipeline.ParallelSource) gets gpuFileSlots, room
 // for its readers to take the next blocks meanwhile, where the pinned
-// budget holds it, else gpuMinSlots: 16 slots ran a 16 GiB file 20-30 %
-// slower than 32 on the H200 host.
+// budget holds it, else gpuMinSlots (preflightRing): 16 slots ran a
+// 16 GiB file 20-30 % slower than 32 on the H200 host.
 const (
 	gpuMinSlots  = 16
 	gpuFileSlots = 32
