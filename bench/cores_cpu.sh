@@ -6,6 +6,10 @@
 # affinity set), the two runs side by side in each of REPS rounds. Prints
 # each round's MS/s in and the 2-core/1-core ratio, then the ranges.
 # BEFORE=path/to/old/sigproc adds that binary's runs to each round.
+# IND=1 adds, to each round, one independent one-core run per CPU of the
+# second set at once (taskset to one CPU each), all their samples over the
+# longest wall: what these cores give work that never hands off, the
+# host's own ceiling for the 2-core/1-core ratio.
 # Usage: bench/cores_cpu.sh [reps] [one-cpu] [cpus]  (SIGPROC=bin, default build/sigproc;
 # BLOCK=n sets block_size, default 65536; BLOCK=0 leaves it to the run, which sizes it by cores;
 # FILE=path runs an existing cf32 file instead of one written now: a file
@@ -35,16 +39,38 @@ rate() { # rate CPUS BIN: MS/s in of one run
   timeout 120 taskset -c "$1" "$2" run "$DIR/c.yaml" --log-level info 2>&1 | grep -o '[0-9.]* MS/s in' | cut -d' ' -f1
 }
 range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
+# independent CPUS BIN: MS/s in of one one-core run per CPU of CPUS at once,
+# all the samples over the longest wall (a run that ends early leaves the
+# others the machine, so a sum of rates would flatter).
+independent() {
+  local pids=() i
+  for i in $(taskset -c "$1" sh -c 'grep Cpus_allowed_list /proc/self/status' | cut -f2 | tr ',' '\n' |
+    awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'); do
+    timeout 120 taskset -c "$i" "$2" run "$DIR/c.yaml" --log-level warn > "$DIR/ind-$i.txt" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  cat "$DIR"/ind-*.txt | awk '/^samples in/ {
+    for (k = 1; k < NF; k++) { if ($k == "in" && $(k-1) == "samples") s += $(k+1); if ($k == "wall") w = ($(k+1) > w ? $(k+1) : w) } }
+    END { if (w > 0) printf "%.2f", s / w / 1e6 }'
+  rm -f "$DIR"/ind-*.txt
+}
 echo "cores_cpu: $N cf32 samples, 129 taps, block ${BLOCK/#0/default}, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # One untimed run first: the first run after the file is written ran
 # 2-3x slower here (2026-12-05), which flattered the first round's ratio.
 rate "$ONE" "$BIN" >/dev/null
-r1s="" r2s="" xs="" b1s="" b2s="" bxs=""
+r1s="" r2s="" xs="" b1s="" b2s="" bxs="" is="" ixs=""
 for k in $(seq "$REPS"); do
   r1=$(rate "$ONE" "$BIN"); r2=$(rate "$ALL" "$BIN")
   x=$(awk -v a="$r1" -v b="$r2" 'BEGIN{printf "%.2f", b/a}')
   r1s+=" $r1" r2s+=" $r2" xs+=" $x"
   line="round $k: after 1 core $r1, 2 cores $r2 MS/s: ${x}x"
+  if [ "${IND:-0}" = 1 ]; then
+    ir=$(independent "$ALL" "$BIN")
+    ix=$(awk -v a="$r1" -v b="$ir" 'BEGIN{printf "%.2f", b/a}')
+    is+=" $ir" ixs+=" $ix"
+    line+="; independent one-core runs $ir MS/s: ${ix}x"
+  fi
   if [ -n "${BEFORE:-}" ]; then
     b1=$(rate "$ONE" "$BEFORE"); b2=$(rate "$ALL" "$BEFORE")
     bx=$(awk -v a="$b1" -v b="$b2" 'BEGIN{printf "%.2f", b/a}')
@@ -55,3 +81,4 @@ for k in $(seq "$REPS"); do
 done
 echo "after:  1 core $(range "$r1s") MS/s, 2 cores $(range "$r2s") MS/s, ratio $(range "$xs")"
 [ -z "${BEFORE:-}" ] || echo "before: 1 core $(range "$b1s") MS/s, 2 cores $(range "$b2s") MS/s, ratio $(range "$bxs")"
+[ "${IND:-0}" != 1 ] || echo "independent one-core runs: $(range "$is") MS/s, ratio $(range "$ixs")"
