@@ -39,20 +39,16 @@ rate() { # rate CPUS BIN: MS/s in of one run
   timeout 120 taskset -c "$1" "$2" run "$DIR/c.yaml" --log-level info 2>&1 | grep -o '[0-9.]* MS/s in' | cut -d' ' -f1
 }
 range() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | sed -n '1p;$p' | paste -sd- ; }
-# independent CPUS BIN: MS/s in of one one-core run per CPU of CPUS at once,
-# all the samples over the longest wall (a run that ends early leaves the
-# others the machine, so a sum of rates would flatter).
+# independent CPUS BIN: MS/s in of one one-core run per CPU of CPUS (a
+# list such as 0-1 or 0,2) at once (bench/independent.awk).
 independent() {
   local pids=() i
-  for i in $(taskset -c "$1" sh -c 'grep Cpus_allowed_list /proc/self/status' | cut -f2 | tr ',' '\n' |
-    awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'); do
+  for i in $(tr ',' '\n' <<<"$1" | awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'); do
     timeout 120 taskset -c "$i" "$2" run "$DIR/c.yaml" --log-level warn > "$DIR/ind-$i.txt" 2>&1 &
     pids+=($!)
   done
-  wait "${pids[@]}"
-  cat "$DIR"/ind-*.txt | awk '/^samples in/ {
-    for (k = 1; k < NF; k++) { if ($k == "in" && $(k-1) == "samples") s += $(k+1); if ($k == "wall") w = ($(k+1) > w ? $(k+1) : w) } }
-    END { if (w > 0) printf "%.2f", s / w / 1e6 }'
+  wait "${pids[@]}" || true
+  cat "$DIR"/ind-*.txt | awk -f bench/independent.awk | cut -d' ' -f1
   rm -f "$DIR"/ind-*.txt
 }
 echo "cores_cpu: $N cf32 samples, 129 taps, block ${BLOCK/#0/default}, cpus $ONE vs $ALL, $REPS rounds, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -284,7 +284,8 @@ EOF2
       done
       # The host's own scaling, beside: n one-core runs of 129 taps at
       # once, one a core, share nothing but the file and the machine
-      # (clocks, memory). Their sum over n lone runs is what n cores
+      # (clocks, memory). Their samples over the longest wall
+      # (bench/independent.awk), against one lone run, is what n cores
       # give work that never hands off.
       # The last config written is the 129-tap one: the block left to
       # each run (one core's).
@@ -298,11 +299,7 @@ EOF2
         done
         failed=0
         for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
-        # All the samples over the longest wall: runs that end early
-        # leave the others the machine, so a sum of rates would flatter.
-        say "r$round cpu 129 taps, $n independent one-core runs ($failed failed): $(cat "$P"/ind-$n-*-"$round".txt | awk '/^samples in/ {
-          for (k = 1; k < NF; k++) { if ($k == "in" && $(k-1) == "samples") s += $(k+1); if ($k == "wall") w = ($(k+1) > w ? $(k+1) : w) }
-          r++ } END { if (w > 0) printf "%.2f MS/s in (%d runs, the longest %.3f s)", s / w / 1e6, r, w }')"
+        say "r$round cpu 129 taps, $n independent one-core runs ($failed failed): $(cat "$P"/ind-$n-*-"$round".txt | awk -f bench/independent.awk | awk '{ printf "%s MS/s in (%d runs, the longest %s s)", $1, $2, $3 }')"
       done
     done
     rm -f "$W/in.cf32"
