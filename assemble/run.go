@@ -148,7 +148,7 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 func preflightRing(cfg *config.Config, be pipeline.Backend, pc *pipeline.Config, log zerolog.Logger) error {
 	err := Preflight(cfg, be, *pc)
 	for errors.Is(err, cuda.ErrPinnedLimit) && cfg.RingSlots == 0 && !cfg.LiveSource() && pc.Source.MinSlots > gpuMinSlots {
-		pc.Source.MinSlots /= 2
+		pc.Source.MinSlots = max(gpuMinSlots, pc.Source.MinSlots/2)
 		log.Debug().Int("ring_slots", pc.Layout().Slots).Msg("the pinned budget holds no larger ring of file readers")
 		err = Preflight(cfg, be, *pc)
 	}
