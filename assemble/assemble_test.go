@@ -233,11 +233,12 @@ func TestSourceBlock(t *testing.T) {
 		{"4 complex channels on cuda", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 4}, 0, 0, 512 << 10, 0},
 		{"64 complex channels on cuda: no fewer frames than on the cpu", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 0, CPUThroughputBlock, 0},
 		{"file on one cpu: 64 Ki frames", file, "cpu", cplx, 0, 1, CPUThroughputBlock, 0},
-		{"file on 2 cpus: 256 Ki frames", file, "cpu", cplx, 0, 0, CPUMultiBlock, 0},
-		{"file on 4 cpus: 128 Ki frames a core", file, "cpu", cplx, 0, 4, 512 << 10, 0},
-		{"file on 16 cpus", file, "cpu", cplx, 0, 16, 2 << 20, 0},
-		{"file on 12 cpus: a power of two", file, "cpu", cplx, 0, 12, 2 << 20, 0},
-		{"file on 24 cpus: cut for 16 goroutines at most", file, "cpu", cplx, 0, 24, 2 << 20, 0},
+		{"file on 2 cpus: 8 segments of 32 Ki frames", file, "cpu", cplx, 0, 0, 256 << 10, 0},
+		{"file on 3 cpus: 12 segments, a power of two", file, "cpu", cplx, 0, 3, 512 << 10, 0},
+		{"file on 4 cpus: 8 segments a core", file, "cpu", cplx, 0, 4, 1 << 20, 0},
+		{"file on 16 cpus", file, "cpu", cplx, 0, 16, 4 << 20, 0},
+		{"file on 12 cpus: a power of two", file, "cpu", cplx, 0, 12, 4 << 20, 0},
+		{"file on 24 cpus: cut for 16 goroutines at most", file, "cpu", cplx, 0, 24, 4 << 20, 0},
 		{"64 complex channels on 16 cpus", file, "cuda", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 64}, 0, 16, CPUThroughputBlock, 0},
 		{"1024 complex channels on 2 cpus: 64 MiB of float32", file, "cpu", capture.Info{SampleRate: 1000, Complex: true, NumChannels: 1024}, 0, 0, 8192, 0},
 		{"block_size in the file wins", "block_size: 4096\n" + file, "cuda", cplx, 0, 0, 4096, 0},
@@ -286,7 +287,7 @@ func TestSourceBlockFollowsOutput(t *testing.T) {
 	info := capture.Info{SampleRate: 1000, Complex: true}
 	for _, c := range []struct {
 		bank, decimate, want int
-	}{{4096, 1, 2048}, {4096, 4096, CPUMultiBlock}, {64, 32, CPUMultiBlock}} {
+	}{{4096, 1, 2048}, {4096, 4096, 256 << 10}, {64, 32, 256 << 10}} {
 		ch := stage.Chain{SampleRate: 1000, Complex: true, Stages: []stage.Stage{stage.NewChannelize([]float32{1}, c.bank, c.decimate)}}
 		if got, _ := sourceBlock(cfg, "cpu", info, 8, 2, ch); got != c.want {
 			t.Errorf("channelize %d ÷%d: block %d, want %d", c.bank, c.decimate, got, c.want)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/backend/cuda"
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/config"
-	"github.com/sigproc/sigproc/internal/par"
 	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/sink"
 	"github.com/sigproc/sigproc/stage"
@@ -386,19 +386,9 @@ func chainBytes(c stage.Chain, n int) int64 {
 // CPUThroughputBlock is the block, in frames, the CPU backend gets from an
 // unpaced source on one core when block_size is not given: the size every
 // one-core figure of docs/BENCHMARKS.md was measured at. On more cores it
-// gets CPUMultiBlock frames, or CPUSegment a core where that is more: the
-// backend cuts each block across its cores, and a cut must be long enough
-// to pay for the hand-off. On the H200 host 256 Ki-sample blocks ran a
-// 129-tap FIR at 1.10 / 1.06 / 1.54 / 2.08 times the speed of 64 Ki ones on
-// 2 / 4 / 8 / 16 cores, in one call (one core: 0.72). On an H100 host
-// (2026-12-06, two rounds), 128 Ki a core (512 Ki / 1 Mi / 2 Mi) ran
-// 1.09–1.21 / 1.18–1.22 / 1.67–1.74 times 256 Ki on 4 / 8 / 16 cores: at
-// 16, 3.0–3.1 GS/s, the file source's own ceiling.
-const (
-	CPUThroughputBlock = 1 << 16
-	CPUMultiBlock      = 1 << 18
-	CPUSegment         = 1 << 17
-)
+// gets cpu.BlockFrames, the block the backend cuts into segments of a
+// size that pays for their hand-off.
+const CPUThroughputBlock = 1 << 16
 
 // storedFrameBytes is the bytes of one frame as src stores it: a GPU
 // copies integer recordings as stored and converts them there, so what
@@ -432,11 +422,7 @@ func sourceBlock(cfg *config.Config, backend string, info capture.Info, stored, 
 			block = next
 		}
 	case procs > 1:
-		block = CPUMultiBlock
-		// The backend cuts a block for at most par.MaxWorkers goroutines.
-		for block < min(procs, par.MaxWorkers)*CPUSegment && block < config.MaxBlockSize {
-			block *= 2
-		}
+		block = min(cpu.BlockFrames(procs), config.MaxBlockSize)
 	}
 	// Frames of many channels (a channelizer's recording read back) come
 	// fewer to a block, and so do those a stage makes many of (a

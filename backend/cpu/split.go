@@ -50,6 +50,29 @@ func segmentsPerWorker(workers int) int {
 	return 8
 }
 
+// SegmentFrames is the input, in frames, a segment of a cut block is
+// sized for by BlockFrames. Shorter segments cost hand-offs, and a
+// longer block a wait for its last segment and outputs that leave the
+// cores' caches. On two H100 hosts (2026-12-07, a 16 GiB cf32 file
+// through 129 taps, 3 and 4 rounds), 32 Ki segments ran 4 / 8 / 16 cores
+// at 1.04–1.22 / 1.10–1.26 / 1.15–1.24 times the 16 Ki before, and 64 Ki
+// at 16 cores slower than 32 Ki; on the 2-core VM 64 Ki ran 2 cores 6 %
+// slower at the median of 16 rounds (docs/THROUGHPUT.md, "Segments of
+// 32 Ki").
+const SegmentFrames = 1 << 15
+
+// BlockFrames returns the block, in frames, that a chain of one channel
+// on cores cores cuts into segments of about SegmentFrames: a power of
+// two, for at most par.MaxWorkers goroutines.
+func BlockFrames(cores int) int {
+	w := max(1, min(cores, par.MaxWorkers))
+	n := 1
+	for n < w*segmentsPerWorker(w)*SegmentFrames {
+		n *= 2
+	}
+	return n
+}
+
 // splitter runs each stage of a one-channel chain on segments of the
 // block at once (stage.Splitter): the calling goroutine runs segment 0
 // with the stage's running kernel, then every goroutine (the caller and
