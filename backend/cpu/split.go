@@ -62,13 +62,20 @@ func segmentsPerWorker(workers int) int {
 const SegmentFrames = 1 << 15
 
 // BlockFrames returns the block, in frames, that a chain of one channel
-// on cores cores cuts into segments of about SegmentFrames: a power of
-// two, for at most par.MaxWorkers goroutines.
+// on several cores cuts into segments of about SegmentFrames: the power
+// of two nearest (by ratio) to that many segments for min(cores,
+// par.MaxWorkers) goroutines, so segments stay within 0.71–1.41 times
+// SegmentFrames. One core cuts nothing; its block is the caller's choice.
 func BlockFrames(cores int) int {
 	w := max(1, min(cores, par.MaxWorkers))
+	want := w * segmentsPerWorker(w) * SegmentFrames
 	n := 1
-	for n < w*segmentsPerWorker(w)*SegmentFrames {
+	for n < want {
 		n *= 2
+	}
+	// n/2 < want ≤ n: n/2 is nearer when want/(n/2) < n/want.
+	if n > 1 && 2*want*want < n*n {
+		n /= 2
 	}
 	return n
 }

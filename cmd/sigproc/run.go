@@ -120,7 +120,7 @@ buffers); "wall" and the rate count from then on.`,
 	f.StringVarP(&o.config, "config", "c", "", "YAML config file (or give it as the argument: sigproc run CONFIG)")
 	f.StringVar(&o.input, "input", "", `input file, relative to the current directory (overrides source.path of a file source; "-" reads stdin)`)
 	f.StringVar(&o.metrics, "metrics-listen", "", "serve metrics on host:port, e.g. 127.0.0.1:9100 (overrides metrics.listen)")
-	f.IntVar(&o.blockSize, "block-size", 0, "samples per block (overrides block_size; unset, the block follows the source: 256 for live sources, stdin and zmq; for files 65536 on one CPU core, 131072 a core on more (262144 to 2097152), 16 MiB of float32 on a GPU)")
+	f.IntVar(&o.blockSize, "block-size", 0, "samples per block (overrides block_size; unset, the block follows the source: 256 for live sources, stdin and zmq; for files 65536 on one CPU core, on more cut into segments of 32768 (262144 on 2 cores, 4194304 on 16), 16 MiB of float32 on a GPU)")
 	f.StringVar(&o.backend, "backend", "", "cpu, cuda or auto (overrides backend)")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this much signal time, e.g. 10s (overrides duration_s and num_samples)")
 	f.Var(&o.numSamples, "num-samples", "stop after this many samples, e.g. 4194304 or 1e6 (overrides num_samples and duration_s)")
