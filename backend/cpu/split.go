@@ -55,7 +55,7 @@ func segmentsPerWorker(workers int) int {
 // longer block a wait for its last segment and outputs that leave the
 // cores' caches. On two H100 hosts (2026-12-07, a 16 GiB cf32 file
 // through 129 taps, 3 and 4 rounds), 32 Ki segments ran 4 / 8 / 16 cores
-// at 1.04–1.22 / 1.10–1.26 / 1.15–1.24 times the 16 Ki before, and 64 Ki
+// at 1.04–1.15 / 1.06–1.22 / 1.12–1.23 times the 16 Ki before, and 64 Ki
 // at 16 cores slower than 32 Ki; on the 2-core VM 64 Ki ran 2 cores 6 %
 // slower at the median of 16 rounds (docs/THROUGHPUT.md, "Segments of
 // 32 Ki").
