@@ -91,7 +91,7 @@ func newChain(c stage.Chain, maxBlock, workers int) (*Chain, error) {
 			ch.bufs = append(ch.bufs, make([]float32, n*chans*channels(cplx)))
 		}
 	}
-	sp, err := newSplitter(c, ch.geo, workers)
+	sp, err := newSplitter(c, ch.geo, workers, splitMost(workers, maxBlock))
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,6 @@ import (
 // read then): Next returns capture.ErrTruncated, where reading the
 // vanished pages would otherwise kill the process with SIGBUS.
 func TestViewOfATruncatedFileIsAnError(t *testing.T) {
-	const block = 1 << 16
 	taps := make([]float32, 33)
 	taps[16] = 1
 	tests := []struct {
@@ -31,16 +30,22 @@ func TestViewOfATruncatedFileIsAnError(t *testing.T) {
 		channels int
 		workers  int
 		checked  bool // the backend checks the views first (ScanViews)
+		block    int  // 0: 64 Ki
 	}{
-		{"one goroutine", 1, 1, false},
-		{"segments on two goroutines", 1, 2, false},
-		{"two channels", 2, 2, false},
-		{"one goroutine, checking the views", 1, 1, true},
-		{"segments on two goroutines, checking the views", 1, 2, true},
-		{"two channels, checking the views", 2, 2, true},
+		{"one goroutine", 1, 1, false, 0},
+		{"segments on two goroutines", 1, 2, false, 0},
+		{"two channels", 2, 2, false, 0},
+		{"one goroutine, checking the views", 1, 1, true, 0},
+		{"segments on two goroutines, checking the views", 1, 2, true, 0},
+		{"two channels, checking the views", 2, 2, true, 0},
+		{"one goroutine cutting long blocks, checking the views", 1, 1, true, soloSegments * SegmentFrames},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			block := tc.block
+			if block == 0 {
+				block = 1 << 16
+			}
 			desc := stage.FIR(1e6, true, taps)
 			desc.Channels = tc.channels
 			ch, err := newChain(desc, block, tc.workers)

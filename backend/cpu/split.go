@@ -88,9 +88,10 @@ func BlockFrames(cores int) int {
 // the segment. The outputs land where one call on the whole block puts
 // them, and the running kernel is then moved to the block's end, so the
 // result is bit-identical to one core. A stage whose kind is no
-// Splitter, or a block too short to cut, runs whole.
+// Splitter, or a block too short to cut, runs whole. On one goroutine
+// (no pool) it cuts only stage 0's views, for the cache (soloSegments).
 type splitter struct {
-	pool    *par.Pool
+	pool    *par.Pool // nil on one goroutine
 	workers int
 	copies  [][]stage.Processor // copies[i][g]: goroutine g's copy of stage i's kernel; nil for a kind run whole
 	// ncopies[i] is len(copies[i]), fixed when built: a retune being
@@ -121,24 +122,57 @@ type splitter struct {
 	check, chk func([]float32) error
 }
 
-// newSplitter returns a splitter for c (one channel) that cuts blocks for
-// workers goroutines, or nil for one.
-func newSplitter(c stage.Chain, geo []stage.Input, workers int) (*splitter, error) {
-	if workers <= 1 {
+// soloSegments is the fewest segments of SegmentFrames a block must hold
+// for one goroutine to cut it. On one core the cut is for the cache, not
+// for the cores: a block of a view is checked (its NaN scan, which reads
+// it from memory) and filtered a segment at a time, so the filter finds
+// each segment in the cache where the check left it. On the 2-core VM,
+// one core, a 1 GiB cf32 file through 129 taps in 2 Mi blocks ran 18–26 %
+// faster cut (docs/THROUGHPUT.md, "One core, long blocks"); 256 Ki blocks
+// ran as fast as 64 Ki whole.
+const soloSegments = 8
+
+// splitMost returns the most segments newChain's splitter cuts a block of
+// maxBlock frames into on workers goroutines: segmentsPerWorker a
+// goroutine, or, on one, a segment of SegmentFrames each, none below
+// soloSegments.
+func splitMost(workers, maxBlock int) int {
+	if workers > 1 {
+		return segmentsPerWorker(workers) * workers
+	}
+	if most := maxBlock / SegmentFrames; most >= soloSegments {
+		return most
+	}
+	return 0
+}
+
+// newSplitter returns a splitter for c (one channel) that cuts blocks into
+// at most most segments for workers goroutines, or nil for fewer than 2
+// segments. One goroutine cuts only stage 0's views (sp.check set): the
+// others gain nothing from it.
+func newSplitter(c stage.Chain, geo []stage.Input, workers, most int) (*splitter, error) {
+	if most < 2 {
 		return nil, nil
 	}
-	most := segmentsPerWorker(workers) * workers
-	// The calling goroutine runs segments too: the pool has one fewer.
-	sp := &splitter{pool: par.NewPool(workers - 1), workers: workers, pos: make([]int64, len(c.Stages)),
+	workers = max(workers, 1)
+	sp := &splitter{workers: workers, pos: make([]int64, len(c.Stages)),
 		lo: make([]int, 0, most+1), off: make([]int, most), want: make([]int, most)}
-	sp.pool.Spin(handOver)
+	if workers > 1 {
+		// The calling goroutine runs segments too: the pool has one fewer.
+		sp.pool = par.NewPool(workers - 1)
+		sp.pool.Spin(handOver)
+	}
 	// Stage 0's segments may read the source's memory (mapped); the
 	// others' read the chain's buffers, where the guard costs nothing.
 	sp.runPart = func(lo, hi int) error { return sp.src.guard(sp.part, lo, hi) }
 	for i, s := range c.Stages {
-		cp, err := newCopies(s, geo[i], workers)
+		n := workers
+		if sp.pool == nil && i > 0 {
+			n = 0 // one goroutine cuts stage 0 only
+		}
+		cp, err := newCopies(s, geo[i], n)
 		if err != nil {
-			sp.pool.Close()
+			sp.close()
 			return nil, fmt.Errorf("stage %d (%s): %w", i, s.Kind, err)
 		}
 		sp.copies = append(sp.copies, cp)
@@ -176,7 +210,7 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 		chk = nil
 	}
 	def, ok := s.Def().(stage.Splitter)
-	if !ok || sp.copies[i] == nil {
+	if !ok || sp.copies[i] == nil || (sp.pool == nil && chk == nil) {
 		return whole(run, out, in, chk)
 	}
 	hist := def.History(s, run)
@@ -200,7 +234,12 @@ func (sp *splitter) process(i int, s stage.Stage, run stage.Processor, out, in [
 	sp.def, sp.run, sp.cp, sp.chk = def, run, sp.copies[i], chk
 	sp.in, sp.out, sp.inV, sp.hist, sp.at = in, out, inV, hist, pos
 	sp.next.Store(1)
-	err := sp.pool.Share(min(sp.workers, k), sp.runPart)
+	var err error
+	if sp.pool == nil {
+		err = sp.runPart(0, 1)
+	} else {
+		err = sp.pool.Share(min(sp.workers, k), sp.runPart)
+	}
 	sp.def, sp.run, sp.cp, sp.chk, sp.in, sp.out = nil, nil, nil, nil, nil, nil
 	if err != nil {
 		return 0, err
@@ -282,7 +321,7 @@ func (sp *splitter) reset() {
 }
 
 func (sp *splitter) close() {
-	if sp != nil {
+	if sp != nil && sp.pool != nil {
 		sp.pool.Close()
 	}
 }

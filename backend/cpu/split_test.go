@@ -48,6 +48,19 @@ func runBlocks(t *testing.T, c stage.Chain, workers, maxBlock int, x []float32, 
 		t.Fatal(err)
 	}
 	defer p.Close()
+	out := feed(t, p, maxBlock, x, sizes, retunes)
+	var cuts int64
+	if p.split != nil {
+		cuts = p.split.cuts
+	}
+	return out, cuts
+}
+
+// feed runs x through p in blocks of the given sizes, applying retunes[k]
+// before block k, and returns the output.
+func feed(t *testing.T, p *Chain, maxBlock int, x []float32, sizes []int, retunes map[int][]stage.Retune) []float32 {
+	t.Helper()
+	c := p.desc
 	v := channels(c.Complex)
 	dst := make([]float32, p.MaxOut(maxBlock)*c.OutChannels()*channels(c.OutComplex()))
 	var out []float32
@@ -67,11 +80,7 @@ func runBlocks(t *testing.T, c stage.Chain, workers, maxBlock int, x []float32, 
 		out = append(out, dst[:got]...)
 		at += n
 	}
-	var cuts int64
-	if p.split != nil {
-		cuts = p.split.cuts
-	}
-	return out, cuts
+	return out
 }
 
 // TestSplitBitIdentical: a chain on 2, 3 or 4 goroutines, its blocks cut
@@ -145,6 +154,66 @@ func checkSplit(t *testing.T, r *rand.Rand, c stage.Chain) {
 	}
 }
 
+// TestSoloCutBitIdentical: on one goroutine, blocks of a view (the
+// source's memory, checked by the chain) long enough to hold soloSegments
+// segments are checked and filtered a segment at a time, and the output
+// is bit-identical to filtering each block whole, for every kind and
+// chain, real and complex, with retunes landing mid-stream; the check
+// sees every value once.
+func TestSoloCutBitIdentical(t *testing.T) {
+	const maxBlock = soloSegments * SegmentFrames
+	for _, complex := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(31, 7))
+		for name, c := range splitChains(r, complex) {
+			t.Run(fmt.Sprintf("%s/complex=%v", name, complex), func(t *testing.T) {
+				v := channels(c.Complex)
+				sizes := []int{maxBlock, maxBlock - 77, 1 + r.IntN(maxBlock), maxBlock, 3 * SegmentFrames, maxBlock}
+				total := 0
+				for _, n := range sizes {
+					total += n
+				}
+				x := randTaps(r, total*v)
+				retunes := map[int][]stage.Retune{}
+				for i, s := range c.Stages {
+					if _, ok := s.Def().(stage.Resumer); ok {
+						s2 := s
+						s2.FrequencyHz = s.FrequencyHz / 3
+						retunes[3] = append(retunes[3], stage.Retune{Index: i, Stage: s2})
+					}
+				}
+				want, _ := runBlocks(t, c, 1, maxBlock, x, sizes, retunes)
+
+				p, err := newChain(c, maxBlock, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				if p.split == nil || p.split.pool != nil {
+					t.Fatalf("one goroutine, blocks of %d: splitter %v", maxBlock, p.split)
+				}
+				p.useMapped(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+				var checked atomic.Int64
+				p.checkViews(func(v []float32) error { checked.Add(int64(len(v))); return nil })
+				got := feed(t, p, maxBlock, x, sizes, retunes)
+				if checked.Load() != int64(len(x)) {
+					t.Errorf("the check saw %d values of %d", checked.Load(), len(x))
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%d values, want %d", len(got), len(want))
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("value %d is %v, whole blocks %v", i, got[i], want[i])
+					}
+				}
+				if _, ok := c.Stages[0].Def().(stage.Splitter); ok && p.split.cuts == 0 {
+					t.Error("no block was cut into segments")
+				}
+			})
+		}
+	}
+}
+
 // TestSplitFollowsGOMAXPROCS: NewChain cuts blocks for GOMAXPROCS
 // goroutines, and the result does not depend on it.
 func TestSplitFollowsGOMAXPROCS(t *testing.T) {
@@ -188,19 +257,34 @@ func TestSplitFollowsGOMAXPROCS(t *testing.T) {
 func TestSplitProcessAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{shiftStage(1e5), firStage(randTaps(r, 129), 1), firStage(randTaps(r, 33), 4)}}
-	p, err := newChain(c, 1<<16, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	x := randTaps(r, 2<<16)
-	dst := make([]float32, 2*p.MaxOut(1<<16))
-	p.Process(dst, x) // starts the pool's goroutines
-	if a := testing.AllocsPerRun(20, func() { p.Process(dst, x) }); a != 0 {
-		t.Errorf("Process allocates %v times", a)
-	}
-	if p.split.cuts == 0 {
-		t.Error("no block was cut")
+	for _, tc := range []struct {
+		name           string
+		workers, block int
+		views          bool
+	}{
+		{"4 goroutines", 4, 1 << 16, false},
+		{"one goroutine cutting views", 1, soloSegments * SegmentFrames, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := newChain(c, tc.block, tc.workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			x := randTaps(r, 2*tc.block)
+			if tc.views {
+				p.useMapped(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+				p.checkViews(func([]float32) error { return nil })
+			}
+			dst := make([]float32, 2*p.MaxOut(tc.block))
+			p.Process(dst, x) // starts the pool's goroutines
+			if a := testing.AllocsPerRun(20, func() { p.Process(dst, x) }); a != 0 {
+				t.Errorf("Process allocates %v times", a)
+			}
+			if p.split.cuts == 0 {
+				t.Error("no block was cut")
+			}
+		})
 	}
 }
 
