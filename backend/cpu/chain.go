@@ -19,7 +19,7 @@ type Chain struct {
 	bufs  [][]float32           // bufs[i]: stage i's output, for all but the last stage
 	kinds []string              // for error messages
 	multi *perChannel           // set for more than one channel: a Chain per channel
-	split *splitter             // one channel on several cores: blocks cut into segments
+	split *splitter             // one channel: blocks cut into segments on several cores, or a long view's on one
 	src   mapped                // the source's memory its blocks are views of, if any
 	check func([]float32) error // counts a view's NaN and ±Inf values, or fails on a truncated file (checkViews)
 
@@ -202,8 +202,9 @@ func (c *Chain) processMapped(dst, src []float32) (n int, err error) {
 
 // checkViews has the chain check the values of the views it takes
 // (pipeline.ViewScanner) with check, nil for none, before it reads them:
-// one channel's blocks on several cores a segment at a time, each on the
-// core that filters it, and the others whole before the first stage.
+// one channel's blocks a segment at a time where the splitter cuts them
+// (on several cores each on the core that filters it, on one a long
+// block's, soloSegments), and the others whole before the first stage.
 func (c *Chain) checkViews(check func([]float32) error) { c.check = check }
 
 // useMapped has the chain take its blocks from region, the source's

@@ -116,6 +116,9 @@ func TestViewOfATruncatedFileIsAnError(t *testing.T) {
 			if got, want := out.Samples[16*l.Channels], values[0]; got != want {
 				t.Fatalf("the view's first sample came out as %v, want %v", got, want)
 			}
+			if tc.block > 0 && (ch.split == nil || ch.split.pool != nil || ch.split.cuts == 0) {
+				t.Fatal("one goroutine did not cut the long block of a view")
+			}
 
 			// Truncated after the block was published: the backend reads
 			// pages the file no longer has.

@@ -65,7 +65,8 @@ const SegmentFrames = 1 << 15
 // on several cores cuts into segments of about SegmentFrames: the power
 // of two nearest (by ratio) to that many segments for min(cores,
 // par.MaxWorkers) goroutines, so segments stay within 0.71–1.41 times
-// SegmentFrames. One core cuts nothing; its block is the caller's choice.
+// SegmentFrames. One core's block is the caller's choice (it is cut only
+// for the cache: soloSegments).
 func BlockFrames(cores int) int {
 	w := max(1, min(cores, par.MaxWorkers))
 	want := w * segmentsPerWorker(w) * SegmentFrames
@@ -93,7 +94,7 @@ func BlockFrames(cores int) int {
 type splitter struct {
 	pool    *par.Pool // nil on one goroutine
 	workers int
-	copies  [][]stage.Processor // copies[i][g]: goroutine g's copy of stage i's kernel; nil for a kind run whole
+	copies  [][]stage.Processor // copies[i][g]: goroutine g's copy of stage i's kernel; nil for a stage run whole
 	// ncopies[i] is len(copies[i]), fixed when built: a retune being
 	// prepared reads it while the consumer swaps copies[i] (Apply).
 	ncopies []int
@@ -134,8 +135,9 @@ const soloSegments = 8
 
 // splitMost returns the most segments newChain's splitter cuts a block of
 // maxBlock frames into on workers goroutines: segmentsPerWorker a
-// goroutine, or, on one, a segment of SegmentFrames each, none below
-// soloSegments.
+// goroutine, or, on one, maxBlock/SegmentFrames (a full block then makes
+// segments of SegmentFrames, a shorter one shorter segments, down to
+// segmentGrain), none below soloSegments.
 func splitMost(workers, maxBlock int) int {
 	if workers > 1 {
 		return segmentsPerWorker(workers) * workers

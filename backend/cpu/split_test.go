@@ -181,7 +181,15 @@ func TestSoloCutBitIdentical(t *testing.T) {
 						retunes[3] = append(retunes[3], stage.Retune{Index: i, Stage: s2})
 					}
 				}
-				want, _ := runBlocks(t, c, 1, maxBlock, x, sizes, retunes)
+				// The reference filters every block whole: no splitter.
+				ref, err := newChain(c, maxBlock, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref.split.close()
+				ref.split = nil
+				want := feed(t, ref, maxBlock, x, sizes, retunes)
+				ref.Close()
 
 				p, err := newChain(c, maxBlock, 1)
 				if err != nil {
