@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -70,12 +71,9 @@ const SegmentFrames = 1 << 15
 func BlockFrames(cores int) int {
 	w := max(1, min(cores, par.MaxWorkers))
 	want := w * segmentsPerWorker(w) * SegmentFrames
-	n := 1
-	for n < want {
-		n *= 2
-	}
+	n := 1 << bits.Len(uint(want-1)) // the least power of two ≥ want
 	// n/2 < want ≤ n: n/2 is nearer when want/(n/2) < n/want.
-	if n > 1 && 2*want*want < n*n {
+	if 2*want*want < n*n {
 		n /= 2
 	}
 	return n
