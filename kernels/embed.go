@@ -40,3 +40,9 @@ var OLSPTX string
 //
 //go:embed convert.ptx
 var ConvertPTX string
+
+// ZChainPTX is the embedded PTX of zchain.cu: the persistent kernel that
+// runs a stage chain on the zero-copy transport.
+//
+//go:embed zchain.ptx
+var ZChainPTX string

@@ -83,6 +83,12 @@ func (s *Shifter) frac(n int64) float64 {
 	return f - math.Floor(f)
 }
 
+// Ratio returns the shift in cycles per sample, f/fs, and where it is
+// exact (whole hertz at a whole rate) as num/den with num in [0, den);
+// den is 0 otherwise. A GPU kernel that works out the phase itself (the
+// zero-copy chain) uses them as frac does.
+func (s *Shifter) Ratio() (cps float64, num, den uint64) { return s.cps, s.num, s.den }
+
 // Phase returns φ[n] in radians, reduced to [0, 2π): the rotation the
 // shifter applies to input sample n.
 func (s *Shifter) Phase(n int64) float64 { return 2 * math.Pi * s.cycles(n) }

@@ -22,6 +22,10 @@
 #               a flag-in-data ping-pong and a minimal FIR kernel), alternating,
 #               GPU_BENCH_ROUNDS rounds (default 3); then zero-copy against
 #               explicit at 100 µs
+#   zcchain     issue 31: a stage chain in the zero-copy kernel
+#               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
+#               complex blocks, one per 10 µs) beside the plain 129-tap FIR on
+#               the same blocks and floor.cu, alternating, GPU_BENCH_ROUNDS rounds
 #   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
 #               cache, 129-tap FIR, 1 Mi-sample blocks, null sink, and the CPU
 #               backend on the same run; pinned and pageable H2D copies
@@ -50,7 +54,7 @@
 set -uo pipefail
 DEST=${1:-${OUT:-/tmp/out}/gpu-bench}
 shift || true
-PHASES=${*:-latency throughput fir fft chain channels}
+PHASES=${*:-latency zcchain throughput fir fft chain channels}
 mkdir -p "$DEST" || exit 2
 DEST=$(cd "$DEST" && pwd)
 cd "$(dirname "$0")/.." || exit 2
@@ -106,6 +110,24 @@ for phase in $PHASES; do
     done
     timeout "$(cap 20)" $B probe -c configs/probe.yaml --paths zero-copy,explicit --period 100us --blocks 5000 > "$P/100us.txt" 2>&1
     say "100 µs: $(grep -E '^(zero-copy|explicit)|ratio' "$P/100us.txt" | tr -s ' ' | tr '\n' ' ')"
+    ;;
+  zcchain)
+    FLOOR=""
+    if [ -f .device/floor.cu ] && nvcc -O2 -arch=sm_90 -o "$W/floor" .device/floor.cu > "$P/nvcc.txt" 2>&1; then FLOOR=$W/floor
+    else say "floor: not built (.device/floor.cu missing or nvcc failed; see nvcc.txt)"; fi
+    for round in $(seq "$ROUNDS"); do
+      [ "$(left)" -gt 40 ] || break
+      for what in fir129 chain; do
+        extra=""; [ $what = fir129 ] && extra="--taps 129"
+        # shellcheck disable=SC2086
+        timeout 20 $B probe -c configs/probe-chain.yaml --complex $extra --paths zero-copy --blocks 20000 > "$P/$what-$round.txt" 2>&1
+        say "r$round $what (rc $?): $(grep -E '^zero-copy' "$P/$what-$round.txt" | tr -s ' ')"
+      done
+      if [ -n "$FLOOR" ]; then
+        timeout 20 "$FLOOR" 20000 10000 64 > "$P/floor-$round.txt" 2>&1
+        say "r$round floor: $(grep -E '^(ping-pong|fir-ll)' "$P/floor-$round.txt" | tr -s ' ' | tr '\n' ' ')"
+      fi
+    done
     ;;
   throughput)
     python3 - "$W/in.cf32" <<'EOF'
@@ -305,7 +327,7 @@ EOF2
     rm -f "$W/in.cf32"
     ;;
   *)
-    say "unknown phase $phase (want latency throughput fir fft chain channels feed cpucores)"
+    say "unknown phase $phase (want latency zcchain throughput fir fft chain channels feed cpucores)"
     ;;
   esac
   pack

@@ -10,9 +10,9 @@ import (
 )
 
 // ErrStages is returned by NewChainBackend for a chain of stages on a
-// transport that does not run them yet: the zero-copy transport runs a
-// single plain FIR only.
-var ErrStages = errors.New("stages are not yet supported on the cuda zero-copy transport")
+// transport that does not run them yet: the zero-copy transport runs
+// shift, fir and resample stages, not a channelize or select.
+var ErrStages = errors.New("these stages are not yet supported on the cuda zero-copy transport")
 
 // ErrKind is returned by CheckChain for a chain with a stage kind that
 // has no GPU kernel (kinds.go registers them).
@@ -28,17 +28,22 @@ var ErrChannels = errors.New("this select is not supported on cuda")
 // chain of shift, fir (decimating or not), resample and channelize stages
 // on the explicit transports (transport auto picks explicit for a chain of
 // stages), on any number of channels, with a select only right after a
-// channelize stage (checkBankPlace); the zero-copy transport runs only a
-// single plain FIR (ErrStages). A method the kernels would not honour
-// fails with ErrMethod (checkMethod), and a stage kind without a GPU
-// kernel with ErrKind. It needs no GPU, and SupportTable is written from
-// it.
+// channelize stage (checkBankPlace); the zero-copy transport runs shift,
+// fir and resample stages in its persistent kernel (planZCChain), and
+// refuses a channelize or select with ErrStages. A method the kernels
+// would not honour fails with ErrMethod (checkMethod), and a stage kind
+// without a GPU kernel with ErrKind. It needs no GPU, and SupportTable is
+// written from it.
 func CheckChain(c stage.Chain, opts Options) error {
 	if _, ok := c.PlainFIR(); ok {
 		return checkMethod(c, opts)
 	}
 	if opts.Transport == TransportZeroCopy {
-		return fmt.Errorf("%w (the chain is %s; use transport: explicit or auto, or backend: cpu)", ErrStages, c)
+		if err := checkMethod(c, opts); err != nil {
+			return err
+		}
+		_, err := planZCChain(c, 1)
+		return err
 	}
 	if err := checkMethod(c, opts); err != nil {
 		return err
@@ -68,10 +73,11 @@ func checkBankPlace(c stage.Chain) error {
 
 // NewChainBackend returns the CUDA backend for the stage chain c. A plain
 // FIR (a filter: section) runs on any transport; a chain of shift, fir,
-// resample and channelize stages runs on the explicit transport (see
-// CheckChain). The
-// backend is a pipeline.Retuner: the explicit transport retunes a plain
-// fir, others refuse with ErrRetune.
+// resample and channelize stages runs on the explicit transport, and one
+// without a channelize on the zero-copy transport too (see CheckChain).
+// The backend is a pipeline.Retuner: both transports retune a plain fir,
+// the explicit one a chain's shift, fir and channelize stages; the rest
+// is refused with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if err := CheckChain(c, opts); err != nil {
 		return nil, err

@@ -781,7 +781,8 @@ func (f *ChainFilter) Close() error {
 }
 
 // newStages returns the backend that runs the chain c (stages beyond a
-// plain FIR) on the explicit transport; NewChainBackend has checked c.
+// plain FIR) on the explicit transport, or the zero-copy one where
+// configured; NewChainBackend has checked c.
 func newStages(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ type backend struct {
 	taps    []float32
 	complex bool
 	opts    Options
-	chain   *stage.Chain // stages beyond a plain FIR (explicit transport only)
+	chain   *stage.Chain // stages beyond a plain FIR (explicit transport, or zero-copy where configured)
 
 	info      cudrv.DeviceInfo
 	transport Transport // resolved by Start

@@ -175,7 +175,7 @@ func explicitGeometry(slots int) (inFlight int) {
 func transportPinned(t Transport, l pipeline.Layout, ntaps, optin int, timing bool, maxOut int) int64 {
 	switch t {
 	case TransportZeroCopy:
-		return zeroCopyPinned(l, ntaps, optin, timing)
+		return zeroCopyPinned(l, ntaps, optin, timing, maxOut)
 	case TransportExplicit:
 		return explicitPinned(l, maxOut)
 	}
@@ -183,13 +183,14 @@ func transportPinned(t Transport, l pipeline.Layout, ntaps, optin int, timing bo
 }
 
 // zeroCopyPinned is the pinned memory the zero-copy transport takes: the
-// control block, the input and output rings of tagged words, the retune
-// parameter block for the most taps the kernel keeps history for, and the
-// timing array when timing.
-func zeroCopyPinned(l pipeline.Layout, ntaps, optin int, timing bool) int64 {
-	words := int64(evenWords(l))
+// control block, the input and output rings of tagged words (outVals
+// output values a block at most), the retune parameter block for the most
+// taps the kernel keeps history for, and the timing array when timing.
+func zeroCopyPinned(l pipeline.Layout, ntaps, optin int, timing bool, outVals int) int64 {
+	words, outWords := int64(evenWords(l)), int64((outVals+1)&^1)
 	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, optin)
-	n := cudrv.PageAlign(ctrlSize) + 2*cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(paramFloats(hcap))*4)
+	n := cudrv.PageAlign(ctrlSize) + cudrv.PageAlign(int64(l.Slots)*words*8) + cudrv.PageAlign(int64(l.Slots)*outWords*8) +
+		cudrv.PageAlign(int64(paramFloats(hcap))*4)
 	if timing {
 		n += timesCap * timesWords * 8
 	}

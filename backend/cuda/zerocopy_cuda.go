@@ -17,11 +17,13 @@ import (
 	"github.com/sigproc/sigproc/pipeline"
 )
 
-// zeroCopy is the zero-copy transport: one persistent FIR kernel polls
-// the input ring's tagged words in mapped, pinned host memory and writes
-// its output the same way, and the consumer spins on the output tags (see
-// the package doc's protocol). It runs a plain fir of one or N channels
-// and retunes it (zc_retune_cuda.go).
+// zeroCopy is the zero-copy transport: one persistent kernel polls the
+// input ring's tagged words in mapped, pinned host memory and writes its
+// output the same way, and the consumer spins on the output tags (see the
+// package doc's protocol). It runs a plain fir of one or N channels and
+// retunes it (kernels/fir.cu, zc_retune_cuda.go), or a chain of shift, fir
+// and resample stages (kernels/zchain.cu, planZCChain), which it does not
+// retune.
 type zeroCopy struct {
 	b *backend // the run's configuration, context, stream, device taps and allocations
 
@@ -33,7 +35,9 @@ type zeroCopy struct {
 	ctrl     []byte
 	inWords  []uint64
 	outWords []uint64
-	words    int      // tagged words per slot
+	words    int      // tagged words per input slot
+	outSlot  int      // tagged words per output slot
+	chain    *zcChain // a chain of stages (chain_persistent); nil: a plain fir
 	times    []uint64 // optional timesWords per block, see kernels/fir.cu
 	clockKHz int      // SM clock, to turn clock64 cycles into time
 	hostT    []int64  // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
@@ -55,9 +59,12 @@ func (z *zeroCopy) start(l pipeline.Layout) (*pipeline.Ring, error) {
 
 func (z *zeroCopy) setup(l pipeline.Layout) error {
 	z.l, z.returned = l, 0
+	if z.b.chain != nil {
+		return z.setupChain(l)
+	}
 	z.out = make([]float32, l.BlockValues())
 	ntaps := len(z.b.taps)
-	z.words = evenWords(l)
+	z.words, z.outSlot = evenWords(l), evenWords(l)
 	// Shared memory: padded taps, then three [history | block] buffers,
 	// both sized for the most taps a retune may bring.
 	hcap := retuneCapacity(ntaps, l.BlockSize, l.Channels, z.b.info.SharedOptin)
@@ -67,29 +74,11 @@ func (z *zeroCopy) setup(l pipeline.Layout) error {
 			smem>>10, ntaps, l.BlockSize, l.Channels, z.b.info.Name, z.b.info.SharedOptin>>10)
 	}
 	kernel := persistentKernel(l.Channels)
-	// Freed with the context: a kernel that will not stop keeps it.
-	mod, err := cudrv.LoadModule(cudrv.PTXFile(z.b.opts.PTXDir, "fir.ptx"), kernels.PTX, "FIR")
+	fn, err := z.kernel("fir.ptx", kernels.PTX, "FIR", kernel, smem, zcStaticSmem)
 	if err != nil {
 		return err
 	}
-	fn, err := mod.Function(kernel)
-	if err != nil {
-		return fmt.Errorf("gpu: kernel %s: %w", kernel, err)
-	}
-	if smem+zcStaticSmem > 48<<10 {
-		if err := fn.SetMaxDynamicSmem(smem); err != nil {
-			return fmt.Errorf("gpu: %w", err)
-		}
-	}
-	ctrl, err := z.b.pin(ctrlSize, true, false)
-	if err != nil {
-		return err
-	}
-	in, err := z.b.pin(int64(l.Slots*z.words)*8, true, z.b.opts.WriteCombined)
-	if err != nil {
-		return err
-	}
-	out, err := z.b.pin(int64(l.Slots*z.words)*8, true, false)
+	ctrl, in, out, err := z.pinRings(l)
 	if err != nil {
 		return err
 	}
@@ -112,10 +101,146 @@ func (z *zeroCopy) setup(l pipeline.Layout) error {
 		return err
 	}
 	z.zr.init(params.Ptr(), hcap, z.b.taps)
+	if err := z.newRing(l); err != nil {
+		return err
+	}
+
+	threads, split := persistentGeometry(z.words/2, ntaps, z.b.opts.Split)
+	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
+	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), z.b.opts.StallAt, int64(hcap)}
+	kparams := []unsafe.Pointer{
+		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&z.b.dtaps),
+		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
+		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
+		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
+	}
+	if err := z.launch(fn, kernel, threads, smem, kparams); err != nil {
+		return err
+	}
+	z.b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).
+		Int("lanes", l.Channels).Int("retune_max_taps", hcap).Msg("persistent FIR kernel running")
+	return nil
+}
+
+// setupChain starts the persistent chain kernel (kernels/zchain.cu) on
+// the plan of the backend's chain for l's blocks: the same rings and
+// protocol as the plain FIR's, an output slot of the chain's most output
+// values a block, and no retunes (retuneStages refuses them).
+func (z *zeroCopy) setupChain(l pipeline.Layout) error {
+	p, err := planZCChain(*z.b.chain, l.BlockSize)
+	if err != nil {
+		return err
+	}
+	if p.inCh != l.Channels {
+		return fmt.Errorf("gpu: zero-copy chain %s takes frames of %d values, the stream has %d", z.b.chain, p.inCh, l.Channels)
+	}
+	smem := p.smemBytes()
+	if smem+zcChainStaticSmem > z.b.info.SharedOptin {
+		return fmt.Errorf("gpu: the zero-copy chain kernel needs %d KiB of shared memory for %s on %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
+			(smem+zcChainStaticSmem)>>10, z.b.chain, l.BlockSize, z.b.info.Name, z.b.info.SharedOptin>>10)
+	}
+	z.chain = p
+	z.out = make([]float32, p.maxOut*p.outCh)
+	z.words, z.outSlot = evenWords(l), p.outWords()
+	const kernel = "chain_persistent"
+	fn, err := z.kernel("zchain.ptx", kernels.ZChainPTX, "chain", kernel, smem, zcChainStaticSmem)
+	if err != nil {
+		return err
+	}
+	ctrl, in, out, err := z.pinRings(l)
+	if err != nil {
+		return err
+	}
+	// The parameter block the ring's hooks keep for retunes, never read
+	// by this kernel.
+	z.zr.init(unsafe.Pointer(&make([]float32, paramFloats(1))[0]), 1, nil)
+	if err := z.newRing(l); err != nil {
+		return err
+	}
+	dops, err := z.b.alloc(int64(len(p.ops)) * 8)
+	if err != nil {
+		return err
+	}
+	if err := cudrv.MemcpyHtoD(dops, unsafe.Pointer(&p.ops[0]), int64(len(p.ops))*8); err != nil {
+		return fmt.Errorf("gpu: copy the chain's ops: %w", err)
+	}
+	dtaps, err := z.b.alloc(int64(len(p.taps)) * 4)
+	if err != nil {
+		return err
+	}
+	if err := cudrv.MemcpyHtoD(dtaps, unsafe.Pointer(&p.taps[0]), int64(len(p.taps))*4); err != nil {
+		return fmt.Errorf("gpu: copy the chain's taps: %w", err)
+	}
+	if err := cudrv.SyncUploads("zero-copy chain"); err != nil {
+		return err
+	}
+	threads := min(1024, max(128, (z.words/2+31)&^31))
+	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
+	b2i := func(v bool) int64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	args := []int64{int64(len(p.ops) / zcOpWords), int64(len(p.taps)), int64(l.BlockSize), int64(p.channels), b2i(p.inCplx),
+		int64(l.Slots), int64(z.words), int64(z.outSlot), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats), z.b.opts.StallAt}
+	kparams := []unsafe.Pointer{
+		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&dops),
+		unsafe.Pointer(&args[0]), unsafe.Pointer(&dtaps), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
+		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&args[6]),
+		unsafe.Pointer(&args[7]), unsafe.Pointer(&args[8]), unsafe.Pointer(&args[9]), unsafe.Pointer(&args[10]),
+		unsafe.Pointer(&args[11]),
+	}
+	if err := z.launch(fn, kernel, threads, smem, kparams); err != nil {
+		return err
+	}
+	z.b.opts.Log.Info().Str("chain", z.b.chain.String()).Int("ops", len(p.ops)/zcOpWords).Int("threads", threads).
+		Int("smem", smem).Int("slots", l.Slots).Int("out_values_max", p.maxOut*p.outCh).Msg("persistent chain kernel running")
+	return nil
+}
+
+// kernel loads the module (from ptxFile in the PTX directory, or the
+// embedded ptx) and returns its kernel name, allowed smem bytes of
+// dynamic shared memory beside its static bytes. The module is freed with
+// the context: a kernel that will not stop keeps it.
+func (z *zeroCopy) kernel(ptxFile, ptx, what, name string, smem, static int) (cudrv.Function, error) {
+	mod, err := cudrv.LoadModule(cudrv.PTXFile(z.b.opts.PTXDir, ptxFile), ptx, what)
+	if err != nil {
+		return cudrv.Function{}, err
+	}
+	fn, err := mod.Function(name)
+	if err != nil {
+		return cudrv.Function{}, fmt.Errorf("gpu: kernel %s: %w", name, err)
+	}
+	if smem+static > 48<<10 {
+		if err := fn.SetMaxDynamicSmem(smem); err != nil {
+			return cudrv.Function{}, fmt.Errorf("gpu: %w", err)
+		}
+	}
+	return fn, nil
+}
+
+// pinRings maps the control block and the rings of tagged words: z.words
+// a slot in, z.outSlot out.
+func (z *zeroCopy) pinRings(l pipeline.Layout) (ctrl, in, out *cudrv.HostBuf, err error) {
+	if ctrl, err = z.b.pin(ctrlSize, true, false); err != nil {
+		return nil, nil, nil, err
+	}
+	if in, err = z.b.pin(int64(l.Slots*z.words)*8, true, z.b.opts.WriteCombined); err != nil {
+		return nil, nil, nil, err
+	}
+	if out, err = z.b.pin(int64(l.Slots*z.outSlot)*8, true, false); err != nil {
+		return nil, nil, nil, err
+	}
 	z.ctrl = ctrl.Bytes()
 	z.inWords = tagged.Words(in.Ptr(), l.Slots*z.words)
-	z.outWords = tagged.Words(out.Ptr(), l.Slots*z.words)
+	z.outWords = tagged.Words(out.Ptr(), l.Slots*z.outSlot)
+	return ctrl, in, out, nil
+}
 
+// newRing makes the ring the producer fills, its hooks writing the
+// tagged input words (zr.attach).
+func (z *zeroCopy) newRing(l pipeline.Layout) error {
 	ring, err := pipeline.NewRing(pipeline.AlignedBytes(l.Size()), l)
 	if err != nil {
 		return err
@@ -128,27 +253,20 @@ func (z *zeroCopy) setup(l pipeline.Layout) error {
 		return err
 	}
 	z.ring = ring
+	return nil
+}
 
-	threads, split := persistentGeometry(z.words/2, ntaps, z.b.opts.Split)
-	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
-	args := []int64{int64(ntaps), int64(l.BlockSize), int64(l.Channels), int64(l.Slots), int64(split), z.b.opts.StallAt, int64(hcap)}
-	kparams := []unsafe.Pointer{
-		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&z.b.dtaps),
-		unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
-		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&timesDev),
-		unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[6]),
-	}
+// launch starts the persistent kernel fn on the backend's stream and
+// waits until it reports running: within the watchdog, or it never will.
+func (z *zeroCopy) launch(fn cudrv.Function, name string, threads, smem int, kparams []unsafe.Pointer) error {
 	if err := fn.Launch(1, threads, smem, z.b.stream, kparams); err != nil {
-		return fmt.Errorf("gpu: launch %s (%d threads, %d B shared): %w", kernel, threads, smem, err)
+		return fmt.Errorf("gpu: launch %s (%d threads, %d B shared): %w", name, threads, smem, err)
 	}
 	z.launched = true
-	// The kernel must report running within the watchdog, or it never will.
 	if err := z.waitCtrl(ctrlRunning, 1, z.b.opts.watchdog()); err != nil {
 		return fmt.Errorf("gpu: persistent kernel did not start: %w", err)
 	}
 	z.zr.live.Store(true)
-	z.b.opts.Log.Debug().Int("threads", threads).Int("split", split).Int("smem", smem).Int("slots", l.Slots).
-		Int("lanes", l.Channels).Int("retune_max_taps", hcap).Msg("persistent FIR kernel running")
 	return nil
 }
 
@@ -279,8 +397,20 @@ func (z *zeroCopy) next(ctx context.Context) (pipeline.Output, error) {
 		return pipeline.Output{}, err
 	}
 	i := z.returned
-	s := int(i%uint64(z.l.Slots)) * z.words
-	out := z.out[:len(blk.Samples)]
+	s := int(i%uint64(z.l.Slots)) * z.outSlot
+	nv := len(blk.Samples)
+	if z.chain != nil {
+		nv = z.chain.blockOut(nv/z.l.Channels) * z.chain.outCh
+		if nv == 0 {
+			// No output words to wait for (a decimator's block shorter
+			// than its factor): the input slot is free once the kernel
+			// has finished the block.
+			if err := z.waitCtrl(ctrlHeartbeat, i+1, z.b.opts.watchdog()); err != nil {
+				return pipeline.Output{}, fmt.Errorf("gpu: block %d: %w", i, err)
+			}
+		}
+	}
+	out := z.out[:nv]
 	// Spin on the output tags: the latency path. Every 4096 polls, check
 	// the kernel's health and the watchdog (heartbeat must advance).
 	spins := 0

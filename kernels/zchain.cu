@@ -1,0 +1,322 @@
+// sigproc persistent chain kernel: the zero-copy transport running a stage
+// chain (shift, decimating fir, resample) rather than a plain FIR.
+//
+// The protocol is fir.cu's (see fir_persistent there): one thread block
+// polls a ring of tagged input words in mapped host memory, each 8-byte
+// word {float32 value, uint32 tag}, tag = block index + 1 in its low 31
+// bits, and writes its output as tagged words into a second ring. What
+// changes is what happens between the two: the block passes through a
+// list of ops, each a polyphase filter (upfirdn by L/M with its taps as L
+// branches of Q) whose input values may be rotated by a shift as they are
+// written into its buffer. A fir ÷M is L = 1; a resample L/M; a shift on
+// its own is the identity filter (L = M = Q = 1, one tap of 1), which a
+// float FMA passes exactly. The semantics are chain.cu's, with the
+// same formulas (rot, the polyphase indices P0 and J0), so the two
+// transports and the CPU give the same output.
+//
+// State lives in shared memory across blocks: each op keeps two buffers of
+// [history | block] (history Q−1 samples); the writer of op k's input
+// fills the current one after its history, op k reads it, carries its
+// last Q−1 samples into the other one, and the two swap. Every thread
+// keeps each op's stream position (inputs consumed t, outputs produced
+// next) in registers, the same arithmetic on every thread, so no
+// position is broadcast. A shift's phase at the next block's first sample
+// is worked out after a block's output is written, off the latency path:
+// exactly, as package mixer does, from the ratio num/den of the shift to
+// the rate when both are whole, else by the FMA-split product.
+//
+// Build: nvcc -ptx -arch=compute_75 -o kernels/zchain.ptx kernels/zchain.cu
+// (`make ptx`). Kernel parameters are all 8 bytes wide (see fir.cu).
+
+typedef unsigned long long u64;
+typedef long long i64;
+
+// Control block, struct Ctrl of fir.cu: the backend drives both kernels
+// with the same offsets (ctrl* in backend/cuda/info.go).
+struct Ctrl {
+    volatile u64 stop;
+    u64 pad0[15];
+    volatile u64 heartbeat;
+    u64 pad1[15];
+    volatile u64 error;
+    u64 pad2[15];
+    volatile u64 running;
+    u64 pad3[15];
+};
+
+#define TAG_MASK 0x7fffffffu
+#define STOP_EVERY 1024
+
+// ZC_MAX_OPS bounds the ops of a chain (zcMaxOps in backend/cuda).
+#define ZC_MAX_OPS 8
+
+// An op's descriptor: OP_WORDS 64-bit words, packed by the host
+// (zcChainPlan in backend/cuda/zchain.go, whose zcOp* constants mirror
+// these).
+enum {
+    OP_L,       // upsampling factor
+    OP_M,       // downsampling factor
+    OP_Q,       // taps per branch; history Q−1 samples
+    OP_TAPS,    // offset (floats) of its branches in shared memory: L rows of Q
+    OP_CPLX,    // its buffer holds complex samples (float2); else real
+    OP_SHIFT,   // values are rotated as they are written into its buffer
+    OP_NUM,     // shift: cycles per sample = num/den exactly when den > 0
+    OP_DEN,
+    OP_CPS,     // shift: cycles per sample as a double's bits
+    OP_BUF,     // offset (floats) of its buffer 0; buffer 1 follows it
+    OP_BUFLEN,  // floats per buffer: (Q − 1 + most inputs) · C · (1 or 2)
+    OP_WORDS
+};
+
+__device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
+    asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
+}
+
+__device__ __forceinline__ u64 pack(float v, unsigned tag) {
+    return (u64)__float_as_uint(v) | ((u64)tag << 32);
+}
+
+// rot is chain.cu's: exp(j·2π·(c0 + j·cps)), the phase reduced in float64.
+__device__ __forceinline__ float2 rot(double c0, double cps, i64 j) {
+    double c = fma((double)j, cps, c0);
+    c -= floor(c);
+    if (c >= 0.5) c -= 1.0;
+    float s, co;
+    sincospif(2.0f * (float)c, &s, &co);
+    return make_float2(co, s);
+}
+
+// mulmod is n·a mod m for n, a < m < 2^53, a bit of n at a time.
+__device__ __forceinline__ u64 mulmod(u64 n, u64 a, u64 m) {
+    u64 r = 0;
+    for (int b = 63 - __clzll(n); b >= 0; b--) {
+        r <<= 1;
+        if (r >= m) r -= m;
+        if ((n >> b) & 1) {
+            r += a;
+            if (r >= m) r -= m;
+        }
+    }
+    return r;
+}
+
+// frac is mixer's frac for a shift without an exact ratio: n·cps mod 1,
+// the product split into its rounded value and its error by an FMA.
+__device__ __forceinline__ double frac_of(i64 n, double cps) {
+    const double x = (double)n;
+    const double hi = x * cps;
+    const double lo = fma(x, cps, -hi);
+    double f = (hi - floor(hi)) + lo;
+    return f - floor(f);
+}
+
+// put writes sample j (block-relative) of channel c into op o's buffer buf
+// (its history H samples first), rotated when the op shifts (phase c0 at
+// j = 0): v is real (v.y unused) unless vcplx.
+__device__ __forceinline__ void put(const i64* o, float* buf, int H, int C, i64 j, int c, float2 v, bool vcplx,
+                                    double c0) {
+    const i64 at = (H + j) * C + c;
+    if (o[OP_SHIFT]) {
+        const float2 r = rot(c0, __longlong_as_double(o[OP_CPS]), j);
+        const float2 y = vcplx ? make_float2(v.x * r.x - v.y * r.y, v.x * r.y + v.y * r.x)
+                               : make_float2(v.x * r.x, v.x * r.y);
+        reinterpret_cast<float2*>(buf)[at] = y;
+    } else if (o[OP_CPLX]) {
+        reinterpret_cast<float2*>(buf)[at] = v;
+    } else {
+        buf[at] = v.x;
+    }
+}
+
+// The sum of output item (o, c) over the taps i ≡ g (mod G), from buffer
+// x ([history | block] of C channels), branch br.
+template <bool CPLX>
+__device__ __forceinline__ float2 dot(const float* x, const float* br, int Q, int H, int C, i64 j0, int c, int g,
+                                      int G) {
+    float2 acc = make_float2(0.f, 0.f);
+    for (int i = g; i < Q; i += G) {
+        const i64 at = (H + j0 - i) * C + c;
+        const float t = br[i];
+        if (CPLX) {
+            const float2 v = reinterpret_cast<const float2*>(x)[at];
+            acc.x = fmaf(t, v.x, acc.x);
+            acc.y = fmaf(t, v.y, acc.y);
+        } else {
+            acc.x = fmaf(t, x[at], acc.x);
+        }
+    }
+    return acc;
+}
+
+// chain_persistent runs ops[0..nops) on every block: bsize frames of C
+// channels, complex (I/Q interleaved) when incplx, in slots of inwords
+// tagged words; its output, outwords words a slot, is complex when
+// outcplx, else staged at smem float stage_off and written in pairs. taps
+// (ntapsf floats) are copied to shared memory at float 0, where the ops'
+// OP_TAPS point; smem_floats is the dynamic shared memory in floats,
+// zeroed at the start (the buffers' history starts at zero).
+extern "C" __global__ void __launch_bounds__(1024)
+    chain_persistent(Ctrl* ctrl, const u64* in, u64* out, const i64* opsg, i64 nops, const float* tapsg, i64 ntapsf,
+                     i64 bsize, i64 C, i64 incplx, i64 nslots, i64 inwords, i64 outwords, i64 outcplx, i64 stage_off,
+                     i64 smem_floats, i64 stall_at) {
+    extern __shared__ __align__(16) float sm[];
+    __shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
+    const int nop = (int)nops, Ci = (int)C;
+    for (int i = threadIdx.x; i < nop * OP_WORDS; i += blockDim.x) ops[i] = opsg[i];
+    for (int i = threadIdx.x; i < smem_floats; i += blockDim.x) sm[i] = i < ntapsf ? tapsg[i] : 0.f;
+    if (threadIdx.x == 0) ctrl->running = 1;
+    __syncthreads();
+
+    // Each op's stream position, buffer and shift phase at its next input
+    // (the same on every thread).
+    i64 t[ZC_MAX_OPS], nx[ZC_MAX_OPS];
+    double c0[ZC_MAX_OPS];
+    int cur[ZC_MAX_OPS];
+    for (int k = 0; k < ZC_MAX_OPS; k++) t[k] = nx[k] = 0, c0[k] = 0.0, cur[k] = 0;
+
+    const int Cv = Ci * (incplx ? 2 : 1);  // values per input frame
+    const i64 nvals = bsize * Cv;          // values per input block
+    const int pairs = (int)(inwords / 2);
+    int slot = 0;
+    for (u64 blk = 0;; blk++) {
+        const unsigned tag = (unsigned)(blk + 1);
+        const unsigned itag = tag & TAG_MASK;
+        const u64* src = in + slot * (u64)inwords;
+        u64* dst = out + slot * (u64)outwords;
+
+        // Poll this thread's pairs and write them into op 0's buffer.
+        int mystop = 0;
+        if ((i64)blk + 1 == stall_at) {
+            if (threadIdx.x == 0) {
+                while (ctrl->stop == 0) __nanosleep(1000);
+            }
+            mystop = 1;
+        } else {
+            const i64* o = ops;
+            const int H = (int)o[OP_Q] - 1;
+            float* buf = sm + o[OP_BUF] + cur[0] * o[OP_BUFLEN];
+            for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
+                const u64* w = src + 2 * p;
+                u64 va, vb;
+                int spins = 0;
+                for (;;) {
+                    ld_v2(w, va, vb);
+                    if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) break;
+                    if (++spins == STOP_EVERY) {
+                        spins = 0;
+                        if (ctrl->stop != 0) {
+                            mystop = 1;
+                            break;
+                        }
+                    }
+                }
+                if (mystop) break;
+                const float x0 = __uint_as_float((unsigned)va), x1 = __uint_as_float((unsigned)vb);
+                const i64 v = 2 * (i64)p;
+                if (incplx) {  // a pair is one complex sample (Cv is even)
+                    put(o, buf, H, Ci, v / Cv, (int)(v % Cv) / 2, make_float2(x0, x1), true, c0[0]);
+                } else {
+                    put(o, buf, H, Ci, v / Ci, (int)(v % Ci), make_float2(x0, 0.f), false, c0[0]);
+                    if (v + 1 < nvals) put(o, buf, H, Ci, (v + 1) / Ci, (int)((v + 1) % Ci), make_float2(x1, 0.f), false, c0[0]);
+                }
+            }
+        }
+        if (__syncthreads_or(mystop)) break;
+
+        // The ops, one after another; a barrier between each.
+        i64 n = bsize;  // this op's inputs in this block
+        i64 nout = 0;
+        for (int k = 0; k < nop; k++) {
+            const i64* o = ops + k * OP_WORDS;
+            const i64 L = o[OP_L], M = o[OP_M];
+            const int Q = (int)o[OP_Q], H = Q - 1;
+            const bool cplx = o[OP_CPLX] != 0;
+            const int es = cplx ? 2 : 1;
+            const float* x = sm + o[OP_BUF] + cur[k] * o[OP_BUFLEN];
+            float* other = sm + o[OP_BUF] + (1 - cur[k]) * o[OP_BUFLEN];
+            // This block's tail is the next block's history.
+            for (i64 i = threadIdx.x; i < (i64)H * Ci * es; i += blockDim.x) other[i] = x[n * Ci * es + i];
+
+            // Outputs [nx, end): output m reads branch m·M mod L against
+            // inputs from floor(m·M/L) back (chain.cu's P0 and J0).
+            const i64 end = ((t[k] + n) / M) * L + (((t[k] + n) % M) * L + M - 1) / M;
+            nout = end - nx[k];
+            const i64 qd = nx[k] / L, rd = nx[k] % L;
+            const i64 P0 = rd * M % L, J0 = qd * M + rd * M / L - t[k];
+            const i64 items = nout * Ci;
+            // G lanes share an item, each taking every G-th tap: as many
+            // as keep the threads busy (a power of two, at most 32).
+            int G = 1;
+            while (G < 32 && 2 * G * items <= (i64)blockDim.x && 2 * G <= Q) G *= 2;
+            const bool last = k + 1 == nop;
+            const i64* on = last ? o : o + OP_WORDS;
+            float* nbuf = last ? sm + stage_off : sm + on[OP_BUF] + cur[k + 1] * on[OP_BUFLEN];
+            const int nH = last ? 0 : (int)on[OP_Q] - 1;
+            const i64 span = items * G;
+            for (i64 base = 0; base < span; base += blockDim.x) {
+                const i64 id = base + threadIdx.x;
+                const i64 item = id / G;
+                const int g = (int)(id % G);
+                const bool valid = item < items;
+                const i64 oi = item / Ci;
+                const int c = (int)(item % Ci);
+                float2 acc = make_float2(0.f, 0.f);
+                if (valid) {
+                    const i64 A = P0 + oi * M;
+                    const float* br = sm + o[OP_TAPS] + (A % L) * Q;
+                    acc = cplx ? dot<true>(x, br, Q, H, Ci, J0 + A / L, c, g, G)
+                               : dot<false>(x, br, Q, H, Ci, J0 + A / L, c, g, G);
+                }
+                for (int off = G >> 1; off > 0; off >>= 1) {
+                    acc.x += __shfl_xor_sync(0xffffffffu, acc.x, off);
+                    acc.y += __shfl_xor_sync(0xffffffffu, acc.y, off);
+                }
+                if (valid && g == 0) {
+                    if (!last) {
+                        put(on, nbuf, nH, Ci, oi, c, acc, cplx, c0[k + 1]);
+                    } else if (outcplx) {
+                        const i64 pr = oi * Ci + c;
+                        st_v2(dst + 2 * pr, pack(acc.x, tag), pack(acc.y, tag));
+                    } else {
+                        nbuf[oi * Ci + c] = acc.x;
+                    }
+                }
+            }
+            t[k] += n;
+            nx[k] = end;
+            cur[k] ^= 1;
+            n = nout;
+            __syncthreads();
+        }
+        if (!outcplx) {
+            // A real output in pairs; an odd count's pad word repeats the
+            // last value, as fir.cu writes it.
+            const i64 nv = nout * Ci;
+            const float* sv = sm + stage_off;
+            for (i64 p = threadIdx.x; 2 * p < nv; p += blockDim.x) {
+                const float a = sv[2 * p], b = 2 * p + 1 < nv ? sv[2 * p + 1] : a;
+                st_v2(dst + 2 * p, pack(a, tag), pack(b, tag));
+            }
+        }
+        if (threadIdx.x == 0) ctrl->heartbeat = blk + 1;
+
+        // The shifts' phase at the next block's first input, off the
+        // latency path.
+        for (int k = 0; k < nop; k++) {
+            const i64* o = ops + k * OP_WORDS;
+            if (!o[OP_SHIFT]) continue;
+            const u64 den = (u64)o[OP_DEN];
+            c0[k] = den > 0 ? (double)mulmod((u64)t[k] % den, (u64)o[OP_NUM], den) / (double)den
+                            : frac_of(t[k], __longlong_as_double(o[OP_CPS]));
+        }
+        slot = slot + 1 == nslots ? 0 : slot + 1;
+    }
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        ctrl->running = 2;
+    }
+}
