@@ -15,15 +15,28 @@
 // transports and the CPU give the same output.
 //
 // State lives in shared memory across blocks: each op keeps two buffers of
-// [history | block] (history Q−1 samples); the writer of op k's input
-// fills the current one after its history, op k reads it, carries its
-// last Q−1 samples into the other one, and the two swap. Every thread
-// keeps each op's stream position (inputs consumed t, outputs produced
-// next) in registers, the same arithmetic on every thread, so no
-// position is broadcast. A shift's phase at the next block's first sample
-// is worked out after a block's output is written, off the latency path:
-// exactly, as package mixer does, from the ratio num/den of the shift to
-// the rate when both are whole, else by the FMA-split product.
+// [history | block] (history QCAP−1 samples, for the most taps a retune may
+// bring); the writer of op k's input fills the current one after its
+// history, op k reads it, carries its last QCAP−1 samples into the other
+// one, and the two swap. Every thread keeps each op's stream position
+// (inputs consumed t, outputs produced next) in registers, the same
+// arithmetic on every thread, so no position is broadcast. A shift's phase
+// at the next block's first sample is worked out after a block's output is
+// written, off the latency path: exactly, as package mixer does, from the
+// ratio num/den of the shift to the rate when both are whole, else by the
+// FMA-split product.
+//
+// Retunes (package stage's rule: from the first block the host has not
+// yet handed over): the host writes a parameter image of every op (its
+// shift, its taps) into the buffer of the other parity and flips the
+// parity bit of the next block's input tags, as fir.cu does. The block
+// whose words carry the new parity loads the image before its ops run:
+// each op's taps from that block's first output on, each shift resumed at
+// that block's first input with the phase it had there (mixer's Resume),
+// so the phase is continuous. Values are shifted as they are written, so
+// the history keeps the shift in force when each sample was new. On that
+// block the pollers write op 0's values unshifted, and they are shifted
+// once the new parameters are in.
 //
 // Build: nvcc -ptx -arch=compute_75 -o kernels/zchain.ptx kernels/zchain.cu
 // (`make ptx`). Kernel parameters are all 8 bytes wide (see fir.cu).
@@ -44,6 +57,8 @@ struct Ctrl {
     u64 pad3[15];
 };
 
+// Input tags carry the block index + 1 in their low 31 bits and the
+// parameter parity in the top bit (fir.cu's TAG_MASK).
 #define TAG_MASK 0x7fffffffu
 #define STOP_EVERY 1024
 
@@ -51,22 +66,34 @@ struct Ctrl {
 #define ZC_MAX_OPS 8
 
 // An op's descriptor: OP_WORDS 64-bit words, packed by the host
-// (zcChainPlan in backend/cuda/zchain.go, whose zcOp* constants mirror
-// these).
+// (planZCChain in backend/cuda/zchain.go, whose zcOp* constants mirror
+// these), kept in shared memory, where a retune rewrites the mutable ones.
 enum {
     OP_L,       // upsampling factor
     OP_M,       // downsampling factor
-    OP_Q,       // taps per branch; history Q−1 samples
+    OP_Q,       // taps per branch now
+    OP_QCAP,    // the most taps per branch; history QCAP−1 samples
     OP_TAPS,    // offset (floats) of its branches in shared memory: L rows of Q
     OP_CPLX,    // its buffer holds complex samples (float2); else real
     OP_SHIFT,   // values are rotated as they are written into its buffer
     OP_NUM,     // shift: cycles per sample = num/den exactly when den > 0
     OP_DEN,
     OP_CPS,     // shift: cycles per sample as a double's bits
-    OP_BUF,     // offset (floats) of its buffer 0; buffer 1 follows it
-    OP_BUFLEN,  // floats per buffer: (Q − 1 + most inputs) · C · (1 or 2)
+    OP_BASE,    // shift: the phase at input t is OFF + (t − BASE)·cps
+    OP_OFF,     // a double's bits, cycles
+    OP_BUF,     // offset (floats) of its buffer 0; buffer 1 follows at OP_BUF + OP_BUFLEN
+    OP_BUFLEN,  // floats per buffer: (QCAP − 1 + most inputs) · C · (1 or 2)
+    OP_PAR,     // offset (floats) of its branches in a parameter image
     OP_WORDS
 };
+
+// A parameter image, in mapped host memory as fir.cu's parameter block:
+// two buffers of PARAM_HDR + ptcap floats, buffer b for parity b, the image
+// from float PARAM_HDR on: PAR_WORDS 64-bit words an op, each as two
+// floats, low half first (the shift's num, den and cps bits, the taps per
+// branch), then each op's branches at its OP_PAR.
+#define PARAM_HDR 32
+#define PAR_WORDS 4
 
 __device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
     asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
@@ -90,6 +117,10 @@ __device__ __forceinline__ float2 rot(double c0, double cps, i64 j) {
     return make_float2(co, s);
 }
 
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
 // mulmod is n·a mod m for n, a < m < 2^53, a bit of n at a time.
 __device__ __forceinline__ u64 mulmod(u64 n, u64 a, u64 m) {
     u64 r = 0;
@@ -104,8 +135,8 @@ __device__ __forceinline__ u64 mulmod(u64 n, u64 a, u64 m) {
     return r;
 }
 
-// frac is mixer's frac for a shift without an exact ratio: n·cps mod 1,
-// the product split into its rounded value and its error by an FMA.
+// frac_of is mixer's frac for a shift without an exact ratio: n·cps mod
+// 1, the product split into its rounded value and its error by an FMA.
 __device__ __forceinline__ double frac_of(i64 n, double cps) {
     const double x = (double)n;
     const double hi = x * cps;
@@ -114,17 +145,35 @@ __device__ __forceinline__ double frac_of(i64 n, double cps) {
     return f - floor(f);
 }
 
+// phase_at is op o's shift phase in cycles at its input t, in [0, 1):
+// mixer's cycles, exact for a whole ratio.
+__device__ __forceinline__ double phase_at(const i64* o, i64 t) {
+    const i64 n = t - o[OP_BASE];
+    const u64 den = (u64)o[OP_DEN];
+    const double f = den > 0 ? (double)mulmod((u64)n % den, (u64)o[OP_NUM], den) / (double)den
+                             : frac_of(n, __longlong_as_double(o[OP_CPS]));
+    const double c = __longlong_as_double(o[OP_OFF]) + f;
+    return c - floor(c);
+}
+
+// ld_word reads the 64-bit word at p of a parameter image (two floats,
+// low half first).
+__device__ __forceinline__ i64 ld_word(const volatile float* p) {
+    const unsigned lo = __float_as_uint(p[0]), hi = __float_as_uint(p[1]);
+    return (i64)(((u64)hi << 32) | lo);
+}
+
 // put writes sample j (block-relative) of channel c into op o's buffer buf
-// (its history H samples first), rotated when the op shifts (phase c0 at
-// j = 0): v is real (v.y unused) unless vcplx.
+// (its history H samples first), rotated when shift (phase c0 at j = 0): v
+// is real (v.y unused) unless vcplx. Unshifted values of a shifting op are
+// stored complex, v.y 0 for a real one, to be rotated later.
 __device__ __forceinline__ void put(const i64* o, float* buf, int H, int C, i64 j, int c, float2 v, bool vcplx,
-                                    double c0) {
+                                    bool shift, double c0) {
     const i64 at = (H + j) * C + c;
-    if (o[OP_SHIFT]) {
+    if (!vcplx) v.y = 0.f;
+    if (shift) {
         const float2 r = rot(c0, __longlong_as_double(o[OP_CPS]), j);
-        const float2 y = vcplx ? make_float2(v.x * r.x - v.y * r.y, v.x * r.y + v.y * r.x)
-                               : make_float2(v.x * r.x, v.x * r.y);
-        reinterpret_cast<float2*>(buf)[at] = y;
+        reinterpret_cast<float2*>(buf)[at] = vcplx ? cmul(v, r) : make_float2(v.x * r.x, v.x * r.y);
     } else if (o[OP_CPLX]) {
         reinterpret_cast<float2*>(buf)[at] = v;
     } else {
@@ -152,23 +201,30 @@ __device__ __forceinline__ float2 dot(const float* x, const float* br, int Q, in
     return acc;
 }
 
+// The parity of the block being polled, written by its poller of pair 0.
+__shared__ int block_parity;
+
 // chain_persistent runs ops[0..nops) on every block: bsize frames of C
 // channels, complex (I/Q interleaved) when incplx, in slots of inwords
 // tagged words; its output, outwords words a slot, is complex when
 // outcplx, else staged at smem float stage_off and written in pairs. taps
 // (ntapsf floats) are copied to shared memory at float 0, where the ops'
 // OP_TAPS point; smem_floats is the dynamic shared memory in floats,
-// zeroed at the start (the buffers' history starts at zero).
+// zeroed at the start (the buffers' history starts at zero). params
+// (null: no retunes) is the parameter block of ptcap floats a buffer.
 extern "C" __global__ void __launch_bounds__(1024)
     chain_persistent(Ctrl* ctrl, const u64* in, u64* out, const i64* opsg, i64 nops, const float* tapsg, i64 ntapsf,
                      i64 bsize, i64 C, i64 incplx, i64 nslots, i64 inwords, i64 outwords, i64 outcplx, i64 stage_off,
-                     i64 smem_floats, i64 stall_at) {
+                     i64 smem_floats, i64 stall_at, const float* params, i64 ptcap) {
     extern __shared__ __align__(16) float sm[];
     __shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
     const int nop = (int)nops, Ci = (int)C;
     for (int i = threadIdx.x; i < nop * OP_WORDS; i += blockDim.x) ops[i] = opsg[i];
     for (int i = threadIdx.x; i < smem_floats; i += blockDim.x) sm[i] = i < ntapsf ? tapsg[i] : 0.f;
-    if (threadIdx.x == 0) ctrl->running = 1;
+    if (threadIdx.x == 0) {
+        block_parity = 0;
+        ctrl->running = 1;
+    }
     __syncthreads();
 
     // Each op's stream position, buffer and shift phase at its next input
@@ -177,10 +233,12 @@ extern "C" __global__ void __launch_bounds__(1024)
     double c0[ZC_MAX_OPS];
     int cur[ZC_MAX_OPS];
     for (int k = 0; k < ZC_MAX_OPS; k++) t[k] = nx[k] = 0, c0[k] = 0.0, cur[k] = 0;
+    unsigned curpar = 0;  // parity of the parameters in force: 0 = the launch's
 
     const int Cv = Ci * (incplx ? 2 : 1);  // values per input frame
     const i64 nvals = bsize * Cv;          // values per input block
     const int pairs = (int)(inwords / 2);
+    const int H0 = (int)ops[OP_QCAP] - 1;
     int slot = 0;
     for (u64 blk = 0;; blk++) {
         const unsigned tag = (unsigned)(blk + 1);
@@ -188,7 +246,8 @@ extern "C" __global__ void __launch_bounds__(1024)
         const u64* src = in + slot * (u64)inwords;
         u64* dst = out + slot * (u64)outwords;
 
-        // Poll this thread's pairs and write them into op 0's buffer.
+        // Poll this thread's pairs and write them into op 0's buffer,
+        // shifted unless the block brings new parameters.
         int mystop = 0;
         if ((i64)blk + 1 == stall_at) {
             if (threadIdx.x == 0) {
@@ -197,7 +256,6 @@ extern "C" __global__ void __launch_bounds__(1024)
             mystop = 1;
         } else {
             const i64* o = ops;
-            const int H = (int)o[OP_Q] - 1;
             float* buf = sm + o[OP_BUF] + cur[0] * o[OP_BUFLEN];
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
                 const u64* w = src + 2 * p;
@@ -215,17 +273,59 @@ extern "C" __global__ void __launch_bounds__(1024)
                     }
                 }
                 if (mystop) break;
+                const unsigned par = (unsigned)(va >> 63);
+                if (p == 0) block_parity = (int)par;
+                const bool shift = o[OP_SHIFT] != 0 && par == curpar;
                 const float x0 = __uint_as_float((unsigned)va), x1 = __uint_as_float((unsigned)vb);
                 const i64 v = 2 * (i64)p;
                 if (incplx) {  // a pair is one complex sample (Cv is even)
-                    put(o, buf, H, Ci, v / Cv, (int)(v % Cv) / 2, make_float2(x0, x1), true, c0[0]);
+                    put(o, buf, H0, Ci, v / Cv, (int)(v % Cv) / 2, make_float2(x0, x1), true, shift, c0[0]);
                 } else {
-                    put(o, buf, H, Ci, v / Ci, (int)(v % Ci), make_float2(x0, 0.f), false, c0[0]);
-                    if (v + 1 < nvals) put(o, buf, H, Ci, (v + 1) / Ci, (int)((v + 1) % Ci), make_float2(x1, 0.f), false, c0[0]);
+                    put(o, buf, H0, Ci, v / Ci, (int)(v % Ci), make_float2(x0, 0.f), false, shift, c0[0]);
+                    if (v + 1 < nvals)
+                        put(o, buf, H0, Ci, (v + 1) / Ci, (int)((v + 1) % Ci), make_float2(x1, 0.f), false, shift, c0[0]);
                 }
             }
         }
         if (__syncthreads_or(mystop)) break;
+        if (params != 0 && (unsigned)block_parity != curpar) {
+            // New parameters from this block on (uniform: all read the same
+            // word). The host wrote the image before this block's words,
+            // which were seen before the barrier, so a load issued now sees
+            // it; no op has read its taps since the last block's barrier.
+            curpar = (unsigned)block_parity;
+            __threadfence_system();
+            const volatile float* pb = params + curpar * (PARAM_HDR + ptcap) + PARAM_HDR;
+            __syncthreads();  // every thread has read block_parity
+            if (threadIdx.x < nop) {
+                i64* o = ops + threadIdx.x * OP_WORDS;
+                const volatile float* h = pb + threadIdx.x * 2 * PAR_WORDS;
+                if (o[OP_SHIFT]) {
+                    // Resumed where this block starts, with the phase the
+                    // old shift has there.
+                    o[OP_OFF] = __double_as_longlong(c0[threadIdx.x]);
+                    o[OP_BASE] = t[threadIdx.x];
+                    o[OP_NUM] = ld_word(h);
+                    o[OP_DEN] = ld_word(h + 2);
+                    o[OP_CPS] = ld_word(h + 4);
+                }
+                o[OP_Q] = ld_word(h + 6);
+            }
+            __syncthreads();
+            for (int k = 0; k < nop; k++) {
+                const i64* o = ops + k * OP_WORDS;
+                const int n = (int)(o[OP_L] * o[OP_Q]);
+                for (int i = threadIdx.x; i < n; i += blockDim.x) sm[o[OP_TAPS] + i] = pb[o[OP_PAR] + i];
+            }
+            if (ops[OP_SHIFT]) {
+                // Op 0's values of this block, written unshifted.
+                float2* b2 = reinterpret_cast<float2*>(sm + ops[OP_BUF] + cur[0] * ops[OP_BUFLEN]);
+                const double cps = __longlong_as_double(ops[OP_CPS]);
+                for (i64 i = threadIdx.x; i < bsize * Ci; i += blockDim.x)
+                    b2[H0 * Ci + i] = cmul(b2[H0 * Ci + i], rot(c0[0], cps, i / Ci));
+            }
+            __syncthreads();
+        }
 
         // The ops, one after another; a barrier between each.
         i64 n = bsize;  // this op's inputs in this block
@@ -233,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         for (int k = 0; k < nop; k++) {
             const i64* o = ops + k * OP_WORDS;
             const i64 L = o[OP_L], M = o[OP_M];
-            const int Q = (int)o[OP_Q], H = Q - 1;
+            const int Q = (int)o[OP_Q], H = (int)o[OP_QCAP] - 1;
             const bool cplx = o[OP_CPLX] != 0;
             const int es = cplx ? 2 : 1;
             const float* x = sm + o[OP_BUF] + cur[k] * o[OP_BUFLEN];
@@ -255,7 +355,8 @@ extern "C" __global__ void __launch_bounds__(1024)
             const bool last = k + 1 == nop;
             const i64* on = last ? o : o + OP_WORDS;
             float* nbuf = last ? sm + stage_off : sm + on[OP_BUF] + cur[k + 1] * on[OP_BUFLEN];
-            const int nH = last ? 0 : (int)on[OP_Q] - 1;
+            const int nH = last ? 0 : (int)on[OP_QCAP] - 1;
+            const bool nshift = !last && on[OP_SHIFT] != 0;
             const i64 span = items * G;
             for (i64 base = 0; base < span; base += blockDim.x) {
                 const i64 id = base + threadIdx.x;
@@ -277,7 +378,7 @@ extern "C" __global__ void __launch_bounds__(1024)
                 }
                 if (valid && g == 0) {
                     if (!last) {
-                        put(on, nbuf, nH, Ci, oi, c, acc, cplx, c0[k + 1]);
+                        put(on, nbuf, nH, Ci, oi, c, acc, cplx, nshift, c0[k + 1]);
                     } else if (outcplx) {
                         const i64 pr = oi * Ci + c;
                         st_v2(dst + 2 * pr, pack(acc.x, tag), pack(acc.y, tag));
@@ -308,10 +409,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         // latency path.
         for (int k = 0; k < nop; k++) {
             const i64* o = ops + k * OP_WORDS;
-            if (!o[OP_SHIFT]) continue;
-            const u64 den = (u64)o[OP_DEN];
-            c0[k] = den > 0 ? (double)mulmod((u64)t[k] % den, (u64)o[OP_NUM], den) / (double)den
-                            : frac_of(t[k], __longlong_as_double(o[OP_CPS]));
+            if (o[OP_SHIFT]) c0[k] = phase_at(o, t[k]);
         }
         slot = slot + 1 == nslots ? 0 : slot + 1;
     }

@@ -78,11 +78,12 @@ type Config struct {
 	// plain FIR) makes each frame that many channels.
 	Chain stage.Chain
 
-	// RetuneEvery > 0 retunes the path's fir (the backend must be a
-	// pipeline.Retuner) every so long while it runs, alternating
-	// RetuneTaps and Taps; the shadow check switches taps at the sample
-	// each retune reports. Block-count mode, a plain FIR, every block
-	// verified.
+	// RetuneEvery > 0 retunes the path (the backend must be a
+	// pipeline.Retuner) every so long while it runs: a plain FIR
+	// alternating RetuneTaps and Taps, a chain its first shift between
+	// its frequency and the opposite (else its first fir's taps); the
+	// shadow check takes each retune at the sample it reports.
+	// Block-count mode, every block verified.
 	RetuneEvery time.Duration
 	// RetuneTaps is the other tap set; empty = Taps × -0.5.
 	RetuneTaps []float32
@@ -143,8 +144,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("probe: period must be >= 0, got %v", c.Period)
 	case c.RetuneEvery < 0:
 		return fmt.Errorf("%w: must be >= 0, got %v", errRetuneConfig, c.RetuneEvery)
-	case c.RetuneEvery > 0 && (c.Duration > 0 || c.chain() || c.VerifyEvery > 1):
-		return fmt.Errorf("%w: retunes are checked in the block-count mode of a plain FIR with every block verified", errRetuneConfig)
+	case c.RetuneEvery > 0 && (c.Duration > 0 || c.VerifyEvery > 1):
+		return fmt.Errorf("%w: retunes are checked in the block-count mode with every block verified", errRetuneConfig)
 	}
 	return nil
 }
@@ -196,6 +197,7 @@ type Result struct {
 	// new taps, µs.
 	Retunes        int       `json:"retunes,omitempty"`
 	RetuneApplyP50 float64   `json:"retune_apply_p50_us,omitempty"`
+	RetuneCallP50  float64   `json:"retune_call_p50_us,omitempty"` // the Retune call itself
 	RetuneApplyMax float64   `json:"retune_apply_max_us,omitempty"`
 	Latencies      []float64 `json:"-"` // block-count mode only
 	// FillUs is the time to fill a block at the sample rate,
@@ -304,7 +306,10 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	src := newSource(cfg, ch)
 	var rt *retuner
 	if cfg.RetuneEvery > 0 {
-		rt = newRetuner(cfg)
+		if rt, err = newRetuner(cfg); err != nil {
+			_ = be.Close()
+			return res, err
+		}
 	}
 	ver, err := newVerifier(cfg, src, ch, rt)
 	if err != nil {
@@ -329,7 +334,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 				measuring = true
 				close(started) // retunes start with the measured blocks
 			}
-			rt.seen(len(o.Samples) / ch)
+			rt.seen(cfg.BlockSize) // probe blocks are all full
 		}
 		chk.submit(ctx, o)
 	}

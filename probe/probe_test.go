@@ -214,3 +214,38 @@ func TestRetuneEveryChecked(t *testing.T) {
 		t.Error("retunes in a soak accepted")
 	}
 }
+
+// TestRetuneEveryChain: a chain's periodic retunes (its first shift
+// between its frequency and the opposite; a chain without a shift its
+// first fir's taps) are followed by the shadow check, which retunes the
+// CPU chain at the frame each one reports: no block mismatches, through
+// decimation and a shift whose phase carries on across the retunes.
+func TestRetuneEveryChain(t *testing.T) {
+	taps := []float32{0.1, 0.2, 0.4, 0.2, 0.1, -0.05, 0.3, 0.02, -0.1}
+	for _, tc := range []struct {
+		name   string
+		stages []stage.Stage
+	}{
+		{"shift+fir/4", []stage.Stage{stage.NewShift(-1.25e5), stage.NewFIR(taps, 4)}},
+		{"fir/2+shift", []stage.Stage{stage.NewFIR(taps, 2), stage.NewShift(3e4)}},
+		{"fir/2", []stage.Stage{stage.NewFIR(taps, 2)}},
+	} {
+		c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: tc.stages}
+		cfg := Config{BlockSize: 64, Chain: c, Complex: true, Blocks: 1500, Warmup: 10, Period: 100 * time.Microsecond,
+			Slots: 64, Seed: 3, RetuneEvery: 5 * time.Millisecond}
+		path := Path{Name: "cpu", New: func() (pipeline.Backend, error) { return cpu.New(c, 64) }}
+		rs, err := Run(context.Background(), cfg, []Path{path})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		r := rs[0]
+		if r.Retunes == 0 || r.Mismatches != 0 || r.Verified == 0 {
+			t.Errorf("%s: retunes %d, verified %d, unverified %d, dropped %d, mismatches %d (worst %g)", tc.name, r.Retunes, r.Verified, r.Unverified, r.Dropped, r.Mismatches, r.MaxRelErr)
+		}
+		t.Logf("%s: %d retunes, apply p50 %.1f µs", tc.name, r.Retunes, r.RetuneApplyP50)
+	}
+	bare := Config{BlockSize: 64, Chain: stage.Chain{SampleRate: 1, Stages: []stage.Stage{stage.NewResample([]float32{1, 1}, 3, 2)}}, Blocks: 10, RetuneEvery: time.Millisecond}
+	if _, err := newRetuner(bare); err == nil {
+		t.Error("a chain with nothing to retune accepted")
+	}
+}

@@ -14,13 +14,15 @@ import (
 )
 
 // retuner drives Config.RetuneEvery: on a goroutine of its own it retunes
-// the path's fir every so often, alternating two tap sets, and records
-// where each retune took effect, so that the shadow check switches its
-// reference at the same sample, and how long each took from the Retune
-// call to the consumer's first block filtered with the new taps.
+// the path every so often, alternating two sets of parameters (a plain
+// FIR's taps; a chain's first shift, else its first fir's taps), and
+// records where each retune took effect, so that the shadow check switches
+// its reference at the same sample, and how long each took from the Retune
+// call to the consumer's first block with the new parameters.
 type retuner struct {
-	every time.Duration
-	sets  [2][]float32
+	every   time.Duration
+	sets    [2][]float32      // a plain FIR's two tap sets
+	changes [2][]stage.Retune // the retune to each set
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -33,6 +35,7 @@ type retuner struct {
 	t0        time.Time
 	frames    int64     // consumer: frames delivered before the current block
 	applyUs   []float64 // consumer: Retune call → its first output block, µs
+	callUs    []float64 // the Retune calls' own time, µs; read after the retune goroutine exits
 	err       error     // the retune goroutine's first error; read after it exits
 	count     int       // retunes accepted; read after it exits
 }
@@ -42,19 +45,62 @@ type switchAt struct {
 	set int
 }
 
-func newRetuner(cfg Config) *retuner {
-	alt := cfg.RetuneTaps
-	if len(alt) == 0 {
-		// Same length, a different response (and output) from Taps.
-		alt = make([]float32, len(cfg.Taps))
-		for i, t := range cfg.Taps {
-			alt[i] = -0.5 * t
-		}
-	}
-	r := &retuner{every: cfg.RetuneEvery, sets: [2][]float32{cfg.Taps, alt}, t0: time.Now()}
+func newRetuner(cfg Config) (*retuner, error) {
+	r := &retuner{every: cfg.RetuneEvery, t0: time.Now()}
 	r.cond = sync.NewCond(&r.mu)
 	r.pendingAt.Store(-1)
-	return r
+	if cfg.chain() {
+		ch, err := chainRetunes(cfg.Chain)
+		if err != nil {
+			return nil, err
+		}
+		r.changes = ch
+		return r, nil
+	}
+	alt := cfg.RetuneTaps
+	if len(alt) == 0 {
+		alt = otherTaps(cfg.Taps)
+	}
+	r.sets = [2][]float32{cfg.Taps, alt}
+	for k, taps := range r.sets {
+		r.changes[k] = []stage.Retune{{Index: 0, Stage: stage.NewFIR(taps, 0)}}
+	}
+	return r, nil
+}
+
+// otherTaps is taps of the same length and a different response (and
+// output): taps × −0.5.
+func otherTaps(taps []float32) []float32 {
+	alt := make([]float32, len(taps))
+	for i, t := range taps {
+		alt[i] = -0.5 * t
+	}
+	return alt
+}
+
+// chainRetunes returns a chain's two alternating retunes: its first shift
+// at its frequency and the opposite one (a quarter of its input rate if
+// it is 0), else its first fir's taps and otherTaps.
+func chainRetunes(c stage.Chain) (ch [2][]stage.Retune, err error) {
+	rate := c.SampleRate
+	for i, s := range c.Stages {
+		switch s.Kind {
+		case stage.KindShift:
+			other := -s.FrequencyHz
+			if other == 0 {
+				other = rate / 4
+			}
+			ch[0] = []stage.Retune{{Index: i, Stage: stage.NewShift(s.FrequencyHz)}}
+			ch[1] = []stage.Retune{{Index: i, Stage: stage.NewShift(other)}}
+			return ch, nil
+		case stage.KindFIR:
+			ch[0] = []stage.Retune{{Index: i, Stage: stage.NewFIR(s.Taps, s.Decimate)}}
+			ch[1] = []stage.Retune{{Index: i, Stage: stage.NewFIR(otherTaps(s.Taps), s.Decimate)}}
+			return ch, nil
+		}
+		rate = s.Rate(rate)
+	}
+	return ch, fmt.Errorf("%w: the chain %s has no shift or fir stage to retune", errRetuneConfig, c)
 }
 
 // run retunes be every r.every until ctx ends or stop closes, from when
@@ -86,10 +132,11 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 		r.inflight = true
 		r.mu.Unlock()
 		tc := time.Since(r.t0)
-		res, err := rt.Retune(stage.Retune{Index: 0, Stage: stage.NewFIR(r.sets[set], 0)})
+		res, err := rt.Retune(r.changes[set]...)
+		r.callUs = append(r.callUs, float64(time.Since(r.t0)-tc)/1e3)
 		r.mu.Lock()
 		r.inflight = false
-		if err == nil && len(res) == 1 {
+		if err == nil && len(res) > 0 {
 			r.sched = append(r.sched, switchAt{at: res[0].ChainAt, set: set})
 			r.count++
 			r.pendingT.Store(int64(tc))
@@ -104,9 +151,9 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 	}
 }
 
-// seen is called by the consumer for every block of frames frames: when
-// it is the first block of a pending retune, it records the time since
-// that retune's call.
+// seen is called by the consumer for every block of frames input frames:
+// when it is the first block of a pending retune, it records the time
+// since that retune's call.
 func (r *retuner) seen(frames int) {
 	if at := r.pendingAt.Load(); at >= 0 && r.frames >= at {
 		r.applyUs = append(r.applyUs, float64(time.Since(r.t0)-time.Duration(r.pendingT.Load()))/1e3)
@@ -140,6 +187,11 @@ func (r *retuner) report(res *Result) {
 		s := slices.Clone(r.applyUs)
 		slices.Sort(s)
 		res.RetuneApplyP50, res.RetuneApplyMax = s[len(s)/2], s[len(s)-1]
+	}
+	if len(r.callUs) > 0 {
+		s := slices.Clone(r.callUs)
+		slices.Sort(s)
+		res.RetuneCallP50 = s[len(s)/2]
 	}
 }
 

@@ -61,8 +61,12 @@ type verifier struct {
 	alt    shadow
 	altRef []float32
 	rt     *retuner
-	frames int64
-	ch     int
+	frames int64 // input frames of the blocks checked so far
+	block  int   // input frames a block (probe blocks are all full)
+	// A chain's shadow (shadow itself), retuned to the set in force at
+	// each block's first frame: a shift's phase carries on across them.
+	chain *cpu.Chain
+	set   int
 
 	// sampled mode: the last delivered sequence numbers, a ring of the
 	// blocks that can hold the ntaps-1 history samples.
@@ -80,7 +84,7 @@ func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error
 			return nil, err
 		}
 		outCh := pipeline.FrameValues(cfg.Chain.OutChannels(), cfg.Chain.OutComplex())
-		return &verifier{src: src, shadow: c, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
+		return &verifier{src: src, shadow: c, chain: c, rt: rt, block: cfg.BlockSize, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
 	}
 	fir, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
 	if err != nil {
@@ -94,7 +98,7 @@ func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error
 		if err != nil {
 			return nil, fmt.Errorf("probe: retune taps: %w", err)
 		}
-		v.alt, v.altRef, v.rt, v.ch = firShadow{alt}, make([]float32, cfg.BlockSize*ch), rt, ch
+		v.alt, v.altRef, v.rt, v.block = firShadow{alt}, make([]float32, cfg.BlockSize*ch), rt, cfg.BlockSize
 	}
 	// Probe blocks are all full, so this many hold the history.
 	v.prev = make([]uint64, (v.need+cfg.BlockSize*ch-1)/(cfg.BlockSize*ch))
@@ -126,6 +130,9 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	n := 0
 	if !v.broken {
 		in, ok := v.src.recorded(o.Seq)
+		if ok && v.chain != nil && v.rt != nil {
+			ok = v.retuneChain() == nil
+		}
 		if ok {
 			var err error
 			n, err = v.shadow.Process(v.ref, in)
@@ -140,15 +147,33 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	}
 	ref := v.ref[:n]
 	if v.rt != nil {
-		if v.rt.setAt(v.frames) == 1 {
+		if v.chain == nil && v.rt.setAt(v.frames) == 1 {
 			ref = v.altRef[:n]
 		}
-		v.frames += int64(len(o.Samples) / v.ch)
+		v.frames += int64(v.block)
 	}
 	if v.broken {
 		return unverified, 0
 	}
 	return verified, filter.MaxErrRMS(o.Samples, ref) // +Inf on a length mismatch
+}
+
+// retuneChain applies to the chain's shadow the retune in force at the
+// block's first frame, if it is not the one in force already.
+func (v *verifier) retuneChain() error {
+	set := v.rt.setAt(v.frames)
+	if set == v.set {
+		return nil
+	}
+	for _, r := range v.rt.changes[set] {
+		p, err := v.chain.Prepare(r.Index, r.Stage)
+		if err != nil {
+			return err
+		}
+		v.chain.Apply(p)
+	}
+	v.set = set
+	return nil
 }
 
 func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {

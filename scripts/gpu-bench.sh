@@ -25,7 +25,9 @@
 #   zcchain     issue 31: a stage chain in the zero-copy kernel
 #               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
 #               complex blocks, one per 10 µs) beside the plain 129-tap FIR on
-#               the same blocks and floor.cu, alternating, GPU_BENCH_ROUNDS rounds
+#               the same blocks and floor.cu, alternating, GPU_BENCH_ROUNDS rounds;
+#               then the chain with its shift retuned every 10 ms, and the
+#               plain FIR with its taps
 #   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
 #               cache, 129-tap FIR, 1 Mi-sample blocks, null sink, and the CPU
 #               backend on the same run; pinned and pageable H2D copies
@@ -128,6 +130,10 @@ for phase in $PHASES; do
         say "r$round floor: $(grep -E '^(ping-pong|fir-ll)' "$P/floor-$round.txt" | tr -s ' ' | tr '\n' ' ')"
       fi
     done
+    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune.txt" 2>&1
+    say "chain, its shift retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune.txt" | tr -s ' ')"
+    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
+    say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
     ;;
   throughput)
     python3 - "$W/in.cf32" <<'EOF'

@@ -42,7 +42,7 @@ func CheckChain(c stage.Chain, opts Options) error {
 		if err := checkMethod(c, opts); err != nil {
 			return err
 		}
-		_, err := planZCChain(c, 1)
+		_, err := planZCChain(c, 1, 0)
 		return err
 	}
 	if err := checkMethod(c, opts); err != nil {

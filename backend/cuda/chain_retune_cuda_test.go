@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,84 +197,112 @@ func TestChainRetuneRefusals(t *testing.T) {
 }
 
 // TestChainRetuneAtKnownBlock retunes a running chain through the backend
-// (pipeline.Retuner) on the explicit transport: the source stops at each
-// gate, the test waits until the output of every frame before it has
-// come back, retunes, and lets the source go on. The reported ChainAt is
-// the gate, At the stage's own input index there, and the output equals
-// the CPU backend's with the same retunes at the same frames.
+// (pipeline.Retuner) on the explicit transport, and a chain without a
+// filter bank on the zero-copy one: the source stops at each gate, the
+// test waits until the output of every frame before it has come back,
+// retunes, and lets the source go on. The reported ChainAt is the gate, At
+// the stage's own input index there, and the output equals the CPU
+// backend's with the same retunes at the same frames.
 func TestChainRetuneAtKnownBlock(t *testing.T) {
 	r := rand.New(rand.NewPCG(44, 3))
 	for _, tc := range chainRetuneCases(r) {
 		if tc.name == "shift+bank1024/1024x32768" {
 			continue
 		}
-		name := fmt.Sprintf("%s/complex=%v", tc.name, tc.complex)
-		t.Run(name, func(t *testing.T) {
-			const block = 1000
-			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.channels, Stages: tc.stages}
-			lanes := pipeline.FrameValues(tc.channels, tc.complex)
-			outV := pipeline.FrameValues(c.OutChannels(), c.OutComplex())
-			x := randSignal(r, 16000*lanes)
-			var gates []int
-			src := &gatedSource{x: x, lanes: lanes}
-			snk := &signalSink{}
-			for _, tu := range tc.tunes {
-				gates = append(gates, tu.gate)
-				src.release = append(src.release, make(chan struct{}))
-				snk.marks = append(snk.marks, int(c.InputAt(len(c.Stages), int64(tu.gate)))*outV)
-				snk.reached = append(snk.reached, make(chan struct{}))
+		for _, tr := range []Transport{TransportExplicit, TransportZeroCopy} {
+			if tr == TransportZeroCopy && strings.Contains(tc.name, "bank") {
+				continue
 			}
-			src.gates = gates
-			reached := append([]chan struct{}(nil), snk.reached...)
-			be, err := NewChainBackend(c, testOptions(TransportExplicit))
-			if err != nil {
-				t.Fatal(err)
+			name := fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, tr)
+			tunes := tc.tunes
+			if tr == TransportZeroCopy {
+				// Its kernel takes whole blocks (a source fills every block
+				// but the last, pipeline.Source), so its gates are too.
+				tunes = blockTunes(tunes, 1000)
 			}
-			rt := be.(pipeline.Retuner)
-			if err := rt.(interface{ RetuneRefusal() error }).RetuneRefusal(); err != nil {
-				t.Errorf("RetuneRefusal: %v", err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := pipeline.Run(context.Background(), src, be, snk,
-					pipeline.Config{BlockSize: block, Complex: tc.complex, Channels: tc.channels, Slots: 8,
-						OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, pipeline.Options{})
-				done <- errors.Join(err, be.Close())
-			}()
-			for g, tu := range tc.tunes {
-				select {
-				case <-reached[g]:
-				case err := <-done:
-					t.Fatalf("run ended before gate %d: %v", g, err)
-				case <-time.After(20 * time.Second):
-					t.Fatalf("gate %d (frame %d) not reached", g, tu.gate)
+			t.Run(name, func(t *testing.T) {
+				const block = 1000
+				c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.channels, Stages: tc.stages}
+				lanes := pipeline.FrameValues(tc.channels, tc.complex)
+				outV := pipeline.FrameValues(c.OutChannels(), c.OutComplex())
+				x := randSignal(r, 16000*lanes)
+				var gates []int
+				src := &gatedSource{x: x, lanes: lanes}
+				snk := &signalSink{}
+				for _, tu := range tunes {
+					gates = append(gates, tu.gate)
+					src.release = append(src.release, make(chan struct{}))
+					snk.marks = append(snk.marks, int(c.InputAt(len(c.Stages), int64(tu.gate)))*outV)
+					snk.reached = append(snk.reached, make(chan struct{}))
 				}
-				res, err := rt.Retune(tu.changes...)
+				src.gates = gates
+				reached := append([]chan struct{}(nil), snk.reached...)
+				be, err := NewChainBackend(c, testOptions(tr))
 				if err != nil {
-					t.Fatalf("retune %d: %v", g, err)
+					t.Fatal(err)
 				}
-				for i, rr := range res {
-					if want := c.InputAt(rr.Index, int64(tu.gate)); rr.ChainAt != int64(tu.gate) || rr.At != want {
-						t.Fatalf("retune %d change %d: ChainAt %d At %d, want %d and %d", g, i, rr.ChainAt, rr.At, tu.gate, want)
+				rt := be.(pipeline.Retuner)
+				if err := rt.(interface{ RetuneRefusal() error }).RetuneRefusal(); err != nil {
+					t.Errorf("RetuneRefusal: %v", err)
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := pipeline.Run(context.Background(), src, be, snk,
+						pipeline.Config{BlockSize: block, Complex: tc.complex, Channels: tc.channels, Slots: 8,
+							OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, pipeline.Options{})
+					done <- errors.Join(err, be.Close())
+				}()
+				for g, tu := range tunes {
+					select {
+					case <-reached[g]:
+					case err := <-done:
+						t.Fatalf("run ended before gate %d: %v", g, err)
+					case <-time.After(20 * time.Second):
+						t.Fatalf("gate %d (frame %d) not reached", g, tu.gate)
 					}
+					res, err := rt.Retune(tu.changes...)
+					if err != nil {
+						t.Fatalf("retune %d: %v", g, err)
+					}
+					for i, rr := range res {
+						if want := c.InputAt(rr.Index, int64(tu.gate)); rr.ChainAt != int64(tu.gate) || rr.At != want {
+							t.Fatalf("retune %d change %d: ChainAt %d At %d, want %d and %d", g, i, rr.ChainAt, rr.At, tu.gate, want)
+						}
+					}
+					close(src.release[g])
 				}
-				close(src.release[g])
-			}
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			want := cpuChain(t, c, x, []int{block}, block, tc.tunes...)
-			var w []float32
-			for _, b := range want {
-				w = append(w, b...)
-			}
-			compareChain(t, [][]float32{snk.got}, [][]float32{w}, outV)
-		})
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				want := cpuChain(t, c, x, []int{block}, block, tunes...)
+				var w []float32
+				for _, b := range want {
+					w = append(w, b...)
+				}
+				compareChain(t, [][]float32{snk.got}, [][]float32{w}, outV)
+			})
+		}
 	}
 }
 
+// blockTunes moves each retune to the first block boundary at or after
+// its gate, those that meet there joined in order.
+func blockTunes(tunes []chainTune, block int) []chainTune {
+	var out []chainTune
+	for _, tu := range tunes {
+		g := (tu.gate + block - 1) / block * block
+		if n := len(out); n > 0 && out[n-1].gate == g {
+			out[n-1].changes = append(slices.Clone(out[n-1].changes), tu.changes...)
+			continue
+		}
+		out = append(out, chainTune{g, tu.changes})
+	}
+	return out
+}
+
 // TestChainRetuneWhileInFlight retunes a running chain from another
-// goroutine while blocks are in flight on several streams: each accepted
+// goroutine while blocks are in flight on several streams (explicit) or in
+// the ring (zero-copy, without the bank): each accepted
 // retune lands at the ChainAt it reports, and the output equals the CPU
 // backend's with the same retunes at those frames. A fused shift's retune
 // that comes too soon after the last, or a filter grown past the shift
@@ -301,69 +330,74 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 			return []stage.Retune{{Index: 3, Stage: firStage(randSignal(r, 33), 2)}}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const block = 4099
-			c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: tc.stages}
-			frames := 200 * block
-			x := randSignal(r, frames*2)
-			// The changes first, from this goroutine: r is not safe for two.
-			changes := make([][]stage.Retune, 400)
-			for i := range changes {
-				changes[i] = tc.next(i)
+		for _, tr := range []Transport{TransportExplicit, TransportZeroCopy} {
+			if tr == TransportZeroCopy && strings.Contains(tc.name, "bank") {
+				continue
 			}
-			be, err := NewChainBackend(c, testOptions(TransportExplicit))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := be.(pipeline.Retuner)
-			snk := &collect{}
-			stop := make(chan struct{})
-			var tunes []chainTune
-			refused := 0
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				rr := rand.New(rand.NewPCG(44, 5))
-				for i := 0; i < len(changes); i++ {
-					select {
-					case <-stop:
-						return
-					case <-time.After(time.Duration(rr.IntN(300)) * time.Microsecond):
-					}
-					res, err := rt.Retune(changes[i]...)
-					switch {
-					case err != nil && strings.Contains(err.Error(), "not running"):
-						if len(tunes) == 0 {
-							continue // not started yet
+			t.Run(tc.name+"/"+string(tr), func(t *testing.T) {
+				const block = 4099
+				c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: tc.stages}
+				frames := 200 * block
+				x := randSignal(r, frames*2)
+				// The changes first, from this goroutine: r is not safe for two.
+				changes := make([][]stage.Retune, 400)
+				for i := range changes {
+					changes[i] = tc.next(i)
+				}
+				be, err := NewChainBackend(c, testOptions(tr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rt := be.(pipeline.Retuner)
+				snk := &collect{}
+				stop := make(chan struct{})
+				var tunes []chainTune
+				refused := 0
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					rr := rand.New(rand.NewPCG(44, 5))
+					for i := 0; i < len(changes); i++ {
+						select {
+						case <-stop:
+							return
+						case <-time.After(time.Duration(rr.IntN(300)) * time.Microsecond):
 						}
-						return
-					case errors.Is(err, stage.ErrRetuneUnsupported) && (strings.Contains(err.Error(), "retunes again") || strings.Contains(err.Error(), "keeps the last two")):
-						refused++
-						continue
-					case err != nil:
-						t.Errorf("retune %d: %v", i, err)
-						return
+						res, err := rt.Retune(changes[i]...)
+						switch {
+						case err != nil && strings.Contains(err.Error(), "not running"):
+							if len(tunes) == 0 {
+								continue // not started yet
+							}
+							return
+						case errors.Is(err, stage.ErrRetuneUnsupported) && (strings.Contains(err.Error(), "retunes again") || strings.Contains(err.Error(), "keeps the last two")):
+							refused++
+							continue
+						case err != nil:
+							t.Errorf("retune %d: %v", i, err)
+							return
+						}
+						tunes = append(tunes, chainTune{int(res[0].ChainAt), changes[i]})
 					}
-					tunes = append(tunes, chainTune{int(res[0].ChainAt), changes[i]})
+				})
+				runRetuned(t, be, &sliceSource{x: x}, snk,
+					pipeline.Config{BlockSize: block, Complex: true, Slots: 32, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, stop, &wg)
+				inside := 0
+				for i, tu := range tunes {
+					if i > 0 && tu.gate < tunes[i-1].gate {
+						t.Fatalf("ChainAt went back: %d after %d", tu.gate, tunes[i-1].gate)
+					}
+					if tu.gate < frames {
+						inside++
+					}
 				}
+				t.Logf("%d retunes accepted (%d within the input), %d refused by the fused shift's rules", len(tunes), inside, refused)
+				want := cpuChain(t, c, x, []int{block}, block, tunes...)
+				var w []float32
+				for _, b := range want {
+					w = append(w, b...)
+				}
+				compareChain(t, [][]float32{snk.got}, [][]float32{w}, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
 			})
-			runRetuned(t, be, &sliceSource{x: x}, snk,
-				pipeline.Config{BlockSize: block, Complex: true, Slots: 32, OutChannels: c.OutChannels(), OutComplex: c.OutComplex()}, stop, &wg)
-			inside := 0
-			for i, tu := range tunes {
-				if i > 0 && tu.gate < tunes[i-1].gate {
-					t.Fatalf("ChainAt went back: %d after %d", tu.gate, tunes[i-1].gate)
-				}
-				if tu.gate < frames {
-					inside++
-				}
-			}
-			t.Logf("%d retunes accepted (%d within the input), %d refused by the fused shift's rules", len(tunes), inside, refused)
-			want := cpuChain(t, c, x, []int{block}, block, tunes...)
-			var w []float32
-			for _, b := range want {
-				w = append(w, b...)
-			}
-			compareChain(t, [][]float32{snk.got}, [][]float32{w}, pipeline.FrameValues(c.OutChannels(), c.OutComplex()))
-		})
+		}
 	}
 }

@@ -97,8 +97,6 @@ const (
 	paramHdr = 32
 	// zcStaticSmem is the kernel's static shared memory (parity_of).
 	zcStaticSmem = 16
-	// zcChainStaticSmem is the chain kernel's (its ops' descriptors).
-	zcChainStaticSmem = zcMaxOps * zcOpWords * 8
 )
 
 // persistentKernel names the zero-copy kernel for frames of lanes values:

@@ -46,16 +46,10 @@ type tapRetuner interface {
 // stageRetuner is the transport's side of a chain's retune (the cuda
 // build's backend): retuneStages schedules the checked changes for the
 // first block not yet handed to the device and returns that block's first
-// chain input sample; stagesRefusal is nil where the running (or
-// configured) transport can.
+// chain input sample.
 type stageRetuner interface {
 	retuneStages(changes []stage.Retune) (at int64, err error)
-	stagesRefusal() error
 }
-
-// errZCStagesRetune is why a chain on the zero-copy transport does not
-// retune: its persistent kernel takes no new parameters yet.
-var errZCStagesRetune = fmt.Errorf("%w: the zero-copy transport does not yet retune a chain of stages; use transport: explicit to retune its shift, fir or channelize stages", stage.ErrRetuneUnsupported)
 
 // chainBackend is what NewChainBackend returns: the transport's backend
 // plus the pipeline.Retuner face of the chain it runs. It forwards the
@@ -89,7 +83,8 @@ func (b *chainBackend) Chain() stage.Chain {
 // changes land there, at one chain input sample (for a plain fir, the
 // last one's taps in force). A plain fir retunes on both transports, a
 // chain's shift, fir and channelize stages on the explicit one (see
-// ChainFilter.Retune); the rest is refused with ErrRetune.
+// ChainFilter.Retune) and its shift and fir stages on the zero-copy one
+// (zeroCopy.retuneStages); the rest is refused with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -138,8 +133,8 @@ func (b *chainBackend) RetuneRefusal() error {
 	c := b.chain
 	b.mu.Unlock()
 	if _, plain := c.PlainFIR(); !plain {
-		if rs, ok := b.Backend.(stageRetuner); ok && slices.ContainsFunc(c.Stages, resumes) {
-			return rs.stagesRefusal()
+		if _, ok := b.Backend.(stageRetuner); ok && slices.ContainsFunc(c.Stages, resumes) {
+			return nil
 		}
 		return ErrRetune
 	}

@@ -21,30 +21,17 @@ func (b *backend) retuneTaps(taps []float32) (int64, error) {
 
 // retuneStages hands a chain's changes to the running transport (see
 // chainBackend.Retune) and returns the chain input frame from which they
-// apply: the explicit transport's (the zero-copy one refuses them).
+// apply (either transport's retuneStages).
 func (b *backend) retuneStages(changes []stage.Retune) (int64, error) {
 	r := b.live.Load()
 	if r == nil {
 		return 0, fmt.Errorf("%w: the cuda backend is not running (retune once the run has started)", stage.ErrRetuneUnsupported)
 	}
-	x, ok := r.tr.(*explicit)
+	x, ok := r.tr.(stageRetuner)
 	if !ok {
-		return 0, b.stagesRefusal()
+		return 0, ErrRetune
 	}
 	return x.retuneStages(changes)
-}
-
-// stagesRefusal is nil where the running transport, or before Start the
-// configured one, retunes a chain's stages: the explicit ones.
-func (b *backend) stagesRefusal() error {
-	t := b.opts.Transport
-	if r := b.live.Load(); r != nil {
-		t = r.kind
-	}
-	if t == TransportZeroCopy {
-		return errZCStagesRetune
-	}
-	return nil
 }
 
 // retuneRefusal is nil where the running transport, or before Start the

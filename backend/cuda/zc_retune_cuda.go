@@ -22,8 +22,8 @@ import (
 // one (see zcRetune.retune).
 func (zc *zeroCopy) retune(taps []float32) (at int64, err error) {
 	z := &zc.zr
-	if !z.live.Load() {
-		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
+	if !z.live.Load() || zc.chain != nil {
+		return 0, fmt.Errorf("%w: the zero-copy kernel is not running a plain fir", stage.ErrRetuneUnsupported)
 	}
 	if len(taps) == 0 {
 		return 0, &stage.StageError{Index: 0, Field: "taps", Msg: "no taps"}
@@ -44,21 +44,58 @@ func (zc *zeroCopy) retune(taps []float32) (at int64, err error) {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
 	}
 
-	return z.retune(taps, func(sw int64) error {
-		limit := zc.b.opts.watchdog()
-		t0 := time.Now()
-		for int64(zc.ctrlWord(ctrlHeartbeat).Load()) <= sw {
-			if e := zc.ctrlWord(ctrlError).Load(); e != 0 {
-				return fmt.Errorf("gpu: retune: kernel reported error %d", e)
-			}
-			if zc.ctrlWord(ctrlRunning).Load() == 2 {
-				return fmt.Errorf("%w: the zero-copy kernel has stopped", stage.ErrRetuneUnsupported)
-			}
-			if time.Since(t0) > limit {
-				return fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, zc.ctrlWord(ctrlHeartbeat).Load())
-			}
-			runtime.Gosched()
+	return z.retune(taps, zc.finished)
+}
+
+// finished returns once the kernel has finished block sw, or why it
+// cannot: the kernel stopped, failed, or the watchdog ran out.
+func (zc *zeroCopy) finished(sw int64) error {
+	limit := zc.b.opts.watchdog()
+	t0 := time.Now()
+	for int64(zc.ctrlWord(ctrlHeartbeat).Load()) <= sw {
+		if e := zc.ctrlWord(ctrlError).Load(); e != 0 {
+			return fmt.Errorf("gpu: retune: kernel reported error %d", e)
 		}
-		return nil
-	})
+		if zc.ctrlWord(ctrlRunning).Load() == 2 {
+			return fmt.Errorf("%w: the zero-copy kernel has stopped", stage.ErrRetuneUnsupported)
+		}
+		if time.Since(t0) > limit {
+			return fmt.Errorf("gpu: retune: %w in %v waiting for block %d (heartbeat %d)", ErrWatchdog, limit, sw, zc.ctrlWord(ctrlHeartbeat).Load())
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// retuneStages makes the running persistent chain kernel take a chain's
+// changes (checked by stage.CheckRetune) from the next block published
+// on, and returns that block's first frame (see retune): the image of
+// every op's parameters after the changes (zcChain.image) goes into the
+// parameter buffer the kernel does not read, and the next block's tags
+// carry its parity. Changes before that block join those waiting.
+func (zc *zeroCopy) retuneStages(changes []stage.Retune) (int64, error) {
+	z := &zc.zr
+	if zc.chain == nil || !z.live.Load() {
+		return 0, fmt.Errorf("%w: the zero-copy kernel is not running a chain", stage.ErrRetuneUnsupported)
+	}
+	z.serial.Lock()
+	defer z.serial.Unlock()
+	if !z.live.Load() {
+		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
+	}
+	c := zc.tuned
+	changed := make([]int, len(changes))
+	for i, r := range changes {
+		c, changed[i] = c.With(r.Index, r.Stage), r.Index
+	}
+	img, err := zc.chain.image(c, changed)
+	if err != nil {
+		return 0, err
+	}
+	at, err := z.retune(img, zc.finished)
+	if err != nil {
+		return 0, err
+	}
+	zc.tuned = c
+	return at, nil
 }

@@ -18,17 +18,36 @@ const zcMaxOps = 8
 const (
 	zcOpL      = iota // upsampling factor
 	zcOpM             // downsampling factor
-	zcOpQ             // taps per branch
+	zcOpQ             // taps per branch now
+	zcOpQCap          // the most taps per branch: its history is zcOpQCap−1 samples
 	zcOpTaps          // shared-memory float offset of its branches
 	zcOpCplx          // its buffer holds complex samples
 	zcOpShift         // values are rotated as they are written into its buffer
 	zcOpNum           // the shift's exact ratio num/den (den 0: none)
 	zcOpDen           //
 	zcOpCps           // the shift in cycles per sample, a float64's bits
+	zcOpBase          // the shift's phase at input t is zcOpOff + (t − zcOpBase)·cps
+	zcOpOff           // a float64's bits, cycles
 	zcOpBuf           // shared-memory float offset of its buffer 0
 	zcOpBufLen        // floats per buffer
+	zcOpPar           // float offset of its branches in a parameter image
 	zcOpWords
 )
+
+// zcChainRetuneTaps is the most taps a running zero-copy chain's fir can
+// be retuned to unless it started with more or shared memory is short:
+// its op keeps the history and room for the taps of that many. Every block
+// carries the history in shared memory, 1023 complex samples in about
+// 0.1 µs of a 1024-thread block.
+const zcChainRetuneTaps = 1024
+
+// zcParWords is the 64-bit words of an op's header in a parameter image
+// (PAR_WORDS): the shift's num, den and cps bits, the taps per branch.
+const zcParWords = 4
+
+// zcChainStaticSmem is the chain kernel's static shared memory: its ops'
+// descriptors and the polled block's parity.
+const zcChainStaticSmem = zcMaxOps*zcOpWords*8 + 16
 
 // zcChain is a stage chain as the persistent chain kernel runs it on
 // blocks of a fixed number of frames: a list of ops, each a polyphase
@@ -37,9 +56,10 @@ const (
 // written; every op's branches and its two [history | block] buffers in
 // shared memory. It also counts, block by block, the outputs the kernel
 // writes (blockOut), as the host must know how many tagged words to
-// read.
+// read, and writes the parameter image a retune hands the kernel (image).
 type zcChain struct {
-	ops        []int64   // zcOpWords a op
+	ops        []int64 // zcOpWords an op
+	meta       []zcOpMeta
 	taps       []float32 // every op's branches, at shared float 0
 	smemFloats int       // the kernel's dynamic shared memory, in floats
 	stageOff   int       // where a real output is staged before it is written in pairs
@@ -49,15 +69,37 @@ type zcChain struct {
 	outCplx    bool
 	outCh      int // values per output frame
 	maxOut     int // output frames per block at most
+	imageLen   int // floats of a parameter image
 	count      []zcCount
+}
+
+// zcOpMeta is what a retune needs of an op: the chain stages it runs.
+type zcOpMeta struct {
+	filterAt  int     // the chain's stage index of its filter (−1: the identity)
+	shiftAt   int     // the chain's stage index of its shift (−1: none)
+	shiftRate float64 // the shift's input rate
+	inCplx    bool    // its input before the shift
+	l, qcap   int64
+	tune      bool // its filter takes new taps (a fir)
 }
 
 // zcCount is an op's stream position: inputs consumed, outputs produced.
 type zcCount struct{ l, m, t, next int64 }
 
-// planZCChain plans c for blocks of block frames. A channelize or select
-// stage is refused (ErrStages): the persistent kernel has no filter bank.
-func planZCChain(c stage.Chain, block int) (*zcChain, error) {
+// planZCChain plans c for blocks of block frames, each retunable fir with
+// the history of zcChainRetuneTaps taps (or its own, if more) where optin
+// bytes of shared memory hold them (optin 0: no limit), else of its own.
+// A channelize or select stage is refused (ErrStages): the persistent
+// kernel has no filter bank.
+func planZCChain(c stage.Chain, block, optin int) (*zcChain, error) {
+	p, err := planZCChainCap(c, block, true)
+	if err != nil || optin <= 0 || 4*p.smemFloats+zcChainStaticSmem <= optin {
+		return p, err
+	}
+	return planZCChainCap(c, block, false)
+}
+
+func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,36 +109,36 @@ func planZCChain(c stage.Chain, block int) (*zcChain, error) {
 	nch := c.ChannelCount()
 	p := &zcChain{inCplx: c.Complex, channels: nch, inCh: channels(c.Complex) * nch}
 	type opPlan struct {
-		l, m, q   int64
-		br        []float32
-		shift     *stage.Stage
-		shiftRate float64
-		inCplx    bool
-		maxIn     int
+		zcOpMeta
+		m, q  int64
+		maxIn int
 	}
 	var plans []opPlan
 	rate, cplx, n := c.SampleRate, c.Complex, block
-	var pending *stage.Stage
-	var pendRate float64
-	identity := func(s *stage.Stage, r float64) {
-		plans = append(plans, opPlan{l: 1, m: 1, q: 1, br: []float32{1}, shift: s, shiftRate: r, inCplx: cplx, maxIn: n})
+	pending, pendRate := -1, 0.0
+	identity := func(at int, r float64) {
+		plans = append(plans, opPlan{zcOpMeta: zcOpMeta{filterAt: -1, shiftAt: at, shiftRate: r, inCplx: cplx, l: 1, qcap: 1}, m: 1, q: 1, maxIn: n})
 		cplx = true
 	}
 	for i := range c.Stages {
-		s := &c.Stages[i]
+		s := c.Stages[i]
 		switch chainKernels[s.Kind] {
 		case kernelShift:
-			if pending != nil { // two shifts in a row: the first on its own
+			if pending >= 0 { // two shifts in a row: the first on its own
 				identity(pending, pendRate)
 			}
-			pending, pendRate = s, rate
+			pending, pendRate = i, rate
 		case kernelPoly:
-			l, m := s.Def().Factors(*s)
+			l, m := s.Def().Factors(s)
 			q := (int64(len(s.Taps)) + int64(l) - 1) / int64(l)
-			plans = append(plans, opPlan{l: int64(l), m: int64(m), q: q, br: polyBranches(s.Taps, int64(l), q),
-				shift: pending, shiftRate: pendRate, inCplx: cplx, maxIn: n})
-			cplx = cplx || pending != nil
-			pending = nil
+			op := opPlan{zcOpMeta: zcOpMeta{filterAt: i, shiftAt: pending, shiftRate: pendRate, inCplx: cplx, l: int64(l), qcap: q, tune: resumes(s)},
+				m: int64(m), q: q, maxIn: n}
+			if op.tune && room {
+				op.qcap = max(q, (zcChainRetuneTaps+int64(l)-1)/int64(l))
+			}
+			plans = append(plans, op)
+			cplx = cplx || pending >= 0
+			pending = -1
 			n = s.MaxOut(n)
 		default:
 			if _, ok := chainKernels[s.Kind]; !ok {
@@ -107,7 +149,7 @@ func planZCChain(c stage.Chain, block int) (*zcChain, error) {
 		}
 		rate = s.Rate(rate)
 	}
-	if pending != nil {
+	if pending >= 0 {
 		identity(pending, pendRate)
 	}
 	if len(plans) == 0 {
@@ -117,35 +159,36 @@ func planZCChain(c stage.Chain, block int) (*zcChain, error) {
 		return nil, fmt.Errorf("%w: the chain %s makes %d kernel ops, the zero-copy kernel runs at most %d; use transport: explicit",
 			ErrStages, c, len(plans), zcMaxOps)
 	}
-	tapsAt := make([]int64, len(plans))
-	for i, op := range plans {
-		tapsAt[i] = int64(len(p.taps))
-		p.taps = append(p.taps, op.br...)
-	}
-	off := (len(p.taps) + 3) &^ 3
-	for i, op := range plans {
+	// Shared memory: each op's branches (room for qcap a branch), then its
+	// two buffers, then the staging of a real output.
+	off, par := 0, zcParWords*2*len(plans)
+	for _, op := range plans {
 		w := make([]int64, zcOpWords)
-		w[zcOpL], w[zcOpM], w[zcOpQ], w[zcOpTaps] = op.l, op.m, op.q, tapsAt[i]
-		oc := op.inCplx || op.shift != nil
+		w[zcOpL], w[zcOpM], w[zcOpQ], w[zcOpQCap], w[zcOpTaps], w[zcOpPar] = op.l, op.m, op.q, op.qcap, int64(off), int64(par)
+		p.ops = append(p.ops, w...)
+		p.meta = append(p.meta, op.zcOpMeta)
+		p.count = append(p.count, zcCount{l: op.l, m: op.m})
+		off += int(op.l * op.qcap)
+		par += int(op.l * op.qcap)
+	}
+	p.imageLen = par
+	p.taps = make([]float32, off)
+	if err := p.setParams(c, p.ops, p.taps); err != nil {
+		return nil, err
+	}
+	off = (off + 3) &^ 3
+	for k, op := range plans {
+		w := p.ops[k*zcOpWords:][:zcOpWords]
+		oc := op.inCplx || op.shiftAt >= 0
 		if oc {
 			w[zcOpCplx] = 1
 		}
-		if op.shift != nil {
-			sh, err := mixer.New(op.shift.Def().Shift(*op.shift), op.shiftRate, op.inCplx)
-			if err != nil {
-				return nil, fmt.Errorf("gpu: zero-copy chain shift: %w", err)
-			}
-			cps, num, den := sh.Ratio()
-			w[zcOpShift], w[zcOpNum], w[zcOpDen], w[zcOpCps] = 1, int64(num), int64(den), int64(math.Float64bits(cps))
-		}
-		n := (int(op.q) - 1 + op.maxIn) * nch * channels(oc)
+		n := (int(op.qcap) - 1 + op.maxIn) * nch * channels(oc)
 		w[zcOpBuf], w[zcOpBufLen] = int64(off), int64(n)
 		off += 2 * ((n + 3) &^ 3)
-		p.ops = append(p.ops, w...)
-		p.count = append(p.count, zcCount{l: op.l, m: op.m})
 	}
 	lastOp := plans[len(plans)-1]
-	p.outCplx = lastOp.inCplx || lastOp.shift != nil
+	p.outCplx = lastOp.inCplx || lastOp.shiftAt >= 0
 	p.outCh = channels(p.outCplx) * nch
 	p.maxOut = n
 	p.stageOff = off
@@ -154,6 +197,77 @@ func planZCChain(c stage.Chain, block int) (*zcChain, error) {
 	}
 	p.smemFloats = off
 	return p, nil
+}
+
+// setParams writes the parameters of chain c's stages (the planned chain,
+// or one retuned from it), op by op: with ops, its shift and taps per
+// branch into its descriptor words and its branches into dst at its
+// shared-memory offset (the kernel's launch); with ops nil, a parameter
+// image into dst: each op's header, then its branches at its image offset.
+func (p *zcChain) setParams(c stage.Chain, ops []int64, dst []float32) error {
+	for k, m := range p.meta {
+		w := p.ops[k*zcOpWords:][:zcOpWords]
+		var num, den, cps, q int64
+		if m.shiftAt >= 0 {
+			s := c.Stages[m.shiftAt]
+			sh, err := mixer.New(s.Def().Shift(s), m.shiftRate, m.inCplx)
+			if err != nil {
+				return fmt.Errorf("gpu: zero-copy chain shift: %w", err)
+			}
+			f, n, d := sh.Ratio()
+			num, den, cps = int64(n), int64(d), int64(math.Float64bits(f))
+		}
+		br := []float32{1}
+		q = 1
+		if m.filterAt >= 0 {
+			s := c.Stages[m.filterAt]
+			q = (int64(len(s.Taps)) + m.l - 1) / m.l
+			if q > m.qcap {
+				return &stage.StageError{Index: m.filterAt, Field: "taps", Msg: fmt.Sprintf(
+					"%d taps: the running zero-copy chain keeps the history for at most %d (the larger of its start taps and %d, as shared memory allows); restart with the longer filter",
+					len(s.Taps), m.qcap*m.l, zcChainRetuneTaps)}
+			}
+			br = polyBranches(s.Taps, m.l, q)
+		}
+		at := w[zcOpTaps]
+		if ops == nil {
+			h := dst[k*2*zcParWords:][:2*zcParWords]
+			for i, v := range []int64{num, den, cps, q} {
+				h[2*i], h[2*i+1] = math.Float32frombits(uint32(v)), math.Float32frombits(uint32(uint64(v)>>32))
+			}
+			at = w[zcOpPar]
+		} else {
+			o := ops[k*zcOpWords:][:zcOpWords]
+			o[zcOpQ] = q
+			if m.shiftAt >= 0 {
+				o[zcOpShift], o[zcOpNum], o[zcOpDen], o[zcOpCps] = 1, num, den, cps
+			}
+		}
+		clear(dst[at:][:m.l*m.qcap])
+		copy(dst[at:], br)
+	}
+	return nil
+}
+
+// image returns the parameter image of c, a chain retuned from the one
+// planned (the same stages, new shifts and taps): what a retune hands the
+// kernel. A change to a stage that does not take new parameters here (a
+// resample) is refused.
+func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
+	for _, i := range changed {
+		tunes := false
+		for _, m := range p.meta {
+			tunes = tunes || m.shiftAt == i || m.filterAt == i && m.tune
+		}
+		if !tunes {
+			return nil, fmt.Errorf("%w: %s stages cannot be retuned on cuda yet (stage %d)", stage.ErrRetuneUnsupported, c.Stages[i].Kind, i)
+		}
+	}
+	img := make([]float32, p.imageLen)
+	if err := p.setParams(c, nil, img); err != nil {
+		return nil, err
+	}
+	return img, nil
 }
 
 // smemBytes is the kernel's dynamic shared memory.

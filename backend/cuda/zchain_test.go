@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sigproc/sigproc/stage"
@@ -37,7 +39,7 @@ func TestPlanZCChain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.nch, Stages: tc.stages}
 			const block = 1000
-			p, err := planZCChain(c, block)
+			p, err := planZCChain(c, block, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,6 +54,7 @@ func TestPlanZCChain(t *testing.T) {
 					c.ChannelCount()*channels(c.OutComplex()), c.MaxOut(block))
 			}
 			end, tapsEnd := 0, 0
+			// Room for the branches of each op, in the image as in shared memory.
 			for k := range tc.ops {
 				w := p.ops[k*zcOpWords:][:zcOpWords]
 				if (w[zcOpShift] == 1) != tc.shifts[k] {
@@ -69,7 +72,13 @@ func TestPlanZCChain(t *testing.T) {
 				if w[zcOpTaps] != int64(tapsEnd) {
 					t.Errorf("op %d: taps at %d, want %d (after the ops before it)", k, w[zcOpTaps], tapsEnd)
 				}
-				tapsEnd += int(w[zcOpL] * w[zcOpQ])
+				if m := p.meta[k]; m.filterAt >= 0 {
+					ntaps := int64(len(c.Stages[m.filterAt].Taps))
+					if w[zcOpQ] != (ntaps+w[zcOpL]-1)/w[zcOpL] || w[zcOpQCap] < w[zcOpQ] || m.tune && w[zcOpQCap]*w[zcOpL] < zcChainRetuneTaps {
+						t.Errorf("op %d: %d taps as %d×%d, room for %d a branch", k, ntaps, w[zcOpL], w[zcOpQ], w[zcOpQCap])
+					}
+				}
+				tapsEnd += int(w[zcOpL] * w[zcOpQCap])
 				end = int(w[zcOpBuf] + 2*w[zcOpBufLen])
 			}
 			if end > p.stageOff || p.stageOff > p.smemFloats {
@@ -98,14 +107,60 @@ func TestPlanZCChain(t *testing.T) {
 // holds, are refused with ErrStages.
 func TestPlanZCChainRefusals(t *testing.T) {
 	bank := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewChannelize(make([]float32, 32), 16, 16)}}
-	if _, err := planZCChain(bank, 256); !errors.Is(err, ErrStages) {
+	if _, err := planZCChain(bank, 256, 0); !errors.Is(err, ErrStages) {
 		t.Errorf("channelize: %v, want ErrStages", err)
 	}
 	long := stage.Chain{SampleRate: 1e6, Complex: true}
 	for range zcMaxOps + 1 {
 		long.Stages = append(long.Stages, stage.NewFIR([]float32{1, 1}, 1))
 	}
-	if _, err := planZCChain(long, 256); !errors.Is(err, ErrStages) {
+	if _, err := planZCChain(long, 256, 0); !errors.Is(err, ErrStages) {
 		t.Errorf("%d firs: %v, want ErrStages", zcMaxOps+1, err)
+	}
+}
+
+// TestZCChainImage: a retune's parameter image holds each op's shift
+// (exact ratio and cycles per sample) and taps per branch in its header,
+// and its branches at the op's image offset; taps beyond the history an
+// op keeps, and a resample's change, are refused.
+func TestZCChainImage(t *testing.T) {
+	taps := make([]float32, 129)
+	for i := range taps {
+		taps[i] = float32(i + 1)
+	}
+	c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{stage.NewShift(-2.5e5), stage.NewFIR(taps, 8), stage.NewResample(taps[:48], 3, 2)}}
+	p, err := planZCChain(c, 1000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newTaps := []float32{1, 2, 3, 4, 5, 6, 7}
+	r := c.With(0, stage.NewShift(1e3)).With(1, stage.NewFIR(newTaps, 8))
+	img, err := p.image(r, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := func(k, i int) int64 {
+		h := img[k*2*zcParWords+2*i:]
+		return int64(math.Float32bits(h[0])) | int64(math.Float32bits(h[1]))<<32
+	}
+	// Op 0: the new shift (1 kHz at 2 MS/s is 1/2000 exactly) and 7 taps.
+	if num, den, cps, q := word(0, 0), word(0, 1), math.Float64frombits(uint64(word(0, 2))), word(0, 3); num != 1 || den != 2000 || cps != 1e3/2e6 || q != 7 {
+		t.Errorf("op 0 header: num %d den %d cps %g q %d, want 1, 2000, 5e-4, 7", num, den, cps, q)
+	}
+	w0 := p.ops[:zcOpWords]
+	if got := img[w0[zcOpPar]:][:w0[zcOpQCap]]; !slices.Equal(got[:7], newTaps) || slices.ContainsFunc(got[7:], func(v float32) bool { return v != 0 }) {
+		t.Errorf("op 0 branches %v, want the new taps then zeros", got[:9])
+	}
+	// Op 1: no shift, its 48 taps as 3 branches of 16, unchanged.
+	w1 := p.ops[zcOpWords:][:zcOpWords]
+	if word(1, 1) != 0 || word(1, 3) != 16 || !slices.Equal(img[w1[zcOpPar]:][:48], polyBranches(taps[:48], 3, 16)) {
+		t.Errorf("op 1: den %d, q %d, branches differ", word(1, 1), word(1, 3))
+	}
+	long := make([]float32, zcChainRetuneTaps+1)
+	if _, err := p.image(c.With(1, stage.NewFIR(long, 8)), []int{1}); !errors.As(err, new(*stage.StageError)) {
+		t.Errorf("%d taps: %v, want a StageError", len(long), err)
+	}
+	if _, err := p.image(c.With(2, stage.NewResample(taps[:30], 3, 2)), []int{2}); !errors.Is(err, stage.ErrRetuneUnsupported) {
+		t.Errorf("resample retune: %v, want ErrRetuneUnsupported", err)
 	}
 }

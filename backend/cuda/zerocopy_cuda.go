@@ -15,6 +15,7 @@ import (
 	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // zeroCopy is the zero-copy transport: one persistent kernel polls the
@@ -22,8 +23,8 @@ import (
 // output the same way, and the consumer spins on the output tags (see the
 // package doc's protocol). It runs a plain fir of one or N channels and
 // retunes it (kernels/fir.cu, zc_retune_cuda.go), or a chain of shift, fir
-// and resample stages (kernels/zchain.cu, planZCChain), which it does not
-// retune.
+// and resample stages (kernels/zchain.cu, planZCChain), whose shifts and
+// firs it retunes.
 type zeroCopy struct {
 	b *backend // the run's configuration, context, stream, device taps and allocations
 
@@ -35,12 +36,13 @@ type zeroCopy struct {
 	ctrl     []byte
 	inWords  []uint64
 	outWords []uint64
-	words    int      // tagged words per input slot
-	outSlot  int      // tagged words per output slot
-	chain    *zcChain // a chain of stages (chain_persistent); nil: a plain fir
-	times    []uint64 // optional timesWords per block, see kernels/fir.cu
-	clockKHz int      // SM clock, to turn clock64 cycles into time
-	hostT    []int64  // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
+	words    int         // tagged words per input slot
+	outSlot  int         // tagged words per output slot
+	chain    *zcChain    // a chain of stages (chain_persistent); nil: a plain fir
+	tuned    stage.Chain // the chain as last retuned (under zr.serial)
+	times    []uint64    // optional timesWords per block, see kernels/fir.cu
+	clockKHz int         // SM clock, to turn clock64 cycles into time
+	hostT    []int64     // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
 	t0       time.Time
 	launched bool
 	zr       zcRetune // retunes, see zc_retune_cuda.go
@@ -125,9 +127,10 @@ func (z *zeroCopy) setup(l pipeline.Layout) error {
 // setupChain starts the persistent chain kernel (kernels/zchain.cu) on
 // the plan of the backend's chain for l's blocks: the same rings and
 // protocol as the plain FIR's, an output slot of the chain's most output
-// values a block, and no retunes (retuneStages refuses them).
+// values a block, and a parameter block of two images of the chain's
+// parameters for retunes (retuneStages).
 func (z *zeroCopy) setupChain(l pipeline.Layout) error {
-	p, err := planZCChain(*z.b.chain, l.BlockSize)
+	p, err := planZCChain(*z.b.chain, l.BlockSize, z.b.info.SharedOptin)
 	if err != nil {
 		return err
 	}
@@ -139,7 +142,11 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 		return fmt.Errorf("gpu: the zero-copy chain kernel needs %d KiB of shared memory for %s on %d-sample blocks, %s has %d KiB; use smaller blocks or transport: explicit",
 			(smem+zcChainStaticSmem)>>10, z.b.chain, l.BlockSize, z.b.info.Name, z.b.info.SharedOptin>>10)
 	}
-	z.chain = p
+	img, err := p.image(*z.b.chain, nil)
+	if err != nil {
+		return err
+	}
+	z.chain, z.tuned = p, *z.b.chain
 	z.out = make([]float32, p.maxOut*p.outCh)
 	z.words, z.outSlot = evenWords(l), p.outWords()
 	const kernel = "chain_persistent"
@@ -151,9 +158,11 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
-	// The parameter block the ring's hooks keep for retunes, never read
-	// by this kernel.
-	z.zr.init(unsafe.Pointer(&make([]float32, paramFloats(1))[0]), 1, nil)
+	params, err := z.b.pin(int64(paramFloats(p.imageLen))*4, true, false)
+	if err != nil {
+		return err
+	}
+	z.zr.init(params.Ptr(), p.imageLen, img)
 	if err := z.newRing(l); err != nil {
 		return err
 	}
@@ -175,7 +184,7 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 		return err
 	}
 	threads := min(1024, max(128, (z.words/2+31)&^31))
-	ctrlDev, inDev, outDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr()
+	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
 	b2i := func(v bool) int64 {
 		if v {
 			return 1
@@ -183,13 +192,14 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 		return 0
 	}
 	args := []int64{int64(len(p.ops) / zcOpWords), int64(len(p.taps)), int64(l.BlockSize), int64(p.channels), b2i(p.inCplx),
-		int64(l.Slots), int64(z.words), int64(z.outSlot), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats), z.b.opts.StallAt}
+		int64(l.Slots), int64(z.words), int64(z.outSlot), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats), z.b.opts.StallAt,
+		int64(z.zr.tcap)}
 	kparams := []unsafe.Pointer{
 		unsafe.Pointer(&ctrlDev), unsafe.Pointer(&inDev), unsafe.Pointer(&outDev), unsafe.Pointer(&dops),
 		unsafe.Pointer(&args[0]), unsafe.Pointer(&dtaps), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]),
 		unsafe.Pointer(&args[3]), unsafe.Pointer(&args[4]), unsafe.Pointer(&args[5]), unsafe.Pointer(&args[6]),
 		unsafe.Pointer(&args[7]), unsafe.Pointer(&args[8]), unsafe.Pointer(&args[9]), unsafe.Pointer(&args[10]),
-		unsafe.Pointer(&args[11]),
+		unsafe.Pointer(&args[11]), unsafe.Pointer(&paramsDev), unsafe.Pointer(&args[12]),
 	}
 	if err := z.launch(fn, kernel, threads, smem, kparams); err != nil {
 		return err

@@ -111,6 +111,9 @@ reference (default every block). --json holds every interval and the totals.`,
   # Zero-copy latency while the taps change every 10 ms (every block checked)
   sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --retune-every 10ms --blocks 20000
 
+  # A chain's shift retuned every 10 ms on the zero-copy path (every block checked)
+  sigproc-cuda probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000
+
   # Soak: 10 minutes of the paced zero-copy path, a report line per minute
   sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json`,
 		Args: cobra.NoArgs,
@@ -143,7 +146,7 @@ reference (default every block). --json holds every interval and the totals.`,
 	fl.BoolVar(&f.staged, "staged-input", false, "zero-copy: copy each block from a staging slot into the mapped ring at publish time (the old path, for A/B)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
 	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
-	fl.DurationVar(&f.retune, "retune-every", 0, "retune the filter this often while measuring (e.g. 10ms), alternating the taps and a second set; every block is still checked")
+	fl.DurationVar(&f.retune, "retune-every", 0, "retune this often while measuring (e.g. 10ms): a filter between its taps and a second set, a chain's first shift between its frequency and the opposite (else its first fir's taps); every block is still checked, and the result gives the time from each retune to its first block")
 	return cmd
 }
 
