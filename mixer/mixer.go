@@ -43,21 +43,11 @@ type Shifter struct {
 // whether the input is interleaved I/Q (the output always is). |freqHz|
 // must be at most rate/2.
 func New(freqHz, rate float64, complex bool) (*Shifter, error) {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, fmt.Errorf("mixer: sample rate %g must be > 0", rate)
+	cps, num, den, err := Ratio(freqHz, rate)
+	if err != nil {
+		return nil, err
 	}
-	if math.IsNaN(freqHz) || math.Abs(freqHz) > rate/2 {
-		return nil, fmt.Errorf("mixer: shift %g Hz is above Nyquist (%g Hz)", freqHz, rate/2)
-	}
-	s := &Shifter{cps: freqHz / rate, complex: complex, tab: make([]float32, 2*tableLen), kern: bestKernel}
-	if freqHz == math.Trunc(freqHz) && rate == math.Trunc(rate) && rate < 1<<53 {
-		// Whole hertz at a whole rate (the usual case): the phase index
-		// n·f mod fs is exact integer arithmetic, for any n.
-		f, r := int64(freqHz), int64(rate)
-		g := gcd(abs(f), r)
-		s.den = uint64(r / g)
-		s.num = uint64(((f/g)%int64(s.den) + int64(s.den)) % int64(s.den))
-	}
+	s := &Shifter{cps: cps, num: num, den: den, complex: complex, tab: make([]float32, 2*tableLen), kern: bestKernel}
 	for i := range tableLen {
 		sn, cs := math.Sincos(2 * math.Pi * s.frac(int64(i)))
 		s.tab[2*i], s.tab[2*i+1] = float32(cs), float32(sn)
@@ -83,11 +73,27 @@ func (s *Shifter) frac(n int64) float64 {
 	return f - math.Floor(f)
 }
 
-// Ratio returns the shift in cycles per sample, f/fs, and where it is
-// exact (whole hertz at a whole rate) as num/den with num in [0, den);
-// den is 0 otherwise. A GPU kernel that works out the phase itself (the
-// zero-copy chain) uses them as frac does.
-func (s *Shifter) Ratio() (cps float64, num, den uint64) { return s.cps, s.num, s.den }
+// Ratio returns a shift by freqHz at rate S/s in cycles per sample, f/fs,
+// and where it is exact (whole hertz at a whole rate, the usual case) as
+// num/den with num in [0, den); den is 0 otherwise. A Shifter works out
+// its phase from them (frac), and so does a GPU kernel that works out the
+// phase itself (the zero-copy chain). |freqHz| must be at most rate/2.
+func Ratio(freqHz, rate float64) (cps float64, num, den uint64, err error) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return 0, 0, 0, fmt.Errorf("mixer: sample rate %g must be > 0", rate)
+	}
+	if math.IsNaN(freqHz) || math.Abs(freqHz) > rate/2 {
+		return 0, 0, 0, fmt.Errorf("mixer: shift %g Hz is above Nyquist (%g Hz)", freqHz, rate/2)
+	}
+	if freqHz == math.Trunc(freqHz) && rate == math.Trunc(rate) && rate < 1<<53 {
+		// The phase index n·f mod fs is exact integer arithmetic, for any n.
+		f, r := int64(freqHz), int64(rate)
+		g := gcd(abs(f), r)
+		den = uint64(r / g)
+		num = uint64(((f/g)%int64(den) + int64(den)) % int64(den))
+	}
+	return freqHz / rate, num, den, nil
+}
 
 // Phase returns φ[n] in radians, reduced to [0, 2π): the rotation the
 // shifter applies to input sample n.

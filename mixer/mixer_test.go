@@ -248,3 +248,28 @@ func TestResumeContinuesPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestRatio: a shift's exact ratio where both are whole (negative shifts
+// wrap into [0, den)), none otherwise, and the same refusals as New.
+func TestRatio(t *testing.T) {
+	for _, tc := range []struct {
+		hz, rate float64
+		num, den uint64
+	}{
+		{1000, 2e6, 1, 2000},
+		{-250000, 2e6, 7, 8},
+		{0, 48000, 0, 1},
+		{123456.5, 2e6, 0, 0},
+		{1000, 44100.5, 0, 0},
+	} {
+		cps, num, den, err := Ratio(tc.hz, tc.rate)
+		if err != nil || num != tc.num || den != tc.den || cps != tc.hz/tc.rate {
+			t.Errorf("Ratio(%g, %g) = %g, %d/%d, %v; want %d/%d", tc.hz, tc.rate, cps, num, den, err, tc.num, tc.den)
+		}
+	}
+	for _, bad := range [][2]float64{{1e6 + 1, 2e6}, {1, 0}, {math.NaN(), 1}} {
+		if _, _, _, err := Ratio(bad[0], bad[1]); err == nil {
+			t.Errorf("Ratio(%g, %g) accepted", bad[0], bad[1])
+		}
+	}
+}

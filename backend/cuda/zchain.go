@@ -210,11 +210,10 @@ func (p *zcChain) setParams(c stage.Chain, ops []int64, dst []float32) error {
 		var num, den, cps, q int64
 		if m.shiftAt >= 0 {
 			s := c.Stages[m.shiftAt]
-			sh, err := mixer.New(s.Def().Shift(s), m.shiftRate, m.inCplx)
+			f, n, d, err := mixer.Ratio(s.Def().Shift(s), m.shiftRate)
 			if err != nil {
 				return fmt.Errorf("gpu: zero-copy chain shift: %w", err)
 			}
-			f, n, d := sh.Ratio()
 			num, den, cps = int64(n), int64(d), int64(math.Float64bits(f))
 		}
 		br := []float32{1}
