@@ -67,18 +67,7 @@ typedef long long i64;
 // The host reads this (backend/cuda/chainx_cuda.go) to size tiles.
 extern "C" __device__ int chain_per_thread = CHAIN_R;
 
-__device__ __forceinline__ float2 rot(double c0, double cps, i64 j) {
-    double c = fma((double)j, cps, c0);
-    c -= floor(c);
-    if (c >= 0.5) c -= 1.0;
-    float s, co;
-    sincospif(2.0f * (float)c, &s, &co);
-    return make_float2(co, s);
-}
-
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
+#include "rot.cuh"
 
 // Accumulator and staged element types: float for real data without a
 // shift, float2 otherwise.

@@ -12,57 +12,10 @@
 // Kernel parameters are all 8 bytes wide because gorgonia.org/cu copies
 // every launch argument as 8 bytes.
 
-typedef unsigned long long u64;
-typedef long long i64;
-
-// Control block in mapped host memory. Each field sits on its own 128-byte
-// line so host and GPU writers never share a line. Offsets are mirrored in
-// the ctrl* constants of the CUDA backend (backend/cuda/cuda.go).
-struct Ctrl {
-    volatile u64 stop;          // host -> GPU: non-zero asks the kernel to exit
-    u64 pad0[15];
-    volatile u64 heartbeat;     // GPU -> host: blocks completed
-    u64 pad1[15];
-    volatile u64 error;         // GPU -> host: non-zero error code
-    u64 pad2[15];
-    volatile u64 running;       // GPU -> host: 1 once the kernel started, 2 when it exited
-    u64 pad3[15];
-};
-
-// Input tags carry the block index + 1 in their low 31 bits and the
-// parameter parity in the top bit: the host flips it, from the first block
-// that must use new taps on, after writing them into the parameter buffer
-// of that parity (see fir_persistent_body). Output tags are the whole
-// block index + 1.
-#define TAG_MASK 0x7fffffffu
-
-// Parameter block (retunes), in mapped host memory: two buffers of
-// PARAM_HDR + hcap floats, buffer b for parity b; a buffer's first word
-// (u32) is its tap count, its taps start at float PARAM_HDR (128 bytes in,
-// so the count and the taps never share a line with the other buffer's).
-// Mirrored in backend/cuda (paramHdr).
-#define PARAM_HDR 32
-
-// How many polls between reads of the stop flag. Reading it in every poll
-// costs another PCIe round trip in the loop (about 4 us on an H200).
-#define STOP_EVERY 1024
+#include "persistent.cuh"
 
 // Entries of the optional timing array (mirrored in backend/cuda/cuda.go).
 #define TIMES_CAP 65536
-
-__device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
-    // volatile = relaxed at system scope on sm_70+: every poll goes to host
-    // memory, never to a stale L1/L2 line.
-    asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
-}
-
-__device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
-}
-
-__device__ __forceinline__ u64 pack(float v, unsigned tag) {
-    return (u64)__float_as_uint(v) | ((u64)tag << 32);
-}
 
 // fir_persistent is launched once per run with one thread block. It polls
 // the tagged input ring in mapped host memory, filters each block with the

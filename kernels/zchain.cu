@@ -41,26 +41,8 @@
 // Build: nvcc -ptx -arch=compute_75 -o kernels/zchain.ptx kernels/zchain.cu
 // (`make ptx`). Kernel parameters are all 8 bytes wide (see fir.cu).
 
-typedef unsigned long long u64;
-typedef long long i64;
-
-// Control block, struct Ctrl of fir.cu: the backend drives both kernels
-// with the same offsets (ctrl* in backend/cuda/info.go).
-struct Ctrl {
-    volatile u64 stop;
-    u64 pad0[15];
-    volatile u64 heartbeat;
-    u64 pad1[15];
-    volatile u64 error;
-    u64 pad2[15];
-    volatile u64 running;
-    u64 pad3[15];
-};
-
-// Input tags carry the block index + 1 in their low 31 bits and the
-// parameter parity in the top bit (fir.cu's TAG_MASK).
-#define TAG_MASK 0x7fffffffu
-#define STOP_EVERY 1024
+#include "persistent.cuh"
+#include "rot.cuh"
 
 // ZC_MAX_OPS bounds the ops of a chain (zcMaxOps in backend/cuda).
 #define ZC_MAX_OPS 8
@@ -92,34 +74,7 @@ enum {
 // from float PARAM_HDR on: PAR_WORDS 64-bit words an op, each as two
 // floats, low half first (the shift's num, den and cps bits, the taps per
 // branch), then each op's branches at its OP_PAR.
-#define PARAM_HDR 32
 #define PAR_WORDS 4
-
-__device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
-    asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
-}
-
-__device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
-}
-
-__device__ __forceinline__ u64 pack(float v, unsigned tag) {
-    return (u64)__float_as_uint(v) | ((u64)tag << 32);
-}
-
-// rot is chain.cu's: exp(j·2π·(c0 + j·cps)), the phase reduced in float64.
-__device__ __forceinline__ float2 rot(double c0, double cps, i64 j) {
-    double c = fma((double)j, cps, c0);
-    c -= floor(c);
-    if (c >= 0.5) c -= 1.0;
-    float s, co;
-    sincospif(2.0f * (float)c, &s, &co);
-    return make_float2(co, s);
-}
-
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
 
 // mulmod is n·a mod m for n, a < m < 2^53, a bit of n at a time.
 __device__ __forceinline__ u64 mulmod(u64 n, u64 a, u64 m) {
