@@ -419,11 +419,12 @@ func TestShippedConfigsBuild(t *testing.T) {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
 			// Every input sample is filtered; the output count follows the
-			// chain's rate (2048 for a plain filter, 256 for channelize ÷8,
-			// 64 frames of 64 channels for filterbank ÷32).
+			// chain's rate (2048 for a plain filter, 256 for channelize ÷8
+			// and probe-chain's fir ÷8, 64 frames of 64 channels for
+			// filterbank ÷32).
 			want := "samples in 2048  out 2048 "
 			switch {
-			case strings.Contains(p, "channelize") || strings.Contains(p, "live-control"):
+			case strings.Contains(p, "channelize") || strings.Contains(p, "live-control") || strings.Contains(p, "probe-chain"):
 				want = "samples in 2048  out 256 "
 			case strings.Contains(p, "filterbank"):
 				want = "samples in 2048  out 64 "
