@@ -19,12 +19,8 @@
 //
 // Protocol pieces a variant combines (see docs/data/zc-protocol-variants.md):
 //   format  F8   8-byte words {float32 value, uint32 tag}, tag = block index + 1 (the
-//                product's and floor.cu's words); a thread polls a 16-byte pair.
-//           F16  16-byte words {3 x float32, uint32 tag}: 86 words per block instead of
-//                256, a quarter of the bytes are tags instead of half. Relies on aligned
-//                16-byte stores being single-copy atomic (x86 with AVX: documented; the
-//                GPU's v4 load/store of host memory: one PCIe TLP). The check of every
-//                output is what shows whether a torn word ever happens.
+//                product's and floor.cu's words); a thread polls a 16-byte pair. Every
+//                row uses it.
 //   kernel  floor    floor.cu's fir_ll: poll, barrier, compute from shared memory, store,
 //                    barrier, shift the history, barrier.
 //           regtaps  floor with the taps in registers (a compile-time tap count).
@@ -35,10 +31,8 @@
 //                    and the pair 64 samples earlier (the history overlap, from the
 //                    previous block's slot of a two-slot input ring for warp 0), taps in
 //                    registers, the sliding window made of warp shuffles.
-//           f16      floor's structure on F16 words (96 threads, 3 values each).
-//           warp16   warp's flag hand-off on F16 words (96 threads, 3 values each).
 //           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
-//   writer  plain    aligned 8-byte (F8) / 16-byte (F16) stores in order (floor.cu);
+//   writer  plain    aligned 8-byte stores in order (floor.cu);
 //           demote   the same, then CLDEMOTE per 64-byte line (the product's tagged.Demote);
 //           nt       non-temporal 8-byte stores (MOVNTI) and an SFENCE: the lines leave the core
 //                    for memory at once, so the GPU's poll needs no snoop of a modified line.
@@ -49,7 +43,6 @@
 //                    _mm_pause between passes (all misses of a pass in flight together);
 //           pass0    the same without the _mm_pause (its cost is ~40 ns on recent Intel cores);
 //           last     the product's tagged.Read: wait for the last word, then copy in order.
-//                    On F16 words every reader works per 16-byte word (line = scalar).
 // The variants table (`variants[]`) names each row's pieces; every row but the combinations
 // (x-...) differs from v0 in one piece.
 //
@@ -78,7 +71,6 @@
 #define B 256          // samples per block
 #define NT 64          // taps (compile time: the register variants unroll over it)
 #define H (NT - 1)     // history values
-#define W16 86         // F16 words per block: ceil(256 / 3)
 #define STOP_EVERY 1023
 
 typedef unsigned long long u64;
@@ -271,112 +263,20 @@ __global__ void k_warpreg(const unsigned* in, unsigned* out, const float* taps, 
   }
 }
 
-// (c) F16 words, floor's structure: 96 threads, thread t < 86 polls word t (samples 3t..3t+2,
-// the last word holds sample 255 and two zero pads) and stores output word t.
-__global__ void k_f16(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
-  __shared__ float x[H + 3 * W16];
-  __shared__ float h[NT];
-  const int t = threadIdx.x;
-  for (int i = t; i < H; i += blockDim.x) x[i] = 0.f;
-  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
-  __syncthreads();
-  for (unsigned seq = 1;; seq++) {
-    int mystop = 0;
-    if (t < W16) {
-      unsigned a, b, c, d, spins = 0;
-      for (;;) {
-        ld4(in + 4 * t, a, b, c, d);
-        if (d == seq) break;
-        if ((++spins & STOP_EVERY) == 0 && *stop) { mystop = 1; break; }
-      }
-      x[H + 3 * t] = __uint_as_float(a);
-      x[H + 3 * t + 1] = __uint_as_float(b);
-      x[H + 3 * t + 2] = __uint_as_float(c);
-    }
-    if (__syncthreads_or(mystop)) return;
-    if (t < W16) {
-      float y0 = 0.f, y1 = 0.f, y2 = 0.f;
-      const int q = H + 3 * t;
-      for (int k = 0; k < NT; k++) {
-        y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; y2 += h[k] * x[q + 2 - k];
-      }
-      st4(out + 4 * t, __float_as_uint(y0), __float_as_uint(y1), __float_as_uint(y2), seq);
-    }
-    __syncthreads();
-    for (int i = t; i < H; i += blockDim.x) x[i] = x[B + i];
-    __syncthreads();
-  }
-}
-
-// (a)+(c) per warp on F16 words: k_warp's flag hand-off with 3 values per lane. 96 threads;
-// warp w owns words [32w, 32w+32), i.e. samples [96w, 96w+96) (warp 2: 64 samples, then
-// the pad words' lanes idle); the 63-sample overlap always lies in the previous warp
-// (or, for warp 0, the history part filled by warp 2 of the previous block). At most
-// 258 samples fit 86 words: x holds H + 258 values, the last two zero pads.
-__global__ void k_warp16(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
-  __shared__ float xb[2][H + 3 * W16];
-  __shared__ float h[NT];
-  __shared__ volatile unsigned flag[3];
-  const int t = threadIdx.x, w = t >> 5;
-  for (int i = t; i < 2 * (H + 3 * W16); i += blockDim.x) (&xb[0][0])[i] = 0.f;
-  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
-  if (t < 3) flag[t] = 0;
-  __syncthreads();
-  for (unsigned seq = 1;; seq++) {
-    float* x = xb[seq & 1];
-    float* nx = xb[(seq + 1) & 1];
-    const int q = H + 3 * t;
-    // Lanes past the last word poll the last word too (same line: no extra PCIe read), so
-    // every lane leaves through the same stop check and none waits at __syncwarp for
-    // lanes that have exited.
-    const int tw = min(t, W16 - 1);
-    unsigned a, b, c, d, spins = 0;
-    for (;;) {
-      ld4(in + 4 * tw, a, b, c, d);
-      if (d == seq) break;
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
-    }
-    if (t < W16) {
-      const float v[3] = {__uint_as_float(a), __uint_as_float(b), __uint_as_float(c)};
-#pragma unroll
-      for (int m = 0; m < 3; m++) {
-        x[q + m] = v[m];
-        if (3 * t + m >= B - H && 3 * t + m < B) nx[3 * t + m - (B - H)] = v[m];
-      }
-    }
-    __syncwarp();
-    __threadfence_block();
-    if ((t & 31) == 0) flag[w] = seq;
-    const int o = w == 0 ? 2 : w - 1;
-    const unsigned want = w == 0 ? seq - 1 : seq;
-    spins = 0;
-    while ((int)(flag[o] - want) < 0) {
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
-    }
-    __threadfence_block();
-    if (t < W16) {
-      float y0 = 0.f, y1 = 0.f, y2 = 0.f;
-      for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; y2 += h[k] * x[q + 2 - k]; }
-      st4(out + 4 * t, __float_as_uint(y0), __float_as_uint(y1), __float_as_uint(y2), seq);
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_F16, K_FLOOR_HB, K_WARP16 };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "f16", "floor+hb", "warp16"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
 struct Variant {
   const char* name;
   Kern kern;
-  bool f16;     // F16 words in and out (else F8)
   Reader reader;
   Writer writer;
   int nslots;   // input ring slots (the output ring has one)
@@ -385,26 +285,22 @@ struct Variant {
 
 // The variants, each differing from v0 in one piece unless it is a combination (x-...).
 static const Variant variants[] = {
-    {"v0", K_FLOOR, false, R_SCALAR, W_PLAIN, 1, "floor.cu's kernel and host, replicated"},
-    {"e-regtaps", K_REGTAPS, false, R_SCALAR, W_PLAIN, 1, "(e) taps in registers"},
-    {"a-warp", K_WARP, false, R_SCALAR, W_PLAIN, 1, "(a) per-warp, smem flags, no block barrier"},
-    {"ae-warpreg", K_WARPREG, false, R_SCALAR, W_PLAIN, 2, "(a)+(e) per-warp, overlap polled, shuffles, no smem"},
-    {"b-line", K_FLOOR, false, R_LINE, W_PLAIN, 1, "(b) host consumes one 64-B line per step in order"},
-    {"c-f16", K_F16, true, R_SCALAR, W_PLAIN, 1, "(c) 16-B words {3 floats, tag}"},
-    {"d-prefetch", K_FLOOR, false, R_PREFETCH, W_PLAIN, 1, "(d) prefetch next 3 lines while spinning"},
-    {"d-pass", K_FLOOR, false, R_PASS, W_PLAIN, 1, "(d) passes over all lines, _mm_pause between"},
-    {"d-pass0", K_FLOOR, false, R_PASS0, W_PLAIN, 1, "(d) d-pass without the _mm_pause"},
-    {"w-nt", K_FLOOR, false, R_SCALAR, W_NT, 1, "input written with non-temporal 8-B stores + sfence"},
-    {"h-heartbeat", K_FLOOR_HB, false, R_SCALAR, W_PLAIN, 1, "floor + the product's per-block heartbeat store"},
-    {"p-last", K_FLOOR, false, R_LAST, W_PLAIN, 1, "product's reader: last word first, then in order"},
-    {"w-demote", K_FLOOR, false, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
-    {"x-warp16", K_WARP16, true, R_SCALAR, W_PLAIN, 1, "a + c: per-warp flags on 16-B words"},
-    {"x-prodhost", K_FLOOR, false, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
-    {"x-warp-pass", K_WARP, false, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
-    {"x-warpreg-pass", K_WARPREG, false, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
-    {"x-warpreg-line", K_WARPREG, false, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
-    {"x-f16-pass", K_F16, true, R_PASS, W_DEMOTE, 1, "c + d-pass + demote"},
-    {"x-warp16-pass", K_WARP16, true, R_PASS, W_DEMOTE, 1, "a + c + d-pass + demote"},
+    {"v0", K_FLOOR, R_SCALAR, W_PLAIN, 1, "floor.cu's kernel and host, replicated"},
+    {"e-regtaps", K_REGTAPS, R_SCALAR, W_PLAIN, 1, "(e) taps in registers"},
+    {"a-warp", K_WARP, R_SCALAR, W_PLAIN, 1, "(a) per-warp, smem flags, no block barrier"},
+    {"ae-warpreg", K_WARPREG, R_SCALAR, W_PLAIN, 2, "(a)+(e) per-warp, overlap polled, shuffles, no smem"},
+    {"b-line", K_FLOOR, R_LINE, W_PLAIN, 1, "(b) host consumes one 64-B line per step in order"},
+    {"d-prefetch", K_FLOOR, R_PREFETCH, W_PLAIN, 1, "(d) prefetch next 3 lines while spinning"},
+    {"d-pass", K_FLOOR, R_PASS, W_PLAIN, 1, "(d) passes over all lines, _mm_pause between"},
+    {"d-pass0", K_FLOOR, R_PASS0, W_PLAIN, 1, "(d) d-pass without the _mm_pause"},
+    {"w-nt", K_FLOOR, R_SCALAR, W_NT, 1, "input written with non-temporal 8-B stores + sfence"},
+    {"h-heartbeat", K_FLOOR_HB, R_SCALAR, W_PLAIN, 1, "floor + the product's per-block heartbeat store"},
+    {"p-last", K_FLOOR, R_LAST, W_PLAIN, 1, "product's reader: last word first, then in order"},
+    {"w-demote", K_FLOOR, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
+    {"x-prodhost", K_FLOOR, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
+    {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
+    {"x-warpreg-pass", K_WARPREG, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
+    {"x-warpreg-line", K_WARPREG, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
 };
 static const int NVAR = sizeof(variants) / sizeof(variants[0]);
 
@@ -510,40 +406,11 @@ static bool read_f8(Reader r, volatile u64* o, unsigned seq, float* y, long long
   return false;
 }
 
-static bool read_f16(Reader r, volatile unsigned* o, unsigned seq, float* y, long long deadline) {
-  unsigned spins = 0;
-  float tmp[4];
-  auto word = [&](int t) -> bool {  // one 16-byte word: 3 values + tag
-    cbar();
-    _mm_storeu_ps(tmp, _mm_castsi128_ps(_mm_load_si128((const __m128i*)(o + 4 * t))));
-    unsigned tg; memcpy(&tg, &tmp[3], 4);
-    if (tg != seq) return false;
-    const int n = t == W16 - 1 ? B - 3 * t : 3;
-    for (int m = 0; m < n; m++) y[3 * t + m] = tmp[m];
-    return true;
-  };
-  auto late = [&]() { return (++spins & 4095) == 0 && now() > deadline; };
-  if (r == R_PASS || r == R_PASS0) {
-    char done[W16] = {0};
-    int left = W16;
-    for (;;) {
-      for (int t = 0; t < W16; t++) if (!done[t] && word(t)) { done[t] = 1; left--; }
-      if (!left) return true;
-      if (r == R_PASS) _mm_pause();
-      if (late()) return false;
-    }
-  }
-  if (r == R_LAST) while (!(((o[4 * W16 - 1]) == seq))) if (late()) return false;
-  for (int t = 0; t < W16; t++) while (!word(t)) if (late()) return false;
-  return true;
-}
-
 // ---------------------------------------------------------------------------------------
 // The device layer: mapped allocations and kernel launches. With -DZC_HOSTSIM (a host-only
 // self-test of the harness: nvcc -DZC_HOSTSIM -O2 -o /tmp/vsim bench/zclat/variants.cu) a
-// CPU thread stands in for the kernel: it speaks each variant's protocol (formats, slots,
-// tags) and writes the output words in reverse order to exercise the readers; its timing
-// means nothing.
+// CPU thread stands in for the kernel: it speaks each variant's protocol (slots, tags) and
+// writes the output words in reverse order to exercise the readers; its timing means nothing.
 // ---------------------------------------------------------------------------------------
 #ifndef ZC_HOSTSIM
 static cudaStream_t stream;
@@ -578,8 +445,6 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARP: k_warp<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_F16: k_f16<<<1, 96, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_WARP16: k_warp16<<<1, 96, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
   }
   CK(cudaGetLastError());
 }
@@ -618,39 +483,23 @@ static void start_pingpong(const Bufs& bf) {
 }
 static void start_kernel(const Variant& v, const Bufs& bf) {
   sim_start([v, bf] {
-    std::vector<float> x(H + B + 8, 0.f), y(B + 3);
+    std::vector<float> x(H + B, 0.f), y(B);
     volatile unsigned* stop = bf.dstop;
     for (unsigned seq = 1;; seq++) {
       const int slot = (seq - 1) % v.nslots;
-      if (!v.f16) {
-        volatile u64* in = (volatile u64*)bf.din + slot * B;
-        for (int j = 0; j < B; j++) {
-          u64 w;
-          while (((w = in[j]) >> 32) != seq) if (*stop) return;
-          unsigned u = (unsigned)w; memcpy(&x[H + j], &u, 4);
-        }
-      } else {
-        volatile unsigned* in = bf.din + slot * 4 * W16;
-        for (int t = 0; t < W16; t++) {
-          while (in[4 * t + 3] != seq) if (*stop) return;
-          for (int m = 0; m < 3; m++) { unsigned u = in[4 * t + m]; memcpy(&x[H + 3 * t + m], &u, 4); }
-        }
+      volatile u64* in = (volatile u64*)bf.din + slot * B;
+      for (int j = 0; j < B; j++) {
+        u64 w;
+        while (((w = in[j]) >> 32) != seq) if (*stop) return;
+        unsigned u = (unsigned)w; memcpy(&x[H + j], &u, 4);
       }
       for (int j = 0; j < B; j++) {
         float r = 0.f;
         for (int k = 0; k < NT; k++) r += bf.dtaps[k] * x[H + j - k];
         y[j] = r;
       }
-      y[B] = y[B + 1] = 0.f;
-      if (!v.f16) {
-        volatile u64* out = (volatile u64*)bf.dout;
-        for (int j = B - 1; j >= 0; j--) { unsigned u; memcpy(&u, &y[j], 4); out[j] = (u64)seq << 32 | u; }
-      } else {
-        for (int t = W16 - 1; t >= 0; t--) {
-          unsigned u[3]; memcpy(u, &y[3 * t], 12);
-          _mm_store_si128((__m128i*)(bf.dout + 4 * t), _mm_set_epi32((int)seq, (int)u[2], (int)u[1], (int)u[0]));
-        }
-      }
+      volatile u64* out = (volatile u64*)bf.dout;
+      for (int j = B - 1; j >= 0; j--) { unsigned u; memcpy(&u, &y[j], 4); out[j] = (u64)seq << 32 | u; }
       for (int i = 0; i < H; i++) x[i] = x[B + i];
     }
   });
@@ -737,29 +586,18 @@ struct Harness {
       const int slot = (i - 1) % v.nslots;
       long long t0 = now();
       // --- write the input block ---
-      if (!v.f16) {
-        volatile u64* d = vin + slot * B;
-        if (v.writer == W_NT) {
-          // MOVNTI: each 8-byte store is still single-copy atomic; the words need no order.
-          for (int j = 0; j < B; j++) _mm_stream_si64((long long*)(d + j), (long long)((u64)i << 32 | bits[j]));
-          _mm_sfence();
-        } else {
-          for (int j = 0; j < B; j++) d[j] = (u64)i << 32 | bits[j];
-        }
-        if (v.writer == W_DEMOTE) for (int L = 0; L < B / 8; L++) cldemote((const void*)(d + 8 * L));
+      volatile u64* d = vin + slot * B;
+      if (v.writer == W_NT) {
+        // MOVNTI: each 8-byte store is still single-copy atomic; the words need no order.
+        for (int j = 0; j < B; j++) _mm_stream_si64((long long*)(d + j), (long long)((u64)i << 32 | bits[j]));
+        _mm_sfence();
       } else {
-        __m128i* d = (__m128i*)(bf.in + slot * 4 * W16);
-        for (int t = 0; t < W16; t++) {
-          const unsigned a = bits[3 * t], b = 3 * t + 1 < B ? bits[3 * t + 1] : 0, c = 3 * t + 2 < B ? bits[3 * t + 2] : 0;
-          _mm_store_si128(d + t, _mm_set_epi32((int)i, (int)c, (int)b, (int)a));
-        }
-        cbar();
-        if (v.writer == W_DEMOTE) for (int L = 0; L < (W16 * 16 + 63) / 64; L++) cldemote((const char*)d + 64 * L);
+        for (int j = 0; j < B; j++) d[j] = (u64)i << 32 | bits[j];
       }
+      if (v.writer == W_DEMOTE) for (int L = 0; L < B / 8; L++) cldemote((const void*)(d + 8 * L));
       // --- wait for and copy the output block ---
       const long long dl = t0 + wait_ns;
-      const bool ok = v.f16 ? read_f16(v.reader, (volatile unsigned*)bf.out, (unsigned)i, y, dl)
-                            : read_f8(v.reader, vout, (unsigned)i, y, dl);
+      const bool ok = read_f8(v.reader, vout, (unsigned)i, y, dl);
       long long t1 = now();
       if (!ok) { r.drops++; break; }
       // --- check every output (untimed) ---
@@ -809,8 +647,8 @@ int main(int argc, char** argv) {
          gpu.c_str(), hs.n, hs.warm, hs.period, B, NT, rounds, has_cldemote() ? "yes" : "no (NOP)");
   printf("latency: first input store -> last output value seen and copied; every output checked\n");
   for (int k = 0; k < NVAR; k++)
-    printf("  %-15s kernel %-8s words %s reader %-8s writer %-6s slots %d  %s\n", variants[k].name, kern_name[variants[k].kern],
-           variants[k].f16 ? "F16" : "F8 ", reader_name[variants[k].reader], writer_name[variants[k].writer], variants[k].nslots, variants[k].what);
+    printf("  %-15s kernel %-8s words F8  reader %-8s writer %-6s slots %d  %s\n", variants[k].name, kern_name[variants[k].kern],
+           reader_name[variants[k].reader], writer_name[variants[k].writer], variants[k].nslots, variants[k].what);
   hs.setup();
 
   std::vector<Row> rows(sel.size());
