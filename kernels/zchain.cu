@@ -201,8 +201,8 @@ extern "C" __global__ void __launch_bounds__(1024)
         const u64* src = in + slot * (u64)inwords;
         u64* dst = out + slot * (u64)outwords;
 
-        // Poll this thread's pairs and write them into op 0's buffer,
-        // shifted unless the block brings new parameters.
+        // Poll this thread's pairs (fir.cu's poll) and write them into op
+        // 0's buffer, shifted unless the block brings new parameters.
         int mystop = 0;
         if ((i64)blk + 1 == stall_at) {
             if (threadIdx.x == 0) {

@@ -84,8 +84,7 @@ func otherTaps(taps []float32) []float32 {
 func chainRetunes(c stage.Chain) (ch [2][]stage.Retune, err error) {
 	rate := c.SampleRate
 	for i, s := range c.Stages {
-		switch s.Kind {
-		case stage.KindShift:
+		if s.Kind == stage.KindShift {
 			other := -s.FrequencyHz
 			if other == 0 {
 				other = rate / 4
@@ -93,12 +92,15 @@ func chainRetunes(c stage.Chain) (ch [2][]stage.Retune, err error) {
 			ch[0] = []stage.Retune{{Index: i, Stage: stage.NewShift(s.FrequencyHz)}}
 			ch[1] = []stage.Retune{{Index: i, Stage: stage.NewShift(other)}}
 			return ch, nil
-		case stage.KindFIR:
+		}
+		rate = s.Rate(rate)
+	}
+	for i, s := range c.Stages {
+		if s.Kind == stage.KindFIR {
 			ch[0] = []stage.Retune{{Index: i, Stage: stage.NewFIR(s.Taps, s.Decimate)}}
 			ch[1] = []stage.Retune{{Index: i, Stage: stage.NewFIR(otherTaps(s.Taps), s.Decimate)}}
 			return ch, nil
 		}
-		rate = s.Rate(rate)
 	}
 	return ch, fmt.Errorf("%w: the chain %s has no shift or fir stage to retune", errRetuneConfig, c)
 }

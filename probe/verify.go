@@ -130,8 +130,9 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	n := 0
 	if !v.broken {
 		in, ok := v.src.recorded(o.Seq)
-		if ok && v.chain != nil && v.rt != nil {
-			ok = v.retuneChain() == nil
+		if ok && v.chain != nil && v.rt != nil && v.retuneChain() != nil {
+			v.src.release(o.Seq)
+			ok = false
 		}
 		if ok {
 			var err error

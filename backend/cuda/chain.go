@@ -75,9 +75,9 @@ func checkBankPlace(c stage.Chain) error {
 // FIR (a filter: section) runs on any transport; a chain of shift, fir,
 // resample and channelize stages runs on the explicit transport, and one
 // without a channelize on the zero-copy transport too (see CheckChain).
-// The backend is a pipeline.Retuner: both transports retune a plain fir,
-// the explicit one a chain's shift, fir and channelize stages; the rest
-// is refused with ErrRetune.
+// The backend is a pipeline.Retuner: both transports retune a plain fir
+// and a chain's shift and fir stages, the explicit one its channelize
+// stages too; the rest is refused with ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if err := CheckChain(c, opts); err != nil {
 		return nil, err

@@ -180,6 +180,12 @@ func (b *backend) plan(t Transport, info cudrv.DeviceInfo, l pipeline.Layout) (i
 		host = ReadHostMemory()
 	}
 	need := transportPinned(t, l, len(b.taps), info.SharedOptin, b.opts.Timing, b.maxOutValues(l))
+	if t == TransportZeroCopy && b.chain != nil {
+		var err error
+		if need, err = zcChainPinned(*b.chain, l, info.SharedOptin); err != nil {
+			return 0, err
+		}
+	}
 	hm := HostMemory{Bytes: host, Integrated: info.Integrated}
 	budget, err := PinnedBudget(need, b.opts.MaxPinned, hm)
 	if err != nil {

@@ -1,6 +1,8 @@
 // Package cuda is sigproc's CUDA backend, with two transports: a persistent
-// FIR kernel that polls a ring in mapped, pinned host memory (zero-copy, for
-// small blocks), and the explicit transport, which keeps several large
+// kernel that polls a ring in mapped, pinned host memory (zero-copy, for
+// small blocks: a plain FIR, kernels/fir.cu, or a chain of shift, fir and
+// resample stages, kernels/zchain.cu, both retuned at a block), and the
+// explicit transport, which keeps several large
 // blocks in flight on several streams through the batch FIR (copies in,
 // filtering and copies out of different blocks overlap). A chain of stages
 // (shift, decimating fir, resample, channelize and the select after it;

@@ -74,7 +74,7 @@ const (
 	hostStride = 5
 )
 
-// Control block offsets, mirrored from struct Ctrl in kernels/fir.cu.
+// Control block offsets, mirrored from struct Ctrl in kernels/persistent.cuh.
 const (
 	ctrlStop      = 0
 	ctrlHeartbeat = 128

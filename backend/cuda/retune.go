@@ -13,10 +13,10 @@ import (
 
 // ErrRetune is what a cuda backend answers a retune with where its kernels
 // do not yet take new stage parameters at a block boundary: both
-// transports retune a plain fir, the explicit one a chain's shift, fir
-// and channelize stages; a resample does not retune yet. The control API
-// turns it into a 409 refusal; the run goes on.
-var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir, the explicit one the shift, fir and channelize stages of a chain; use backend: cpu to retune a resample while running)", stage.ErrRetuneUnsupported)
+// transports retune a plain fir and a chain's shift and fir stages, the
+// explicit one its channelize stages too; a resample does not retune yet.
+// The control API turns it into a 409 refusal; the run goes on.
+var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir and a chain's shift and fir stages, the explicit one its channelize stages too; use backend: cpu to retune a resample while running)", stage.ErrRetuneUnsupported)
 
 // transportRetuneRefusal is the standing refusal of transport t for a
 // plain fir of ntaps taps with method m: the explicit transports retune

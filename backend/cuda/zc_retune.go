@@ -11,11 +11,12 @@ import (
 
 // The host side of the zero-copy kernel's retunes, without the driver: the
 // tags, parity and frame count a block is published with, the ring hooks
-// that write them, and the order of a retune's steps (the kernel's side is
-// in kernels/fir.cu, the driver's in zc_retune_cuda.go).
+// that write them, and the order of a retune's steps (the kernels' side is
+// in kernels/fir.cu and kernels/zchain.cu, the driver's in
+// zc_retune_cuda.go).
 
 // tagMask keeps the block index in an input tag; the top bit is the
-// parameter parity (TAG_MASK in kernels/fir.cu).
+// parameter parity (TAG_MASK in kernels/persistent.cuh).
 const tagMask = 0x7fffffff
 
 // zcRetune is the host side of the zero-copy kernel's retunes: a
@@ -33,7 +34,7 @@ const tagMask = 0x7fffffff
 type zcRetune struct {
 	params []float32 // mapped: 2 × (paramHdr + tcap) floats, buffer b for parity b
 	tcap   int       // floats of taps per buffer, hcap padded to 4
-	hcap   int       // most taps the kernel keeps history for
+	hcap   int       // most taps the kernel keeps history for (a chain: its parameter image's floats)
 
 	serial sync.Mutex  // one retune at a time; Close takes it to end them
 	live   atomic.Bool // the kernel runs and the parameter block is mapped

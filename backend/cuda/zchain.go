@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sigproc/sigproc/internal/cudrv"
 	"github.com/sigproc/sigproc/mixer"
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
@@ -269,6 +271,20 @@ func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
 	return img, nil
 }
 
+// zcChainPinned is the pinned memory the zero-copy transport takes for
+// the chain c on l's blocks (its kernel fitted to optin bytes of shared
+// memory): the control block, the rings of tagged words in and out (the
+// chain's most output values a block), and the parameter block of two
+// images. A chain's kernel keeps no timing array.
+func zcChainPinned(c stage.Chain, l pipeline.Layout, optin int) (int64, error) {
+	p, err := planZCChain(c, l.BlockSize, optin)
+	if err != nil {
+		return 0, err
+	}
+	return cudrv.PageAlign(ctrlSize) + cudrv.PageAlign(int64(l.Slots*evenWords(l))*8) +
+		cudrv.PageAlign(int64(l.Slots*p.outWords())*8) + cudrv.PageAlign(int64(paramFloats(p.imageLen))*4), nil
+}
+
 // smemBytes is the kernel's dynamic shared memory.
 func (p *zcChain) smemBytes() int { return 4 * p.smemFloats }
 
@@ -277,7 +293,10 @@ func (p *zcChain) smemBytes() int { return 4 * p.smemFloats }
 func (p *zcChain) outWords() int { return (p.maxOut*p.outCh + 1) &^ 1 }
 
 // blockOut counts a block of n input frames through the ops and returns
-// the output frames the kernel writes for it.
+// the output frames the kernel writes for it. The kernel takes every block
+// as a full one, which a source fills but for the last (pipeline.Source),
+// so the two agree up to a short last block, whose extra outputs the host
+// does not read.
 func (p *zcChain) blockOut(n int) int {
 	v := int64(n)
 	for i := range p.count {

@@ -7,14 +7,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sigproc/sigproc/pipeline"
 	"github.com/sigproc/sigproc/stage"
 )
 
 // TestPlanZCChain: the persistent chain kernel's ops for each chain the
 // zero-copy transport takes (a shift fused into the filter after it, a
 // shift on its own as the identity filter), their shared memory, and the
-// output counts block by block, which must be the chain's own for any
-// split of the stream into blocks. No GPU needed.
+// host's output counts block by block (blockOut), which must be the
+// chain's own for any split of the stream into blocks. No GPU needed.
 func TestPlanZCChain(t *testing.T) {
 	taps := make([]float32, 129)
 	for i := range taps {
@@ -83,6 +84,11 @@ func TestPlanZCChain(t *testing.T) {
 			}
 			if end > p.stageOff || p.stageOff > p.smemFloats {
 				t.Errorf("buffers end at %d, staging at %d, shared memory %d floats", end, p.stageOff, p.smemFloats)
+			}
+			// Pinned memory: both rings and both parameter images.
+			l := pipeline.Layout{BlockSize: block, Channels: p.inCh, Slots: 8}
+			if pin, err := zcChainPinned(c, l, 0); err != nil || pin < int64(8*(p.outWords()+evenWords(l))*8+2*p.imageLen*4) {
+				t.Errorf("pinned %d bytes (%v), less than its rings and images", pin, err)
 			}
 			// Counts: random blocks (up to the planned block) against the
 			// chain's count of the whole stream so far.
