@@ -112,14 +112,14 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	p := &zcChain{inCplx: c.Complex, channels: nch, inCh: channels(c.Complex) * nch}
 	type opPlan struct {
 		zcOpMeta
-		m, q  int64
+		m     int64
 		maxIn int
 	}
 	var plans []opPlan
 	rate, cplx, n := c.SampleRate, c.Complex, block
 	pending, pendRate := -1, 0.0
 	identity := func(at int, r float64) {
-		plans = append(plans, opPlan{zcOpMeta: zcOpMeta{filterAt: -1, shiftAt: at, shiftRate: r, inCplx: cplx, l: 1, qcap: 1}, m: 1, q: 1, maxIn: n})
+		plans = append(plans, opPlan{zcOpMeta: zcOpMeta{filterAt: -1, shiftAt: at, shiftRate: r, inCplx: cplx, l: 1, qcap: 1}, m: 1, maxIn: n})
 		cplx = true
 	}
 	for i := range c.Stages {
@@ -134,7 +134,7 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 			l, m := s.Def().Factors(s)
 			q := (int64(len(s.Taps)) + int64(l) - 1) / int64(l)
 			op := opPlan{zcOpMeta: zcOpMeta{filterAt: i, shiftAt: pending, shiftRate: pendRate, inCplx: cplx, l: int64(l), qcap: q, tune: resumes(s)},
-				m: int64(m), q: q, maxIn: n}
+				m: int64(m), maxIn: n}
 			if op.tune && room {
 				op.qcap = max(q, (zcChainRetuneTaps+int64(l)-1)/int64(l))
 			}
@@ -166,7 +166,7 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	off, par := 0, zcParWords*2*len(plans)
 	for _, op := range plans {
 		w := make([]int64, zcOpWords)
-		w[zcOpL], w[zcOpM], w[zcOpQ], w[zcOpQCap], w[zcOpTaps], w[zcOpPar] = op.l, op.m, op.q, op.qcap, int64(off), int64(par)
+		w[zcOpL], w[zcOpM], w[zcOpQCap], w[zcOpTaps], w[zcOpPar] = op.l, op.m, op.qcap, int64(off), int64(par)
 		p.ops = append(p.ops, w...)
 		p.meta = append(p.meta, op.zcOpMeta)
 		p.count = append(p.count, zcCount{l: op.l, m: op.m})
@@ -175,7 +175,7 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	}
 	p.imageLen = par
 	p.taps = make([]float32, off)
-	if err := p.setParams(c, p.ops, p.taps); err != nil {
+	if err := p.setParams(c, p.taps, false); err != nil {
 		return nil, err
 	}
 	off = (off + 3) &^ 3
@@ -202,11 +202,11 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 }
 
 // setParams writes the parameters of chain c's stages (the planned chain,
-// or one retuned from it), op by op: with ops, its shift and taps per
-// branch into its descriptor words and its branches into dst at its
-// shared-memory offset (the kernel's launch); with ops nil, a parameter
-// image into dst: each op's header, then its branches at its image offset.
-func (p *zcChain) setParams(c stage.Chain, ops []int64, dst []float32) error {
+// or one retuned from it), op by op: for the launch, its shift and taps
+// per branch into its descriptor words and its branches into dst at its
+// shared-memory offset; as an image, a parameter image into dst: each
+// op's header, then its branches at its image offset.
+func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 	for k, m := range p.meta {
 		w := p.ops[k*zcOpWords:][:zcOpWords]
 		var num, den, cps, q int64
@@ -231,17 +231,16 @@ func (p *zcChain) setParams(c stage.Chain, ops []int64, dst []float32) error {
 			br = polyBranches(s.Taps, m.l, q)
 		}
 		at := w[zcOpTaps]
-		if ops == nil {
+		if image {
 			h := dst[k*2*zcParWords:][:2*zcParWords]
 			for i, v := range []int64{num, den, cps, q} {
 				h[2*i], h[2*i+1] = math.Float32frombits(uint32(v)), math.Float32frombits(uint32(uint64(v)>>32))
 			}
 			at = w[zcOpPar]
 		} else {
-			o := ops[k*zcOpWords:][:zcOpWords]
-			o[zcOpQ] = q
+			w[zcOpQ] = q
 			if m.shiftAt >= 0 {
-				o[zcOpShift], o[zcOpNum], o[zcOpDen], o[zcOpCps] = 1, num, den, cps
+				w[zcOpShift], w[zcOpNum], w[zcOpDen], w[zcOpCps] = 1, num, den, cps
 			}
 		}
 		clear(dst[at:][:m.l*m.qcap])
@@ -265,7 +264,7 @@ func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
 		}
 	}
 	img := make([]float32, p.imageLen)
-	if err := p.setParams(c, nil, img); err != nil {
+	if err := p.setParams(c, img, true); err != nil {
 		return nil, err
 	}
 	return img, nil
