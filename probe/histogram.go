@@ -66,6 +66,16 @@ func (h *Histogram) Count() uint64 { return h.n }
 // OverRange is the number of latencies beyond the bucket range.
 func (h *Histogram) OverRange() uint64 { return h.over }
 
+// Above is the number of latencies of at least ns, counted by whole
+// buckets: ns is rounded down to its bucket's start.
+func (h *Histogram) Above(ns int64) uint64 {
+	n := h.over
+	for _, c := range h.counts[min(max(ns/h.width, 0), int64(len(h.counts))):] {
+		n += c
+	}
+	return n
+}
+
 // Max is the largest recorded latency in ns (0 when empty).
 func (h *Histogram) Max() int64 { return h.max }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 	"time"
 )
@@ -76,6 +77,16 @@ func TestHistogramQuantilesMatchSort(t *testing.T) {
 			if h.Count() != uint64(len(ref)) || h.Max() != ref[len(ref)-1] || h.OverRange() != uint64(over) ||
 				math.Abs(h.Mean()-float64(sum)/float64(len(ref))) > 1e-6 {
 				t.Errorf("count %d max %d over %d mean %v", h.Count(), h.Max(), h.OverRange(), h.Mean())
+			}
+			// Above counts by whole buckets: exact at a bucket's start.
+			for _, at := range []int64{0, 10, 5000, int64(SlowLatency), int64(HistRange), int64(HistRange) + 1e6} {
+				want := len(ref) - sort.Search(len(ref), func(i int) bool { return ref[i] >= at })
+				if at > int64(HistRange) {
+					want = int(over) // beyond the range: every over-range latency
+				}
+				if got := h.Above(at); got != uint64(want) {
+					t.Errorf("Above(%d) = %d, want %d", at, got, want)
+				}
 			}
 		})
 	}

@@ -156,6 +156,9 @@ func WriteInterval(w io.Writer, path string, iv Interval) {
 	fmt.Fprintf(w, "%-12s %5d %13s %10d %7d %6d %10d %6d %11.3g %8.2f %8.2f %8.2f %8.2f %8.1f",
 		path, iv.Index, fmt.Sprintf("%g-%g", iv.StartS, iv.EndS), iv.Blocks, iv.Dropped, iv.Gaps, iv.Verified, iv.Mismatches, iv.MaxRelErr,
 		iv.P50, iv.P90, iv.P99, iv.P999, iv.Max)
+	if iv.Slow > 0 {
+		fmt.Fprintf(w, "  %d over %.0f µs", iv.Slow, float64(SlowLatency)/1e3)
+	}
 	if iv.OverRange > 0 {
 		fmt.Fprintf(w, "  %d over %.0f µs", iv.OverRange, float64(HistRange)/1e3)
 	}
@@ -201,7 +204,11 @@ func WriteSoakSummary(w io.Writer, rs []Result) {
 		l50, h50 := span(func(iv Interval) float64 { return iv.P50 })
 		l99, h99 := span(func(iv Interval) float64 { return iv.P99 })
 		l999, h999 := span(func(iv Interval) float64 { return iv.P999 })
-		fmt.Fprintf(w, "soak %s: per-interval p50 %.2f-%.2f µs, p99 %.2f-%.2f µs, p99.9 %.2f-%.2f µs; overall p50 %.2f p99 %.2f p99.9 %.2f max %.1f µs\n",
-			r.Path, l50, h50, l99, h99, l999, h999, r.P50, r.P99, r.P999, r.Max)
+		slow := 0.0
+		if r.Blocks > 0 {
+			slow = 1e6 * float64(s.Slow) / float64(r.Blocks)
+		}
+		fmt.Fprintf(w, "soak %s: per-interval p50 %.2f-%.2f µs, p99 %.2f-%.2f µs, p99.9 %.2f-%.2f µs; overall p50 %.2f p99 %.2f p99.9 %.2f max %.1f µs; %d blocks over %.0f µs (%.2f per million)\n",
+			r.Path, l50, h50, l99, h99, l999, h999, r.P50, r.P99, r.P999, r.Max, s.Slow, float64(SlowLatency)/1e3, slow)
 	}
 }

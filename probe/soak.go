@@ -28,6 +28,7 @@ type Soak struct {
 	Gaps        uint64 `json:"gaps"`
 	Mismatches  int    `json:"mismatches"`
 	OverRange   uint64 `json:"over_range_blocks"`
+	Slow        uint64 `json:"slow_blocks"` // blocks of SlowLatency or more
 	Interrupted bool   `json:"interrupted"`
 	// Passed: the whole duration ran with no drop, gap or mismatch.
 	Passed bool `json:"passed"`
@@ -51,7 +52,12 @@ type Interval struct {
 	MaxRelErr  float64 `json:"max_rel_err"`
 	Latency
 	OverRange uint64 `json:"over_range_blocks"`
+	Slow      uint64 `json:"slow_blocks"` // blocks of SlowLatency or more
 }
+
+// SlowLatency is the latency from which a soak counts a block as slow:
+// the far tail a real-time loop misses its deadline in.
+const SlowLatency = 100 * time.Microsecond
 
 // OK reports whether the interval had no drop, gap or mismatch.
 func (iv Interval) OK() bool { return iv.Dropped == 0 && iv.Gaps == 0 && iv.Mismatches == 0 }
@@ -267,7 +273,7 @@ func (m *meter) interval(a acc) Interval {
 		EndS:      min(time.Duration(a.index+1)*step, m.cfg.Duration).Seconds(),
 		Scheduled: a.endSeq - a.startSeq, Blocks: a.blocks, Gaps: a.gaps,
 		Verified: a.verified, Unverified: a.unverified, Mismatches: a.mismatches, MaxRelErr: a.maxRelErr,
-		Latency: latencyOf(a.hist), OverRange: a.hist.OverRange()}
+		Latency: latencyOf(a.hist), OverRange: a.hist.OverRange(), Slow: a.hist.Above(int64(SlowLatency))}
 	if iv.Scheduled > iv.Blocks {
 		iv.Dropped = iv.Scheduled - iv.Blocks
 	}
@@ -356,6 +362,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 		s.Gaps += iv.Gaps
 		s.Mismatches += iv.Mismatches
 		s.OverRange += iv.OverRange
+		s.Slow += iv.Slow
 	}
 	res.Soak = s
 	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
