@@ -48,11 +48,34 @@ func New(freqHz, rate float64, complex bool) (*Shifter, error) {
 		return nil, err
 	}
 	s := &Shifter{cps: cps, num: num, den: den, complex: complex, tab: make([]float32, 2*tableLen), kern: bestKernel}
-	for i := range tableLen {
-		sn, cs := math.Sincos(2 * math.Pi * s.frac(int64(i)))
-		s.tab[2*i], s.tab[2*i+1] = float32(cs), float32(sn)
-	}
+	s.fillTable()
 	return s, nil
+}
+
+// tableStep splits a table index i = tableStep·a + b for fillTable.
+const tableStep = 32
+
+// fillTable fills s.tab with the rotation of samples 0..tableLen-1 as the
+// product, in float64, of the rotations of tableStep·a and of b: 64 Sincos
+// in place of 1024 (a retune of a shift builds a Shifter per core on the
+// caller's goroutine: 1024 took ~20 µs each), within 1e-15 of a Sincos per
+// sample, far below the float32 the table holds.
+func (s *Shifter) fillTable() {
+	var ca, sa [tableLen / tableStep]float64
+	var cb, sb [tableStep]float64
+	for k := range ca {
+		sa[k], ca[k] = math.Sincos(2 * math.Pi * s.frac(int64(tableStep*k)))
+	}
+	for k := range cb {
+		sb[k], cb[k] = math.Sincos(2 * math.Pi * s.frac(int64(k)))
+	}
+	for a := range tableLen / tableStep {
+		for b := range tableStep {
+			i := tableStep*a + b
+			s.tab[2*i] = float32(ca[a]*cb[b] - sa[a]*sb[b])
+			s.tab[2*i+1] = float32(sa[a]*cb[b] + ca[a]*sb[b])
+		}
+	}
 }
 
 // frac returns n·f/fs modulo 1 in [0, 1). For whole f and fs it is

@@ -273,3 +273,30 @@ func TestRatio(t *testing.T) {
 		}
 	}
 }
+
+// The table built from 64 rotations stays within float32 rounding of a
+// Sincos per sample, for exact and inexact ratios.
+func TestTableMatchesSincos(t *testing.T) {
+	for _, tc := range []struct{ f, rate float64 }{{-2e7, 2.048e8}, {1, 48000}, {12345.678, 1e6}, {0.5e6, 1e6}, {0, 1}, {-1e-3, 3.3}} {
+		s, err := New(tc.f, tc.rate, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tableLen {
+			sn, cs := math.Sincos(2 * math.Pi * s.frac(int64(i)))
+			if d := math.Max(math.Abs(float64(s.tab[2*i])-cs), math.Abs(float64(s.tab[2*i+1])-sn)); d > 1.2e-7 {
+				t.Fatalf("f %g rate %g: entry %d off by %g", tc.f, tc.rate, i, d)
+			}
+		}
+	}
+}
+
+// BenchmarkNew is the table build a retune pays per shifter.
+func BenchmarkNew(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(-2e7, 2.048e8, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
