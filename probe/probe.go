@@ -197,7 +197,8 @@ type Result struct {
 	// new taps, µs.
 	Retunes        int       `json:"retunes,omitempty"`
 	RetuneApplyP50 float64   `json:"retune_apply_p50_us,omitempty"`
-	RetuneCallP50  float64   `json:"retune_call_p50_us,omitempty"` // the Retune call itself
+	RetuneCallP50  float64   `json:"retune_call_p50_us,omitempty"`     // the Retune call itself
+	RetuneLeadP50  float64   `json:"retune_lead_p50_blocks,omitempty"` // blocks from the consumer's at the call to the retune's first
 	RetuneApplyMax float64   `json:"retune_apply_max_us,omitempty"`
 	Latencies      []float64 `json:"-"` // block-count mode only
 	// FillUs is the time to fill a block at the sample rate,

@@ -33,11 +33,13 @@ type retuner struct {
 	pendingAt atomic.Int64 // its sample, -1 = none
 	pendingT  atomic.Int64 // its Retune call, ns since t0
 	t0        time.Time
-	frames    int64     // consumer: frames delivered before the current block
-	applyUs   []float64 // consumer: Retune call → its first output block, µs
-	callUs    []float64 // the Retune calls' own time, µs; read after the retune goroutine exits
-	err       error     // the retune goroutine's first error; read after it exits
-	count     int       // retunes accepted; read after it exits
+	frames    atomic.Int64 // consumer: frames delivered before the current block (read by the retuner)
+	applyUs   []float64    // consumer: Retune call → its first output block, µs
+	callUs    []float64    // the Retune calls' own time, µs; read after the retune goroutine exits
+	lead      []float64    // blocks from the consumer's at each call to the retune's first; likewise
+	block     int64        // frames a block
+	err       error        // the retune goroutine's first error; read after it exits
+	count     int          // retunes accepted; read after it exits
 }
 
 type switchAt struct {
@@ -46,7 +48,7 @@ type switchAt struct {
 }
 
 func newRetuner(cfg Config) (*retuner, error) {
-	r := &retuner{every: cfg.RetuneEvery, t0: time.Now()}
+	r := &retuner{every: cfg.RetuneEvery, t0: time.Now(), block: int64(cfg.BlockSize)}
 	r.cond = sync.NewCond(&r.mu)
 	r.pendingAt.Store(-1)
 	if cfg.chain() {
@@ -134,8 +136,12 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 		r.inflight = true
 		r.mu.Unlock()
 		tc := time.Since(r.t0)
+		f0 := r.frames.Load()
 		res, err := rt.Retune(r.changes[set]...)
 		r.callUs = append(r.callUs, float64(time.Since(r.t0)-tc)/1e3)
+		if err == nil && len(res) > 0 {
+			r.lead = append(r.lead, float64(res[0].ChainAt-f0)/float64(r.block))
+		}
 		r.mu.Lock()
 		r.inflight = false
 		if err == nil && len(res) > 0 {
@@ -157,11 +163,11 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 // when it is the first block of a pending retune, it records the time
 // since that retune's call.
 func (r *retuner) seen(frames int) {
-	if at := r.pendingAt.Load(); at >= 0 && r.frames >= at {
+	if at := r.pendingAt.Load(); at >= 0 && r.frames.Load() >= at {
 		r.applyUs = append(r.applyUs, float64(time.Since(r.t0)-time.Duration(r.pendingT.Load()))/1e3)
 		r.pendingAt.Store(-1)
 	}
-	r.frames += int64(frames)
+	r.frames.Add(int64(frames))
 }
 
 // setAt returns the tap set in force at frame f (the check's goroutine),
@@ -194,6 +200,11 @@ func (r *retuner) report(res *Result) {
 		s := slices.Clone(r.callUs)
 		slices.Sort(s)
 		res.RetuneCallP50 = s[len(s)/2]
+	}
+	if len(r.lead) > 0 {
+		s := slices.Clone(r.lead)
+		slices.Sort(s)
+		res.RetuneLeadP50 = s[len(s)/2]
 	}
 }
 

@@ -248,7 +248,9 @@ san_run() { # tool name binary pattern [skip]
   # its ERROR SUMMARY for what ran.
   local args=(-test.count=1 -test.short -test.v -test.run "$pat" -test.timeout "$((limit - 20))s")
   [ -n "$skip" ] && args+=(-test.skip "$skip")
-  ( cd "$(pkgdir "$bin")" && timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 "$ROOT/build/$bin.test" "${args[@]}" > "$log" 2>&1 )
+  # The tools slow a persistent kernel 10-100x, five runs share the GPU
+  # with e2e: a block may take seconds, so the tests' watchdog is longer.
+  ( cd "$(pkgdir "$bin")" && SIGPROC_TEST_WATCHDOG=${SAN_WATCHDOG:-60s} timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --print-limit 20 "$ROOT/build/$bin.test" "${args[@]}" > "$log" 2>&1 )
   echo $? > "$log.rc"
 }
 

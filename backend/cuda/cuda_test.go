@@ -25,8 +25,15 @@ import (
 // `make cuda-test-bin` (go test -c -tags cuda) and run the binary on a GPU
 // machine; see the README.
 
+// testOptions are the tests' options for transport t. The watchdog is 2 s,
+// or SIGPROC_TEST_WATCHDOG (a Go duration): gpu-check lengthens it under
+// compute-sanitizer, which slows a persistent kernel's blocks 10-100x.
 func testOptions(t Transport) Options {
-	return Options{Transport: t, PTXDir: os.Getenv("SIGPROC_PTX_DIR"), Log: zerolog.Nop(), Watchdog: 2 * time.Second}
+	wd := 2 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("SIGPROC_TEST_WATCHDOG")); err == nil && d > 0 {
+		wd = d
+	}
+	return Options{Transport: t, PTXDir: os.Getenv("SIGPROC_PTX_DIR"), Log: zerolog.Nop(), Watchdog: wd}
 }
 
 type sliceSource struct {

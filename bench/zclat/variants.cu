@@ -32,6 +32,10 @@
 //                    previous block's slot of a two-slot input ring for warp 0), taps in
 //                    registers, the sliding window made of warp shuffles.
 //           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
+//           mpoll    K groups of poller threads apart from the compute warps, each group
+//                    polling every pair, their first polls staggered over a PCIe round trip;
+//                    the first to see a pair puts it in shared memory for the compute warps,
+//                    which wait on shared flags (k_mpoll).
 //   writer  plain    aligned 8-byte stores in order (floor.cu);
 //           demote   the same, then CLDEMOTE per 64-byte line (the product's tagged.Demote);
 //           nt       non-temporal 8-byte stores (MOVNTI) and an SFENCE: the lines leave the core
@@ -263,14 +267,80 @@ __global__ void k_warpreg(const unsigned* in, unsigned* out, const float* taps, 
   }
 }
 
+// (m) multi-poller: every input pair is polled by K poller threads (K groups of 128, group j
+// first held back j·RTT/K by `stagger` cycles so that their PCIe reads stay spread over a
+// round trip), and a block's last line is seen within ~RTT/K of the host's store rather
+// than within a whole round trip. The first poller to see a pair complete writes it into
+// shared memory (the block's buffer; the last 63 samples also into the next block's
+// history, double-buffered as a-warp) and raises done[p] = seq; a poller that finds done[p]
+// raised moves on. Pollers never wait at a barrier, so one whose read is still in flight
+// holds nobody up. Four compute warps (threads 0..127, outputs 2t and 2t+1) wait in shared
+// memory for the done flags of their pairs and of the warp before (warp 0: the last warp's
+// of the block before, its history), then compute and store their outputs, as a-warp.
+__global__ void k_mpoll(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop, int K,
+                        long long stagger) {
+  __shared__ float xb[2][H + B];
+  __shared__ float h[NT];
+  __shared__ volatile unsigned done[B / 2];
+  const int t = threadIdx.x;
+  for (int i = t; i < 2 * (H + B); i += blockDim.x) (&xb[0][0])[i] = 0.f;
+  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
+  for (int i = t; i < B / 2; i += blockDim.x) done[i] = 0;
+  __syncthreads();
+  if (t >= B / 2) {  // a poller: group j of K, pair p
+    const int j = t / (B / 2) - 1, p = t % (B / 2);
+    const long long c0 = clock64();
+    while (clock64() - c0 < j * stagger) {}
+    const int q = H + 2 * p;
+    const unsigned* w = in + 4 * p;
+    for (unsigned seq = 1;; seq++) {
+      float* x = xb[seq & 1];
+      float* nx = xb[(seq + 1) & 1];
+      unsigned a, b, c, d, spins = 0;
+      for (;;) {
+        if (done[p] == seq) break;
+        ld4(w, a, b, c, d);
+        if (b == seq && d == seq) {
+          x[q] = __uint_as_float(a);
+          x[q + 1] = __uint_as_float(c);
+          if (q >= B) nx[q - B] = __uint_as_float(a);
+          if (q + 1 >= B) nx[q + 1 - B] = __uint_as_float(c);
+          __threadfence_block();
+          done[p] = seq;
+          break;
+        }
+        if ((++spins & STOP_EVERY) == 0 && *stop) return;
+      }
+    }
+  }
+  // A compute thread: warp w's outputs need pairs [32w-32, 32w+32) of this block (warp 0:
+  // pairs 96..127 of the block before, already in this buffer's history).
+  const int w = t >> 5, l = t & 31;
+  for (unsigned seq = 1;; seq++) {
+    const float* x = xb[seq & 1];
+    unsigned spins = 0;
+    for (;;) {
+      const bool own = done[t] == seq;
+      const bool prev = w == 0 ? (int)(done[96 + l] - (seq - 1)) >= 0 : done[t - 32] == seq;
+      if (__all_sync(0xffffffffu, own && prev)) break;
+      if ((++spins & STOP_EVERY) == 0 && *stop) return;
+    }
+    __threadfence_block();
+    const int q = H + 2 * t;
+    float y0 = 0.f, y1 = 0.f;
+    for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
+    st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
@@ -281,6 +351,8 @@ struct Variant {
   Writer writer;
   int nslots;   // input ring slots (the output ring has one)
   const char* what;
+  int pollers = 0;         // K_MPOLL: poller groups
+  long long stagger = 0;   // K_MPOLL: cycles between the groups' first polls
 };
 
 // The variants, each differing from v0 in one piece unless it is a combination (x-...).
@@ -301,6 +373,12 @@ static const Variant variants[] = {
     {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
     {"x-warpreg-pass", K_WARPREG, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
     {"x-warpreg-line", K_WARPREG, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
+    // (m): ~1 µs round trip of a PCIe read at ~1.98 GHz, split between the groups.
+    {"x-mpoll1-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 1 poller group apart from compute + d-pass + demote", 1, 0},
+    {"x-mpoll2-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 2 staggered poller groups + d-pass + demote", 2, 1000},
+    {"x-mpoll4-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 4 staggered poller groups + d-pass + demote", 4, 500},
+    {"x-mpoll4s0-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 4 poller groups, no stagger + d-pass + demote", 4, 0},
+    {"x-mpoll7-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 7 staggered poller groups + d-pass + demote", 7, 285},
 };
 static const int NVAR = sizeof(variants) / sizeof(variants[0]);
 
@@ -445,6 +523,7 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARP: k_warp<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_MPOLL: k_mpoll<<<1, 128 * (1 + v.pollers), 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop, v.pollers, v.stagger); break;
   }
   CK(cudaGetLastError());
 }
