@@ -181,6 +181,7 @@ type Result struct {
 	PeriodUs   float64 `json:"period_us"`
 	Blocks     int     `json:"blocks"`
 	Dropped    uint64  `json:"dropped_blocks"`
+	Late       int64   `json:"late_blocks"` // blocks the source started more than a period after their time
 	Gaps       uint64  `json:"gaps"`
 	Verified   int     `json:"verified_blocks"`
 	Unverified int     `json:"unverified_blocks"`
@@ -368,7 +369,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		}
 	}
 	closeErr := be.Close()
-	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, len(lat)
+	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, len(lat), src.late.Load()
 	if wall > 0 {
 		res.MSps = float64(st.SamplesOut) / wall.Seconds() / 1e6
 	}
@@ -431,6 +432,8 @@ func (nullSink) Write([]float32) error { return nil }
 // that holds block s sees every bound <= s.
 type source struct {
 	r      *rand.Rand
+	noise  []float32 // Gaussian values blocks are windows of
+	late   atomic.Int64
 	period time.Duration
 	start  time.Time
 	n      int // blocks delivered
@@ -450,6 +453,9 @@ type source struct {
 	cur       int             // interval of the latest block
 	bounds    []atomic.Uint64 // soak: first seq of each interval; ^0 = not yet
 }
+
+// noiseLen is the fewest values of the source's noise table (4 MiB).
+const noiseLen = 1 << 20
 
 // minRecordSlots is the fewest input copies the source keeps.
 const minRecordSlots = 1024
@@ -472,7 +478,11 @@ func recordSlots(cfg Config) int {
 func newSource(cfg Config, ch int) *source {
 	nrec := recordSlots(cfg)
 	s := &source{r: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), period: cfg.Period,
-		copies: make([][]float32, nrec), seqs: make([]int64, nrec), locks: make([]sync.Mutex, nrec)}
+		copies: make([][]float32, nrec), seqs: make([]int64, nrec), locks: make([]sync.Mutex, nrec),
+		noise: make([]float32, max(noiseLen, 4*cfg.BlockSize*ch))}
+	for i := range s.noise {
+		s.noise[i] = float32(s.r.NormFloat64() * 0.25)
+	}
 	for i := range s.copies {
 		s.copies[i] = make([]float32, cfg.BlockSize*ch)
 		s.seqs[i] = -1
@@ -532,39 +542,57 @@ func (s *source) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, 
 	return len(dst), nil
 }
 
-// next waits for block s.n's time and generates it into its record slot,
-// which it returns locked; done unlocks it and counts the block.
+// next fills block s.n into its record slot, which it returns locked
+// (done unlocks it and counts the block), and waits for the block's time.
+// The values are a window of the source's noise table at a random offset:
+// drawing them one by one took ~10 ns a value, so 2048 complex samples
+// (41 µs) could not keep one block every 10 µs. They are drawn before the
+// wait, as floor.cu stages its input, so only the copy into the device's
+// slot follows it. A block that starts more than a period after its time
+// counts as late: the schedule slipped.
 func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 	if s.n == 0 {
 		s.start = time.Now()
+	}
+	slot := s.n % len(s.copies)
+	s.locks[slot].Lock()
+	rec := s.copies[slot][:n]
+	if n <= len(s.noise) {
+		off := s.r.IntN(len(s.noise) - n + 1)
+		copy(rec, s.noise[off:off+n])
+	} else {
+		for i := range rec {
+			rec[i] = float32(s.r.NormFloat64() * 0.25)
+		}
+	}
+	s.copies[slot] = rec
+	s.seqs[slot] = int64(s.n)
+	fail := func(err error) ([]float32, error) {
+		s.locks[slot].Unlock()
+		return nil, err
 	}
 	var due time.Time
 	if s.period > 0 {
 		due = s.start.Add(time.Duration(s.n) * s.period)
 		for spins := 0; time.Now().Before(due); spins++ {
 			if spins&1023 == 1023 && ctx.Err() != nil {
-				return nil, ctx.Err()
+				return fail(ctx.Err())
 			}
 		}
+		if time.Since(due) > s.period {
+			s.late.Add(1)
+		}
 	} else if err := ctx.Err(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if s.soak {
 		if due.IsZero() {
 			due = time.Now()
 		}
 		if !s.soakTick(due) {
-			return nil, io.EOF
+			return fail(io.EOF)
 		}
 	}
-	slot := s.n % len(s.copies)
-	s.locks[slot].Lock()
-	rec := s.copies[slot][:n]
-	for i := range rec {
-		rec[i] = float32(s.r.NormFloat64() * 0.25)
-	}
-	s.copies[slot] = rec
-	s.seqs[slot] = int64(s.n)
 	return rec, nil
 }
 

@@ -365,7 +365,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 		s.Slow += iv.Slow
 	}
 	res.Soak = s
-	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
+	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, int(m.overall.Count()), src.late.Load()
 	res.Latency = latencyOf(m.overall)
 	res.fromFirstSample(cfg)
 	if runErr != nil {
