@@ -307,8 +307,8 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 			Str("paths", names).Msg("probe")
 		if f.duration > 0 {
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "soak %s: %v in intervals of %v after %d warmup blocks; %d-sample blocks, %d taps, period %v, verify 1 block in %d\n",
-				names, f.duration, interval, f.warmup, pt.block, len(chain.Stages[0].Taps), pc.Period, f.verifyN)
+			fmt.Fprintf(out, "soak %s: %v in intervals of %v after %d warmup blocks; %d-sample blocks, %s, period %v, verify 1 block in %d\n",
+				names, f.duration, interval, f.warmup, pt.block, chain, pc.Period, f.verifyN)
 			probe.WriteIntervalHeader(out)
 			pc.OnInterval = func(path string, iv probe.Interval) { probe.WriteInterval(out, path, iv) }
 		}
