@@ -454,8 +454,9 @@ type source struct {
 	bounds    []atomic.Uint64 // soak: first seq of each interval; ^0 = not yet
 }
 
-// noiseLen is the fewest values of the source's noise table (4 MiB).
-const noiseLen = 1 << 20
+// noiseLen is the fewest values of the source's noise table (256 KiB:
+// drawn at the start, ~1 ms; blocks are windows of it at random offsets).
+const noiseLen = 1 << 16
 
 // minRecordSlots is the fewest input copies the source keeps.
 const minRecordSlots = 1024
