@@ -32,6 +32,7 @@
 //                    previous block's slot of a two-slot input ring for warp 0), taps in
 //                    registers, the sliding window made of warp shuffles.
 //           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
+//           warp+reg warp with the taps in registers (regtaps' compute).
 //           mpoll    K groups of poller threads apart from the compute warps, each group
 //                    polling every pair, their first polls staggered over a PCIe round trip;
 //                    the first to see a pair puts it in shared memory for the compute warps,
@@ -176,9 +177,15 @@ __global__ void k_regtaps(const unsigned* in, unsigned* out, const float* taps, 
 // history part). A buffer is rewritten two blocks later, after the host has seen every
 // output of the block that read it, so no warp still reads it. Taps in shared memory, as
 // floor, so that only the barrier changes.
+// REG: the taps in registers, the loop unrolled over them (e-regtaps' compute in a-warp's
+// protocol, k_warp<true>).
+template <bool REG>
 __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
   __shared__ float xb[2][H + B];
   __shared__ float h[NT];
+  float hr[NT];
+#pragma unroll
+  for (int k = 0; k < NT; k++) hr[k] = REG ? taps[k] : 0.f;
   __shared__ volatile unsigned flag[4];
   const int t = threadIdx.x, w = t >> 5;
   for (int i = t; i < 2 * (H + B); i += blockDim.x) (&xb[0][0])[i] = 0.f;
@@ -212,7 +219,12 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
     }
     __threadfence_block();
     float y0 = 0.f, y1 = 0.f;
-    for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
+    if (REG) {
+#pragma unroll
+      for (int k = 0; k < NT; k++) { y0 = fmaf(hr[k], x[q - k], y0); y1 = fmaf(hr[k], x[q + 1 - k], y1); }
+    } else {
+      for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
+    }
     st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
   }
 }
@@ -337,10 +349,10 @@ __global__ void k_mpoll(const unsigned* in, unsigned* out, const float* taps, vo
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL, K_WARP_REGTAPS };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll", "warp+reg"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
@@ -371,6 +383,7 @@ static const Variant variants[] = {
     {"w-demote", K_FLOOR, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
     {"x-prodhost", K_FLOOR, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
     {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
+    {"x-warpe-pass", K_WARP_REGTAPS, R_PASS, W_DEMOTE, 1, "a + e + d-pass + demote"},
     {"x-warpreg-pass", K_WARPREG, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
     {"x-warpreg-line", K_WARPREG, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
     // (m): ~1 µs round trip of a PCIe read at ~1.98 GHz, split between the groups.
@@ -521,7 +534,8 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_FLOOR_HB:  // the heartbeat on its own 128-byte line of the stop page
       k_floor<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, NT, bf.dstop, (volatile u64*)(bf.dstop + 32)); break;
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_WARP: k_warp<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_WARP: k_warp<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_WARP_REGTAPS: k_warp<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_MPOLL: k_mpoll<<<1, 128 * (1 + v.pollers), 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop, v.pollers, v.stagger); break;
   }
