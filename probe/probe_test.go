@@ -249,3 +249,33 @@ func TestRetuneEveryChain(t *testing.T) {
 		t.Error("a chain with nothing to retune accepted")
 	}
 }
+
+// The source counts a block as late when it starts more than a period
+// after its time, and fills every block from its noise table either way.
+func TestSourceCountsLateBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		since time.Duration // the schedule started this long ago
+		late  int64
+	}{
+		{"on time", 0, 0},
+		{"a second behind", time.Second, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{BlockSize: 64, Complex: true, Period: 20 * time.Millisecond, Seed: 3}
+			s := newSource(cfg, 2)
+			s.n, s.start = 1, time.Now().Add(-tc.since) // block 1 is due a period after the start
+			rec, err := s.next(context.Background(), 128)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.done()
+			if got := s.late.Load(); got != tc.late {
+				t.Errorf("late %d, want %d", got, tc.late)
+			}
+			if slices.Equal(rec, make([]float32, 128)) {
+				t.Error("the block is all zeros")
+			}
+		})
+	}
+}
