@@ -80,7 +80,10 @@ latency.
 The zero-copy path's source writes each block straight into the mapped
 ring's tagged words once the block is due, and the block's timestamp is
 taken when its words are written (as a capture that writes the mapped
-slot itself would have them at arrival); --staged-input makes it go
+slot itself would have them at arrival). Its values are drawn before the
+block is due. A block that starts more than a period after its time is
+counted late, and a result with late blocks says so: its latencies were
+taken at a slower pace than --period (a busy CPU). --staged-input makes it go
 through a float32 staging slot copied into the mapped ring at publish
 time, after the timestamp, instead (the path before capture wrote mapped
 slots directly), to measure that copy in one run.
@@ -89,10 +92,11 @@ Soak mode: --duration D measures each path for D of wall clock (after the
 warmup) instead of --blocks blocks, in --interval long intervals (default 1m,
 or D if shorter). A line per interval is printed as it ends: blocks, drops,
 gaps, verified blocks, mismatches, max relative error and p50/p90/p99/p99.9/max
-µs (from a 10 ns-bucket histogram, so memory stays constant). The run fails
+µs (from a 10 ns-bucket histogram, so memory stays constant), and the blocks
+over 100 µs when there are any; the summary gives them per million. The run fails
 (exit status 1) if any interval dropped a block or any block mismatched; an
 interrupted soak fails too. --verify-every N compares 1 block in N with the CPU
-reference (default every block). --json holds every interval and the totals.`,
+reference (default every block; a chain is always checked block by block). --json holds every interval and the totals.`,
 		Example: `  # The acceptance run: 256 samples, 64 taps, one block every 10 µs, both GPU paths
   sigproc-cuda probe -c configs/probe.yaml --json probe.json --png probe.png
 
