@@ -95,6 +95,15 @@ type Config struct {
 // channels run as a Chain with Channels = N), each real or complex.
 func (c Config) frameValues() int { return pipeline.FrameValues(c.Chain.Channels, c.Complex) }
 
+// shadowChain is the chain the shadow check runs: Chain, or for a plain
+// FIR a chain of that one fir on Chain.Channels channels.
+func (c Config) shadowChain() stage.Chain {
+	if c.chain() {
+		return c.Chain
+	}
+	return stage.Chain{SampleRate: 1, Complex: c.Complex, Channels: c.Chain.Channels, Stages: []stage.Stage{stage.NewFIR(c.Taps, 1)}}
+}
+
 // chain reports whether the probe runs a stage chain.
 func (c Config) chain() bool { return len(c.Chain.Stages) > 0 }
 

@@ -21,7 +21,6 @@ import (
 // call to the consumer's first block with the new parameters.
 type retuner struct {
 	every   time.Duration
-	sets    [2][]float32      // a plain FIR's two tap sets
 	changes [2][]stage.Retune // the retune to each set
 
 	mu       sync.Mutex
@@ -63,8 +62,7 @@ func newRetuner(cfg Config) (*retuner, error) {
 	if len(alt) == 0 {
 		alt = otherTaps(cfg.Taps)
 	}
-	r.sets = [2][]float32{cfg.Taps, alt}
-	for k, taps := range r.sets {
+	for k, taps := range [2][]float32{cfg.Taps, alt} {
 		r.changes[k] = []stage.Retune{{Index: 0, Stage: stage.NewFIR(taps, 0)}}
 	}
 	return r, nil

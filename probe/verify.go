@@ -1,8 +1,6 @@
 package probe
 
 import (
-	"fmt"
-
 	"github.com/sigproc/sigproc/backend/cpu"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
@@ -55,16 +53,14 @@ type verifier struct {
 	broken  bool // continuous: a lost copy broke the history
 	resync  bool // continuous: re-prime a broken history (soak mode)
 
-	// Retunes (Config.RetuneEvery): alt filters every block with the
-	// other tap set over the same history, and rt says which set is in
-	// force at a block's first frame (frames delivered before it).
-	alt    shadow
-	altRef []float32
+	// Retunes (Config.RetuneEvery): rt says which set is in force at a
+	// block's first frame (frames delivered before it).
 	rt     *retuner
 	frames int64 // input frames of the blocks checked so far
 	block  int   // input frames a block (probe blocks are all full)
-	// A chain's shadow (shadow itself), retuned to the set in force at
-	// each block's first frame: a shift's phase carries on across them.
+	// A chain's shadow (shadow itself; with retunes, a plain FIR's too),
+	// retuned to the set in force at each block's first frame over the
+	// same history: a shift's phase carries on across them.
 	chain *cpu.Chain
 	set   int
 
@@ -76,14 +72,17 @@ type verifier struct {
 }
 
 func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error) {
-	if cfg.chain() {
+	if cfg.chain() || rt != nil {
 		// The chain's state (phase, decimation position) depends on the
-		// whole stream, so it is checked continuously, never re-primed.
-		c, err := cpu.NewChain(cfg.Chain, cfg.BlockSize)
+		// whole stream, so it is checked continuously, never re-primed. A
+		// plain FIR that retunes is checked as a chain of one fir, whose
+		// retunes keep its history: one filter a block, not one per set.
+		c, err := cpu.NewChain(cfg.shadowChain(), cfg.BlockSize)
 		if err != nil {
 			return nil, err
 		}
-		outCh := pipeline.FrameValues(cfg.Chain.OutChannels(), cfg.Chain.OutComplex())
+		sc := cfg.shadowChain()
+		outCh := pipeline.FrameValues(sc.OutChannels(), sc.OutComplex())
 		return &verifier{src: src, shadow: c, chain: c, rt: rt, block: cfg.BlockSize, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
 	}
 	fir, err := filter.NewFIR(cfg.Taps, cfg.Complex, cfg.BlockSize)
@@ -93,13 +92,6 @@ func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error
 	v := &verifier{src: src, shadow: firShadow{fir}, every: uint64(max(1, cfg.VerifyEvery)), resync: cfg.Duration > 0,
 		ref: make([]float32, cfg.BlockSize*ch), scratch: make([]float32, cfg.BlockSize*ch)}
 	v.need = (len(cfg.Taps) - 1) * ch
-	if rt != nil {
-		alt, err := filter.NewFIR(rt.sets[1], cfg.Complex, cfg.BlockSize)
-		if err != nil {
-			return nil, fmt.Errorf("probe: retune taps: %w", err)
-		}
-		v.alt, v.altRef, v.rt, v.block = firShadow{alt}, make([]float32, cfg.BlockSize*ch), rt, cfg.BlockSize
-	}
 	// Probe blocks are all full, so this many hold the history.
 	v.prev = make([]uint64, (v.need+cfg.BlockSize*ch-1)/(cfg.BlockSize*ch))
 	return v, nil
@@ -138,19 +130,12 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 			var err error
 			n, err = v.shadow.Process(v.ref, in)
 			ok = err == nil
-			if ok && v.alt != nil {
-				_, err = v.alt.Process(v.altRef, in)
-				ok = err == nil
-			}
 			v.src.release(o.Seq)
 		}
 		v.broken = !ok // the copy was overwritten: history lost
 	}
 	ref := v.ref[:n]
 	if v.rt != nil {
-		if v.chain == nil && v.rt.setAt(v.frames) == 1 {
-			ref = v.altRef[:n]
-		}
 		v.frames += int64(v.block)
 	}
 	if v.broken {
