@@ -566,15 +566,9 @@ func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 	}
 	slot := s.n % len(s.copies)
 	s.locks[slot].Lock()
-	rec := s.copies[slot][:n]
-	if n <= len(s.noise) {
-		off := s.r.IntN(len(s.noise) - n + 1)
-		copy(rec, s.noise[off:off+n])
-	} else {
-		for i := range rec {
-			rec[i] = float32(s.r.NormFloat64() * 0.25)
-		}
-	}
+	rec := s.copies[slot][:n] // n <= a block's values: the table holds four blocks at least
+	off := s.r.IntN(len(s.noise) - n + 1)
+	copy(rec, s.noise[off:off+n])
 	s.copies[slot] = rec
 	s.seqs[slot] = int64(s.n)
 	fail := func(err error) ([]float32, error) {

@@ -77,11 +77,11 @@ func newVerifier(cfg Config, src *source, ch int, rt *retuner) (*verifier, error
 		// whole stream, so it is checked continuously, never re-primed. A
 		// plain FIR that retunes is checked as a chain of one fir, whose
 		// retunes keep its history: one filter a block, not one per set.
-		c, err := cpu.NewChain(cfg.shadowChain(), cfg.BlockSize)
+		sc := cfg.shadowChain()
+		c, err := cpu.NewChain(sc, cfg.BlockSize)
 		if err != nil {
 			return nil, err
 		}
-		sc := cfg.shadowChain()
 		outCh := pipeline.FrameValues(sc.OutChannels(), sc.OutComplex())
 		return &verifier{src: src, shadow: c, chain: c, rt: rt, block: cfg.BlockSize, every: 1, ref: make([]float32, c.MaxOut(cfg.BlockSize)*outCh)}, nil
 	}
