@@ -190,7 +190,8 @@ type Result struct {
 	PeriodUs   float64 `json:"period_us"`
 	Blocks     int     `json:"blocks"`
 	Dropped    uint64  `json:"dropped_blocks"`
-	Late       int64   `json:"late_blocks"` // blocks the source started more than a period after their time
+	Late       int64   `json:"late_blocks"`       // blocks the source started more than a period after their time
+	PaceUs     float64 `json:"pace_us,omitempty"` // with late blocks: the source's mean time per block, µs
 	Gaps       uint64  `json:"gaps"`
 	Verified   int     `json:"verified_blocks"`
 	Unverified int     `json:"unverified_blocks"`
@@ -379,6 +380,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	closeErr := be.Close()
 	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, len(lat), src.late.Load()
+	res.setPace(src)
 	if wall > 0 {
 		res.MSps = float64(st.SamplesOut) / wall.Seconds() / 1e6
 	}
@@ -402,6 +404,13 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 			ErrMismatch, res.Mismatches, res.Verified, res.MaxRelErr, tol)
 	}
 	return res, nil
+}
+
+// setPace records the source's pace when it fell behind its schedule.
+func (r *Result) setPace(src *source) {
+	if r.Late > 0 {
+		r.PaceUs = float64(src.pace()) / 1e3
+	}
 }
 
 // count adds one shadow-check verdict to the result.
@@ -445,7 +454,8 @@ type source struct {
 	late   atomic.Int64
 	period time.Duration
 	start  time.Time
-	n      int // blocks delivered
+	last   time.Time // when the latest block started (paced runs)
+	n      int       // blocks delivered
 	// copies[i] holds the input of block seqs[i] (-1 = none), guarded by
 	// locks[i]: the check may lag by more than len(copies) blocks when
 	// blocks are dropped, and then the source rewrites a copy it reads.
@@ -583,7 +593,8 @@ func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 				return fail(ctx.Err())
 			}
 		}
-		if time.Since(due) > s.period {
+		s.last = time.Now()
+		if s.last.Sub(due) > s.period {
 			s.late.Add(1)
 		}
 	} else if err := ctx.Err(); err != nil {
@@ -598,6 +609,16 @@ func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 		}
 	}
 	return rec, nil
+}
+
+// pace is the source's mean time from one block's start to the next's in
+// a paced run (its period when on schedule); 0 before two blocks or
+// unpaced. Read it once the stream has ended.
+func (s *source) pace() time.Duration {
+	if s.period <= 0 || s.n < 2 {
+		return 0
+	}
+	return s.last.Sub(s.start) / time.Duration(s.n-1)
 }
 
 // done releases the block next returned and counts it delivered.

@@ -251,7 +251,8 @@ func TestRetuneEveryChain(t *testing.T) {
 }
 
 // The source counts a block as late when it starts more than a period
-// after its time, and fills every block from its noise table either way.
+// after its time, and fills every block from its noise table either way;
+// its pace is the mean time from one block's start to the next's.
 func TestSourceCountsLateBlocks(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -272,6 +273,11 @@ func TestSourceCountsLateBlocks(t *testing.T) {
 			s.done()
 			if got := s.late.Load(); got != tc.late {
 				t.Errorf("late %d, want %d", got, tc.late)
+			}
+			// Block 1 started at its time or later: the pace is the time
+			// from block 0's start to block 1's.
+			if p := s.pace(); p < cfg.Period || p < tc.since {
+				t.Errorf("pace %v, want at least the period %v and the lag %v", p, cfg.Period, tc.since)
 			}
 			if slices.Equal(rec, make([]float32, 128)) {
 				t.Error("the block is all zeros")

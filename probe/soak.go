@@ -366,6 +366,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	}
 	res.Soak = s
 	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, int(m.overall.Count()), src.late.Load()
+	res.setPace(src)
 	res.Latency = latencyOf(m.overall)
 	res.fromFirstSample(cfg)
 	if runErr != nil {

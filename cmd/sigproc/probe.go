@@ -82,8 +82,10 @@ ring's tagged words once the block is due, and the block's timestamp is
 taken when its words are written (as a capture that writes the mapped
 slot itself would have them at arrival). Its values are drawn before the
 block is due. A block that starts more than a period after its time is
-counted late, and a result with late blocks says so: its latencies were
-taken at a slower pace than --period (a busy CPU). --staged-input makes it go
+counted late, and a result with late blocks says so, with the pace the
+source kept (one block per … µs): its latencies were taken at that slower
+pace, not --period's (a busy CPU, or a block whose words take longer to
+write than a period). --staged-input makes it go
 through a float32 staging slot copied into the mapped ring at publish
 time, after the timestamp, instead (the path before capture wrote mapped
 slots directly), to measure that copy in one run.
