@@ -306,12 +306,6 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
         } else {
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
                 const u64* w = src + 2 * p;
-#if ZC_SPARSE_POLL
-                if (pairs > ZC_SPARSE_POLL && await_warp_last(ctrl, src, p, pairs, itag)) {
-                    mystop = 1;
-                    break;
-                }
-#endif
                 u64 va, vb;
                 int spins = 0;
                 for (;;) {

@@ -49,32 +49,6 @@ __device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
     asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
 }
 
-// ZC_SPARSE_POLL, when non-zero, is the pair count above which a block's
-// pollers go sparse (await_warp_last); 0 (the default build) never does.
-#ifndef ZC_SPARSE_POLL
-#define ZC_SPARSE_POLL 0
-#endif
-
-// await_warp_last waits, on every lane of a warp, for the last pair the
-// warp reads in this round (of the pairs p - lane .. p - lane + 31), the
-// same address on every lane, so one request per warp is in flight rather
-// than one per lane: a 2048-sample complex block's 1024 pollers otherwise
-// read the lines the host is writing without pause. Each lane then polls
-// its own pair as before, which its tag still validates. It returns 1 when
-// the host asked the kernel to stop.
-__device__ __forceinline__ int await_warp_last(const Ctrl* ctrl, const u64* src, int p, int pairs, unsigned itag) {
-    const u64* w = src + 2 * min(p - (int)(threadIdx.x & 31) + 31, pairs - 1);
-    for (int spins = 0;;) {
-        u64 va, vb;
-        ld_v2(w, va, vb);
-        if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) return 0;
-        if (++spins == STOP_EVERY) {
-            spins = 0;
-            if (ctrl->stop != 0) return 1;
-        }
-    }
-}
-
 __device__ __forceinline__ u64 pack(float v, unsigned tag) {
     return (u64)__float_as_uint(v) | ((u64)tag << 32);
 }

@@ -214,12 +214,6 @@ extern "C" __global__ void __launch_bounds__(1024)
             float* buf = sm + o[OP_BUF] + cur[0] * o[OP_BUFLEN];
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
                 const u64* w = src + 2 * p;
-#if ZC_SPARSE_POLL
-                if (pairs > ZC_SPARSE_POLL && await_warp_last(ctrl, src, p, pairs, itag)) {
-                    mystop = 1;
-                    break;
-                }
-#endif
                 u64 va, vb;
                 int spins = 0;
                 for (;;) {
