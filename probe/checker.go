@@ -12,15 +12,15 @@ import (
 )
 
 // checkerSlots bounds how far the shadow check may lag the consumer. The
-// source keeps input copies for this lag plus the pipeline ring's (see
-// recordSlots), so the check's own lag never costs a copy; only a stall long
+// source keeps input records for this lag plus the pipeline ring's (see
+// recordSlots), so the check's own lag never costs a record; only a stall long
 // enough to drop blocks can (then counted as unverified, never as passed).
 const checkerSlots = 256
 
 // checker runs the shadow check (verifier) on its own goroutine, fed
 // through an SPSC ring. The consumer thread that times the blocks then only
 // copies each block into the ring and goes straight back to waiting for the
-// next one: the check's FIR and copy lookups no longer sit between two
+// next one: the check's FIR and record lookups no longer sit between two
 // Next calls, where after any stall they stretched the catch-up and with it
 // the latency tail. The check is still done on every block, in order; when
 // the ring is full, submit waits.

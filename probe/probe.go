@@ -441,7 +441,8 @@ func (nullSink) Write([]float32) error { return nil }
 
 // source generates seeded Gaussian noise, one block per Read, paced by
 // spinning to an absolute schedule (sleeping cannot hit 10 µs periods), and
-// keeps a copy of each block for the shadow check.
+// records where in its noise table each block came from, for the shadow
+// check.
 //
 // In the soak mode it also ends the stream once Duration has passed since
 // block Warmup (by the schedule when paced, else by the clock) and marks
@@ -456,12 +457,13 @@ type source struct {
 	start  time.Time
 	last   time.Time // when the latest block started (paced runs)
 	n      int       // blocks delivered
-	// copies[i] holds the input of block seqs[i] (-1 = none), guarded by
-	// locks[i]: the check may lag by more than len(copies) blocks when
-	// blocks are dropped, and then the source rewrites a copy it reads.
-	copies [][]float32
-	seqs   []int64
-	locks  []sync.Mutex
+	// recs[seq % len(recs)] locates block seq's values in noise: the
+	// check may lag by more than len(recs) blocks when blocks are dropped,
+	// and then finds the record rewritten. Blocks are windows of the
+	// table rather than copies, so the source's work per block is the
+	// write into the ring alone (a 2048-sample complex block's copy was a
+	// tenth of what the source could spend at one block per 10 µs).
+	recs []record
 
 	soak      bool
 	warmup    int
@@ -477,10 +479,18 @@ type source struct {
 // drawn at the start, ~1 ms; blocks are windows of it at random offsets).
 const noiseLen = 1 << 16
 
-// minRecordSlots is the fewest input copies the source keeps.
+// record locates one block's input in the source's noise table.
+type record struct {
+	mu  sync.Mutex
+	seq int64 // -1: none yet
+	off int   // first value in noise
+	n   int   // values
+}
+
+// minRecordSlots is the fewest input records the source keeps.
 const minRecordSlots = 1024
 
-// recordSlots is how many input copies the source keeps: enough for the
+// recordSlots is how many input records the source keeps: enough for the
 // check's largest lag without a drop, the pipeline's ring plus the
 // checker's (a power of two, at least minRecordSlots).
 func recordSlots(cfg Config) int {
@@ -498,14 +508,12 @@ func recordSlots(cfg Config) int {
 func newSource(cfg Config, ch int) *source {
 	nrec := recordSlots(cfg)
 	s := &source{r: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), period: cfg.Period,
-		copies: make([][]float32, nrec), seqs: make([]int64, nrec), locks: make([]sync.Mutex, nrec),
-		noise: make([]float32, max(noiseLen, 4*cfg.BlockSize*ch))}
+		recs: make([]record, nrec), noise: make([]float32, max(noiseLen, 4*cfg.BlockSize*ch))}
 	for i := range s.noise {
 		s.noise[i] = float32(s.r.NormFloat64() * 0.25)
 	}
-	for i := range s.copies {
-		s.copies[i] = make([]float32, cfg.BlockSize*ch)
-		s.seqs[i] = -1
+	for i := range s.recs {
+		s.recs[i].seq = -1
 	}
 	if cfg.Duration > 0 {
 		s.soak, s.warmup, s.duration, s.interval = true, cfg.Warmup, cfg.Duration, cfg.interval()
@@ -562,35 +570,29 @@ func (s *source) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, 
 	return len(dst), nil
 }
 
-// next fills block s.n into its record slot, which it returns locked
-// (done unlocks it and counts the block), and waits for the block's time.
-// The values are a window of the source's noise table at a random offset:
-// drawing them one by one took ~10 ns a value, so 2048 complex samples
-// (41 µs) could not keep one block every 10 µs. They are drawn before the
-// wait, as floor.cu stages its input, so only the copy into the device's
-// slot follows it. A block that starts more than a period after its time
-// counts as late: the schedule slipped.
+// next returns block s.n's n values (done counts the block delivered),
+// recorded for the check, once the block's time has come. The values are
+// a window of the source's noise table at a random offset: drawing them
+// one by one took ~10 ns a value, so 2048 complex samples (41 µs) could not
+// keep one block every 10 µs. It is placed before the wait, as floor.cu
+// stages its input, so only the write into the device's slot follows it.
+// A block that starts more than a period after its time counts as late:
+// the schedule slipped. The values are the table's: read them only.
 func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 	if s.n == 0 {
 		s.start = time.Now()
 	}
-	slot := s.n % len(s.copies)
-	s.locks[slot].Lock()
-	rec := s.copies[slot][:n] // n <= a block's values: the table holds four blocks at least
-	off := s.r.IntN(len(s.noise) - n + 1)
-	copy(rec, s.noise[off:off+n])
-	s.copies[slot] = rec
-	s.seqs[slot] = int64(s.n)
-	fail := func(err error) ([]float32, error) {
-		s.locks[slot].Unlock()
-		return nil, err
-	}
+	off := s.r.IntN(len(s.noise) - n + 1) // n <= a block's values: the table holds four blocks at least
+	r := &s.recs[s.n%len(s.recs)]
+	r.mu.Lock()
+	r.seq, r.off, r.n = int64(s.n), off, n
+	r.mu.Unlock()
 	var due time.Time
 	if s.period > 0 {
 		due = s.start.Add(time.Duration(s.n) * s.period)
 		for spins := 0; time.Now().Before(due); spins++ {
 			if spins&1023 == 1023 && ctx.Err() != nil {
-				return fail(ctx.Err())
+				return nil, ctx.Err()
 			}
 		}
 		s.last = time.Now()
@@ -598,17 +600,17 @@ func (s *source) next(ctx context.Context, n int) ([]float32, error) {
 			s.late.Add(1)
 		}
 	} else if err := ctx.Err(); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	if s.soak {
 		if due.IsZero() {
 			due = time.Now()
 		}
 		if !s.soakTick(due) {
-			return fail(io.EOF)
+			return nil, io.EOF
 		}
 	}
-	return rec, nil
+	return s.noise[off : off+n], nil
 }
 
 // pace is the source's mean time from one block's start to the next's in
@@ -621,11 +623,8 @@ func (s *source) pace() time.Duration {
 	return s.last.Sub(s.start) / time.Duration(s.n-1)
 }
 
-// done releases the block next returned and counts it delivered.
-func (s *source) done() {
-	s.locks[s.n%len(s.copies)].Unlock()
-	s.n++
-}
+// done counts the block next returned delivered.
+func (s *source) done() { s.n++ }
 
 // stagedSource hides the source's ReadWords (Config.StagedInput).
 type stagedSource struct{ s *source }
@@ -643,17 +642,15 @@ func input(cfg Config, src *source) pipeline.Source {
 	return src
 }
 
-// recorded returns the input of block seq if its copy is still held. The
-// copy stays locked: when ok, call release(seq) once done with it.
+// recorded returns the input of block seq if its record is still held
+// (the check has not fallen len(recs) blocks behind): values of the noise
+// table, to be read only.
 func (s *source) recorded(seq uint64) ([]float32, bool) {
-	slot := seq % uint64(len(s.copies))
-	s.locks[slot].Lock()
-	if s.seqs[slot] != int64(seq) {
-		s.locks[slot].Unlock()
+	r := &s.recs[seq%uint64(len(s.recs))]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seq != int64(seq) {
 		return nil, false
 	}
-	return s.copies[slot], true
+	return s.noise[r.off : r.off+r.n], true
 }
-
-// release unlocks the copy of seq that recorded returned.
-func (s *source) release(seq uint64) { s.locks[seq%uint64(len(s.locks))].Unlock() }

@@ -181,7 +181,7 @@ func TestRecordSlotsCoverTheCheckLag(t *testing.T) {
 	} {
 		got := recordSlots(Config{Slots: tt.slots})
 		if got != tt.want || got < max(tt.slots, 64)+checkerSlots {
-			t.Errorf("slots %d: %d copies, want %d", tt.slots, got, tt.want)
+			t.Errorf("slots %d: %d records, want %d", tt.slots, got, tt.want)
 		}
 	}
 }
@@ -283,5 +283,23 @@ func TestSourceCountsLateBlocks(t *testing.T) {
 				t.Error("the block is all zeros")
 			}
 		})
+	}
+}
+
+// BenchmarkSourceWords is the source's own work a block on the zero-copy
+// path, unpaced: a 2048-sample complex block's window of the noise table,
+// its record, and its tagged words into a slot (ordinary memory here, not
+// the mapped ring). Allocates nothing.
+func BenchmarkSourceWords(b *testing.B) {
+	cfg := Config{BlockSize: 2048, Complex: true, Seed: 1}
+	s := newSource(cfg, 2)
+	dst := make([]uint64, 4096)
+	ctx := context.Background()
+	b.SetBytes(int64(8 * len(dst)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ReadWords(ctx, dst, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

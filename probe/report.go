@@ -71,7 +71,7 @@ func (r Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  gpu compute p50 %.2f p99 %.2f µs", x.ComputeP50, x.ComputeP99)
 		}
 		if x.Late > 0 {
-			fmt.Fprintf(w, "  %d blocks late (the source fell behind its schedule: one block per %.2f µs, not %.2f)", x.Late, x.PaceUs, x.PeriodUs)
+			fmt.Fprintf(w, "  %d blocks late (started over a period behind their time; the source's pace: one block per %.2f µs, asked %.2f)", x.Late, x.PaceUs, x.PeriodUs)
 		}
 		if x.Retunes > 0 {
 			fmt.Fprintf(w, "  retunes %d, call to first retuned block p50 %.1f max %.1f µs (the call itself p50 %.1f; the retuned block p50 %.1f blocks after the one the consumer was at)", x.Retunes, x.RetuneApplyP50, x.RetuneApplyMax, x.RetuneCallP50, x.RetuneLeadP50)

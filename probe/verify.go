@@ -123,14 +123,12 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 	if !v.broken {
 		in, ok := v.src.recorded(o.Seq)
 		if ok && v.chain != nil && v.rt != nil && v.retuneChain() != nil {
-			v.src.release(o.Seq)
 			ok = false
 		}
 		if ok {
 			var err error
 			n, err = v.shadow.Process(v.ref, in)
 			ok = err == nil
-			v.src.release(o.Seq)
 		}
 		v.broken = !ok // the copy was overwritten: history lost
 	}
@@ -174,15 +172,11 @@ func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
 		}
 		if skip >= len(in) {
 			skip -= len(in)
-			v.src.release(seq)
 			continue
 		}
 		part := in[skip:]
 		skip = 0
-		_, err := v.shadow.Process(v.scratch[:len(part)], part)
-		ok = err == nil
-		v.src.release(seq)
-		if !ok {
+		if _, err := v.shadow.Process(v.scratch[:len(part)], part); err != nil {
 			return unverified, 0
 		}
 	}
@@ -191,7 +185,6 @@ func (v *verifier) sampled(o pipeline.Output) (verdict, float64) {
 		return unverified, 0
 	}
 	n, err := v.shadow.Process(v.ref, in)
-	v.src.release(o.Seq)
 	if err != nil {
 		return unverified, 0
 	}

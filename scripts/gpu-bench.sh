@@ -24,8 +24,9 @@
 #               explicit at 100 µs
 #   zcchain     issue 31: a stage chain in the zero-copy kernel
 #               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
-#               complex blocks, one per 10 µs) beside the plain 129-tap FIR on
-#               the same blocks and floor.cu, alternating, GPU_BENCH_ROUNDS rounds;
+#               complex blocks, one per 20 µs) beside the plain 129-tap FIR on
+#               the same blocks (1 block in 16 checked) and floor.cu, alternating,
+#               GPU_BENCH_ROUNDS rounds;
 #               then the chain with its shift retuned every 10 ms, and the
 #               plain FIR with its taps
 #   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
@@ -120,7 +121,7 @@ for phase in $PHASES; do
     for round in $(seq "$ROUNDS"); do
       [ "$(left)" -gt 40 ] || break
       for what in fir129 chain; do
-        extra=""; [ $what = fir129 ] && extra="--taps 129"
+        extra=""; [ $what = fir129 ] && extra="--taps 129 --verify-every 16"
         # shellcheck disable=SC2086
         timeout 20 $B probe -c configs/probe-chain.yaml --complex $extra --paths zero-copy --blocks 20000 > "$P/$what-$round.txt" 2>&1
         say "r$round $what (rc $?): $(grep -E '^zero-copy' "$P/$what-$round.txt" | tr -s ' ')"
