@@ -120,10 +120,10 @@ func (z *zcRetune) published(i uint64, frames int) uint32 {
 // writes its samples into the mapped slot itself, tagged (the tag, with
 // the taps' parity, decided when it is given the slot, before it writes a
 // word), and only the padding of a short block and the demote are left
-// for publish time, so no staging copy sits on the latency path. stamp,
-// when not nil, is called with the block and 0 before that write and 1
-// after it (timing).
-func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, stamp func(i uint64, k int)) error {
+// for publish time, so no staging copy sits on the latency path. demote
+// demotes the written lines (Options.NoDemote). stamp, when not nil, is
+// called with the block and 0 before that write and 1 after it (timing).
+func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bool, stamp func(i uint64, k int)) error {
 	l := ring.Layout()
 	slots, lanes, full := uint64(l.Slots), l.Channels, l.BlockSize
 	slot := func(i uint64) []uint64 {
@@ -139,7 +139,9 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, stamp fun
 		// The kernel polls these lines over PCIe: in the shared cache rather
 		// than modified in this core's, its reads need not snoop them out
 		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
-		tagged.Demote(dst)
+		if demote {
+			tagged.Demote(dst)
+		}
 		if stamp != nil {
 			stamp(i, 1)
 		}
@@ -154,7 +156,9 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, stamp fun
 			}
 			dst := slot(i)
 			tagged.Write(dst[n:], nil, z.published(i, n/lanes))
-			tagged.Demote(dst)
+			if demote {
+				tagged.Demote(dst)
+			}
 			if stamp != nil {
 				stamp(i, 1)
 			}

@@ -124,7 +124,7 @@ func (b *zcHostBackend) Start(ctx context.Context, l pipeline.Layout) (*pipeline
 		return nil, err
 	}
 	b.ring = r
-	return r, b.z.attach(r, b.in, b.words, nil)
+	return r, b.z.attach(r, b.in, b.words, true, nil)
 }
 
 func (b *zcHostBackend) Next(ctx context.Context) (pipeline.Output, error) {

@@ -259,7 +259,7 @@ func (z *zeroCopy) newRing(l pipeline.Layout) error {
 	if hostT, t0 := z.hostT, z.t0; hostT != nil {
 		stamp = func(i uint64, k int) { hostT[hostStride*(i&(timesCap-1))+uint64(k)] = int64(time.Since(t0)) }
 	}
-	if err := z.zr.attach(ring, z.inWords, z.words, stamp); err != nil {
+	if err := z.zr.attach(ring, z.inWords, z.words, !z.b.opts.NoDemote, stamp); err != nil {
 		return err
 	}
 	z.ring = ring

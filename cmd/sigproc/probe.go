@@ -38,6 +38,7 @@ type probeFlags struct {
 	stallAt    int64
 	watchdog   time.Duration
 	wc         bool
+	noDemote   bool
 	timing     bool
 	split      int
 	slots      int
@@ -148,6 +149,7 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
 	fl.IntVar(&f.split, "split", 0, "zero-copy kernel: lanes per output pair, a power of two up to 32 (0 = automatic)")
 	fl.IntVar(&f.slots, "ring-slots", 0, "ring depth in blocks, a power of two (default: config's ring_slots, else 64)")
 	fl.BoolVar(&f.wc, "write-combined", false, "map the zero-copy input ring write-combined")
+	fl.BoolVar(&f.noDemote, "no-demote", false, "zero-copy: skip the CLDEMOTE of each written input line (for A/B)")
 	fl.BoolVar(&f.timing, "gpu-timing", false, "record GPU-side compute time per block (zero-copy) for the latency breakdown")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "GPU watchdog (default: config's cuda.watchdog_ms, else 2s)")
 	fl.DurationVar(&f.duration, "duration", 0, "soak: measure each path for this long (e.g. 10m) instead of --blocks blocks")
@@ -381,6 +383,7 @@ func probePath(name string, cfg *config.Config, chain stage.Chain, block int, f 
 		return assemble.PathBackend(name, cfg, chain, block, log, func(o *cuda.Options) {
 			o.StallAt = f.stallAt
 			o.WriteCombined = o.WriteCombined || f.wc // config or flag
+			o.NoDemote = f.noDemote
 			o.Timing = f.timing
 			o.Split = f.split
 		})
