@@ -145,15 +145,15 @@ func (s *Synthetic) Close() error {
 // passed, as a live source would have them) together with ctx.Err(); the
 // rest come first in the next Read, so the stream has no gap.
 func (s *Synthetic) Read(ctx context.Context, dst []float32) (int, error) {
-	return s.read(ctx, dst, nil, 0)
+	return s.read(ctx, dst, nil, nil)
 }
 
 // ReadWords is Read writing the samples straight into a zero-copy
 // backend's mapped slot as tagged words (pipeline.WordSource): each block
 // is generated into a reused buffer while a paced source waits for the
 // block's last sample, then written as {value, tag} words, with no staging
-// copy after the block's timestamp.
-func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+// copy after the block's timestamp; tag is asked for once the block is due.
+func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
 	if cap(s.scratch) < len(dst) {
 		s.scratch = make([]float32, len(dst)) // once per block size
 	}
@@ -163,7 +163,7 @@ func (s *Synthetic) ReadWords(ctx context.Context, dst []uint64, tag uint32) (in
 // read generates the next samples into dst, waits (a paced source) until
 // they are due, and, when words is not nil, writes them there as tagged
 // words too.
-func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag uint32) (int, error) {
+func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag func() uint32) (int, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
@@ -205,8 +205,8 @@ func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag
 			keep := min(max(due-(delivered-want), 0), want) * int64(ch)
 			s.held = append(append([]float32(nil), out[keep:]...), s.held...)
 			out = out[:keep]
-			if words != nil {
-				tagged.Write(words[:len(out)], out, tag)
+			if words != nil && len(out) > 0 {
+				tagged.Write(words[:len(out)], out, tag())
 			}
 			return len(out), err
 		}
@@ -215,7 +215,7 @@ func (s *Synthetic) read(ctx context.Context, dst []float32, words []uint64, tag
 	// the kernel (which sees a word the moment its tag lands) would start
 	// on samples that have not yet "arrived".
 	if words != nil {
-		tagged.Write(words[:len(out)], out, tag) // no padding: n counts every word
+		tagged.Write(words[:len(out)], out, tag()) // no padding: n counts every word
 	}
 	if eof {
 		return len(out), io.EOF

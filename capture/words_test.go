@@ -36,7 +36,7 @@ func TestSyntheticReadWords(t *testing.T) {
 				for i := range words {
 					words[i] = 0xdead // untouched unless written
 				}
-				n, werr := src.ReadWords(context.Background(), words, tag)
+				n, werr := src.ReadWords(context.Background(), words, func() uint32 { return tag })
 				m, rerr := ref.Read(context.Background(), want)
 				if n != m || (werr == nil) != (rerr == nil) {
 					t.Fatalf("block %d: ReadWords %d, %v; Read %d, %v", tag, n, werr, m, rerr)
@@ -71,7 +71,7 @@ func TestPacedReadWordsCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	n, err := src.ReadWords(ctx, words, 3)
+	n, err := src.ReadWords(ctx, words, func() uint32 { return 3 })
 	if !errors.Is(err, context.DeadlineExceeded) || n < 50 || n > 400 {
 		t.Fatalf("ReadWords stopped after 100 ms = (%d, %v), want about 100 and context.DeadlineExceeded", n, err)
 	}

@@ -121,11 +121,15 @@ const (
 type WordSource interface {
 	Source
 	// ReadWords writes the next up to len(dst) values as tagged words
-	// carrying tag and returns how many it wrote, as Read would return
+	// carrying tag() and returns how many it wrote, as Read would return
 	// them (whole samples; fewer with io.EOF at the end, or an error).
 	// n must count every word it wrote: a word written but not counted
-	// would be taken by the kernel as part of the block.
-	ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error)
+	// would be taken by the kernel as part of the block. Call tag once
+	// the values are ready (a paced source: once they are due), just
+	// before writing: the backend decides there which parameters the
+	// block takes, so a retune accepted while the source waited applies
+	// to this block rather than the next.
+	ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error)
 }
 
 // RegionBackend is a Backend that can take blocks in place from a
@@ -941,9 +945,10 @@ func produce(ctx context.Context, src Source, viewer Viewer, enc string, share R
 		} else if wsrc != nil && !dropped {
 			// Straight into the backend's mapped slot, tagged as the
 			// kernel expects: no staging copy after ts. The slot is asked
-			// for only here: handing it out decides the block's tag (the
-			// zero-copy kernel's taps parity, and the frame a retune
-			// starts at), which a block the hook publishes decides later.
+			// for only here, and the source asks for its tag just before
+			// it writes: that decides the block's tag (the zero-copy
+			// kernel's taps parity, and the frame a retune starts at),
+			// which a block the hook publishes decides at publish time.
 			words, tag, _ := ring.WordSlot() // acquired, with word slots
 			n, rerr = wsrc.ReadWords(ctx, words[:len(buf)], tag)
 			direct = true

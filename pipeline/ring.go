@@ -169,23 +169,28 @@ type Ring struct {
 	// encoded (PublishEncoded); nil without EnableViews.
 	views [][]float32
 	raws  [][]byte
-	words WordSlots // a zero-copy backend's tagged input slots, if any
+	words WordSlots     // a zero-copy backend's tagged input slots, if any
+	tag   func() uint32 // WordSlot's tag: words.Tag of the acquired slot, bound once
 }
 
 // WordSlots are a backend's tagged-word input slots (the CUDA zero-copy
 // transport's mapped ring), which a WordSource fills in place of the
-// ring's float32 slot: block i goes to Slot(i), with the tag Slot gives
+// ring's float32 slot: block i goes to Slot(i), with the tag Tag(i) gives
 // (Ring.WordSlot). A block written there is published with PublishWords,
 // which calls Published instead of the publish hook; its Block.Samples
 // then holds the float32 slot's stale values, of the right length, and the
 // backend reads the words instead.
 type WordSlots struct {
-	// Slot returns block index's words, at least BlockValues() long, and
-	// the tag its words must carry. The backend decides the tag here,
-	// before any word is written (the zero-copy kernel's tag also carries
-	// which taps the block uses); asking again for the same index, after
-	// a write that was not published, gives the same tag.
-	Slot func(index uint64) (words []uint64, tag uint32)
+	// Slot returns block index's words, at least BlockValues() long.
+	Slot func(index uint64) []uint64
+	// Tag returns the tag block index's words must carry. The backend
+	// decides it at the first call, which the source makes once the
+	// block's values are ready, just before it writes the first word (the
+	// zero-copy kernel's tag also carries which taps the block uses, so a
+	// retune accepted before then applies to this block); asking again
+	// for the same index, after a write that was not published, gives the
+	// same tag.
+	Tag func(index uint64) uint32
 	// Published is called by PublishWords, on the producer goroutine,
 	// with the block's index and the values written, before the block
 	// becomes visible (the backend pads a short block there).
@@ -193,24 +198,27 @@ type WordSlots struct {
 }
 
 // SetWordSlots offers ws to a WordSource; call it before the producer
-// starts. Both functions must be set, or neither.
+// starts. Its three functions must be set, or none.
 func (r *Ring) SetWordSlots(ws WordSlots) error {
-	if (ws.Slot == nil) != (ws.Published == nil) {
-		return errors.New("pipeline: SetWordSlots needs both Slot and Published")
+	if (ws.Slot == nil) != (ws.Published == nil) || (ws.Slot == nil) != (ws.Tag == nil) {
+		return errors.New("pipeline: SetWordSlots needs Slot, Tag and Published")
 	}
-	r.words = ws
+	r.words, r.tag = ws, nil
+	if ws.Tag != nil {
+		r.tag = func() uint32 { return ws.Tag(r.write.Load()) }
+	}
 	return nil
 }
 
 // WordSlot returns the tagged words of the slot Acquire handed out and the
-// tag its block carries (WordSlots.Slot's); ok is false without word slots
-// or an acquired slot.
-func (r *Ring) WordSlot() (words []uint64, tag uint32, ok bool) {
+// function that gives the tag its block carries (WordSlots.Tag, for a
+// WordSource to call just before it writes); ok is false without word
+// slots or an acquired slot.
+func (r *Ring) WordSlot() (words []uint64, tag func() uint32, ok bool) {
 	if r.words.Slot == nil || !r.acquired {
-		return nil, 0, false
+		return nil, nil, false
 	}
-	words, tag = r.words.Slot(r.write.Load())
-	return words[:r.l.BlockValues()], tag, true
+	return r.words.Slot(r.write.Load())[:r.l.BlockValues()], r.tag, true
 }
 
 // PublishWords is Publish for a block written into WordSlot's words.

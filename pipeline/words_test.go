@@ -16,17 +16,18 @@ type wordSource struct {
 	lastTag   uint32 // blocks read as words
 }
 
-func (s *wordSource) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+func (s *wordSource) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
 	s.wordReads++
-	if tag != wordTag(uint64(s.lastTag)) { // the backend's tag for the next block
-		s.wrongTags++
-	}
-	s.lastTag++
 	if cap(s.buf) < len(dst) {
 		s.buf = make([]float32, len(dst))
 	}
 	n, err := s.Read(ctx, s.buf[:len(dst)])
-	tagged.Write(dst[:n], s.buf[:n], tag)
+	t := tag()
+	if t != wordTag(uint64(s.lastTag)) { // the backend's tag for the next block
+		s.wrongTags++
+	}
+	s.lastTag++
+	tagged.Write(dst[:n], s.buf[:n], t)
 	return n, err
 }
 
@@ -44,7 +45,7 @@ type wordBackend struct {
 	stride    int
 	hooked    int
 	published int
-	asked     int // Slot calls: each decides a block's tag
+	asked     int // Tag calls: each decides a block's tag
 }
 
 func (b *wordBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
@@ -63,9 +64,10 @@ func (b *wordBackend) Start(ctx context.Context, l Layout) (*Ring, error) {
 		tagged.Write(slot(i), blk.Samples, wordTag(i))
 	})
 	err = r.SetWordSlots(WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) {
+		Slot: slot,
+		Tag: func(i uint64) uint32 {
 			b.asked++
-			return slot(i), wordTag(i)
+			return wordTag(i)
 		},
 		Published: func(i uint64, n int) {
 			b.published++

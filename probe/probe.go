@@ -560,12 +560,12 @@ func (s *source) Read(ctx context.Context, dst []float32) (int, error) {
 // ReadWords writes the next block straight into a zero-copy backend's
 // mapped slot as tagged words (pipeline.WordSource), with no staging copy
 // after the block's timestamp.
-func (s *source) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+func (s *source) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
 	rec, err := s.next(ctx, len(dst))
 	if err != nil {
 		return 0, err
 	}
-	tagged.Write(dst, rec, tag)
+	tagged.Write(dst, rec, tag()) // asked for once the block is due: a retune in the wait applies to it
 	s.done()
 	return len(dst), nil
 }

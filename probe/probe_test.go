@@ -298,7 +298,7 @@ func BenchmarkSourceWords(b *testing.B) {
 	b.SetBytes(int64(8 * len(dst)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.ReadWords(ctx, dst, 1); err != nil {
+		if _, err := s.ReadWords(ctx, dst, func() uint32 { return 1 }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,7 +39,8 @@ func (b *wordsBackend) Start(_ context.Context, l pipeline.Layout) (*pipeline.Ri
 		tagged.Write(slot(i), blk.Samples, tag(i))
 	})
 	err = r.SetWordSlots(pipeline.WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) { return slot(i), tag(i) },
+		Slot: slot,
+		Tag:  tag,
 		Published: func(i uint64, n int) {
 			b.direct++
 			tagged.Write(slot(i)[n:], nil, tag(i))

@@ -21,10 +21,10 @@ type wordSliceSource struct {
 	wordReads int
 }
 
-func (s *wordSliceSource) ReadWords(ctx context.Context, dst []uint64, tag uint32) (int, error) {
+func (s *wordSliceSource) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
 	s.wordReads++
 	n := min(len(dst), len(s.x)-s.pos)
-	tagged.Write(dst[:n], s.x[s.pos:s.pos+n], tag)
+	tagged.Write(dst[:n], s.x[s.pos:s.pos+n], tag())
 	s.pos += n
 	if n < len(dst) {
 		return n, io.EOF

@@ -81,12 +81,12 @@ func (z *zcRetune) tag(i uint64, frames int) uint32 {
 	return uint32(i+1)&tagMask | z.parity<<31
 }
 
-// wordSlot gives the tag of block i, which a pipeline.WordSource writes
-// into the mapped slot before the block is published: the parity is
-// decided now, and the block counted as full (frames frames), so that a
-// retune from now on starts after it; published corrects a short last
-// block. Asked again for the same block (its words were not published),
-// it counts nothing twice.
+// wordSlot gives the tag of block i, which a pipeline.WordSource asks for
+// once its values are ready and writes into the mapped slot before the
+// block is published: the parity is decided now, and the block counted as
+// full (frames frames), so that a retune from now on starts after it;
+// published corrects a short last block. Asked again for the same block
+// (its words were not published), it counts nothing twice.
 func (z *zcRetune) wordSlot(i uint64, frames int) uint32 {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -118,9 +118,10 @@ func (z *zcRetune) published(i uint64, frames int) uint32 {
 // that cannot write tagged words fills the ring's Go-memory slots, and the
 // publish hook turns each block into tagged words; a pipeline.WordSource
 // writes its samples into the mapped slot itself, tagged (the tag, with
-// the taps' parity, decided when it is given the slot, before it writes a
-// word), and only the padding of a short block and the demote are left
-// for publish time, so no staging copy sits on the latency path. demote
+// the taps' parity, decided when it asks for it, once its values are
+// ready and before it writes a word), and only the padding of a short
+// block and the demote are left for publish time, so no staging copy sits
+// on the latency path. demote
 // demotes the written lines (Options.NoDemote). stamp, when not nil, is
 // called with the block and 0 before that write and 1 after it (timing).
 func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bool, stamp func(i uint64, k int)) error {
@@ -147,9 +148,8 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bo
 		}
 	})
 	return ring.SetWordSlots(pipeline.WordSlots{
-		Slot: func(i uint64) ([]uint64, uint32) {
-			return slot(i), z.wordSlot(i, full)
-		},
+		Slot: slot,
+		Tag:  func(i uint64) uint32 { return z.wordSlot(i, full) },
 		Published: func(i uint64, n int) {
 			if stamp != nil {
 				stamp(i, 0)
@@ -177,8 +177,8 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bo
 // flip, into shared memory. So the other buffer is free once the kernel
 // has finished the block that loaded it, which is the flip before the
 // last one. The last flip's block may be one a stopped source still holds
-// (a WordSource's slot is tagged before it writes): waiting for it would
-// last as long as the source does.
+// (a WordSource takes its block's tag before it writes): waiting for it
+// would last as long as the source does.
 func (z *zcRetune) retune(taps []float32, finished func(block int64) error) (at int64, err error) {
 	at, readAt, done := z.replaceUnused(taps)
 	if done {
