@@ -81,3 +81,26 @@ func TestPacedReadWordsCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestPacedReadWordsTagsWhenDue: a paced ReadWords asks for its block's
+// tag only once the block is due, so that a retune accepted while it
+// waited applies to that block (pipeline.WordSource).
+func TestPacedReadWordsTagsWhenDue(t *testing.T) {
+	src, err := NewSynthetic(SyntheticConfig{Signal: "tone", SampleRate: 1000, FrequencyHz: 7, Paced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var asked time.Duration
+	words := make([]uint64, 50) // due 50 ms after the start
+	n, err := src.ReadWords(context.Background(), words, func() uint32 {
+		asked = time.Since(start)
+		return 1
+	})
+	if err != nil || n != len(words) {
+		t.Fatalf("ReadWords = (%d, %v)", n, err)
+	}
+	if asked < 40*time.Millisecond {
+		t.Fatalf("tag asked for %v after the start, before the block was due (50 ms)", asked)
+	}
+}

@@ -124,11 +124,12 @@ type WordSource interface {
 	// carrying tag() and returns how many it wrote, as Read would return
 	// them (whole samples; fewer with io.EOF at the end, or an error).
 	// n must count every word it wrote: a word written but not counted
-	// would be taken by the kernel as part of the block. Call tag once
-	// the values are ready (a paced source: once they are due), just
+	// would be taken by the kernel as part of the block. Call tag inside
+	// ReadWords, once the values are ready (a paced source: once they
+	// are due) and only when at least one word will be written, just
 	// before writing: the backend decides there which parameters the
-	// block takes, so a retune accepted while the source waited applies
-	// to this block rather than the next.
+	// block takes and counts the block, so a retune accepted while the
+	// source waited applies to this block rather than the next.
 	ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error)
 }
 

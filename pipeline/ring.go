@@ -185,7 +185,8 @@ type WordSlots struct {
 	Slot func(index uint64) []uint64
 	// Tag returns the tag block index's words must carry. The backend
 	// decides it at the first call, which the source makes once the
-	// block's values are ready, just before it writes the first word (the
+	// block's values are ready, just before it writes the first word, and
+	// only when it writes one (WordSource.ReadWords; the
 	// zero-copy kernel's tag also carries which taps the block uses, so a
 	// retune accepted before then applies to this block); asking again
 	// for the same index, after a write that was not published, gives the

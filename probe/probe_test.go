@@ -286,6 +286,25 @@ func TestSourceCountsLateBlocks(t *testing.T) {
 	}
 }
 
+// The source asks for a block's tag once the block is due, not before
+// its wait: a retune accepted during the wait applies to that block.
+func TestSourceTagsWhenDue(t *testing.T) {
+	cfg := Config{BlockSize: 64, Complex: true, Period: 20 * time.Millisecond, Seed: 3}
+	s := newSource(cfg, 2)
+	s.n, s.start = 1, time.Now() // block 1 is due a period after the start
+	var asked time.Duration
+	dst := make([]uint64, 128)
+	if _, err := s.ReadWords(context.Background(), dst, func() uint32 {
+		asked = time.Since(s.start)
+		return 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if asked < cfg.Period {
+		t.Fatalf("tag asked for %v after the start, before the block was due (%v)", asked, cfg.Period)
+	}
+}
+
 // BenchmarkSourceWords is the source's own work a block on the zero-copy
 // path, unpaced: a 2048-sample complex block's window of the noise table,
 // its record, and its tagged words into a slot (ordinary memory here, not

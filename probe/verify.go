@@ -25,7 +25,7 @@ type verdict int
 
 const (
 	notSampled verdict = iota // --verify-every skipped it
-	unverified                // its input (or history) copy was overwritten
+	unverified                // its input (or history) record was overwritten
 	verified                  // compared; see the relative error
 )
 
@@ -50,7 +50,7 @@ type verifier struct {
 	ref     []float32
 	scratch []float32
 	every   uint64
-	broken  bool // continuous: a lost copy broke the history
+	broken  bool // continuous: a lost record broke the history
 	resync  bool // continuous: re-prime a broken history (soak mode)
 
 	// Retunes (Config.RetuneEvery): rt says which set is in force at a
@@ -130,7 +130,7 @@ func (v *verifier) continuous(o pipeline.Output) (verdict, float64) {
 			n, err = v.shadow.Process(v.ref, in)
 			ok = err == nil
 		}
-		v.broken = !ok // the copy was overwritten: history lost
+		v.broken = !ok // the record was overwritten: history lost
 	}
 	ref := v.ref[:n]
 	if v.rt != nil {

@@ -24,7 +24,9 @@ type wordSliceSource struct {
 func (s *wordSliceSource) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
 	s.wordReads++
 	n := min(len(dst), len(s.x)-s.pos)
-	tagged.Write(dst[:n], s.x[s.pos:s.pos+n], tag())
+	if n > 0 {
+		tagged.Write(dst[:n], s.x[s.pos:s.pos+n], tag())
+	}
 	s.pos += n
 	if n < len(dst) {
 		return n, io.EOF

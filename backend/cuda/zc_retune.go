@@ -44,8 +44,8 @@ type zcRetune struct {
 	unused bool     // the last flip has reached no block yet
 	readAt [2]int64 // per buffer, the block at which the kernel last loads it (the first of its parity after a flip); -1: none
 	frames int64    // frames of the blocks tagged so far: the stream index of the next block's first frame
-	// The last block a source was given a slot (and so a tag) for, until
-	// it is published: its index, tag and the frames it was counted with.
+	// The last block a source asked for a tag for (wordSlot), until it is
+	// published: its index, tag and the frames it was counted with.
 	slotted    bool
 	slotIdx    uint64
 	slotTag    uint32
@@ -98,8 +98,8 @@ func (z *zcRetune) wordSlot(i uint64, frames int) uint32 {
 
 // published is called when block i of frames frames is published, before
 // its words (or a source's block's padding) are written; it returns the
-// block's tag. A block whose slot was handed out (wordSlot) keeps the tag
-// and count decided then, corrected for a short block, whichever way its
+// block's tag. A block whose source asked for its tag (wordSlot) keeps the
+// tag and count decided then, corrected for a short block, whichever way its
 // words are written: every block is counted once, so the frame a retune
 // reports is the one its parity takes effect at.
 func (z *zcRetune) published(i uint64, frames int) uint32 {

@@ -17,7 +17,7 @@ import (
 // TestZeroCopyRetuneTags walks the host side of the zero-copy retune
 // through both ways a block reaches the mapped ring: the publish hook
 // (tag decided as the block is published) and a source writing the slot
-// itself (tag decided when the slot is handed out, before any word).
+// itself (tag decided when the source asks for it, before any word).
 // (TestZeroCopyRetuneThroughPipeline drives the same through the ring.) The
 // parity in each tag, the frame a retune reports and the taps in each
 // parameter buffer must follow the stage package's semantics: new taps
@@ -53,7 +53,7 @@ func TestZeroCopyRetuneTags(t *testing.T) {
 	}
 	check("block 1 (hook), new parity", z.published(1, full), 2|1<<31)
 
-	// A source writing the slot: the tag is decided when it is handed out.
+	// A source writing the slot: the tag is decided when it asks for it.
 	check("block 2 (slot)", z.wordSlot(2, full), 3|1<<31)
 	// A retune while block 2 is being written starts after it, into
 	// buffer 0, which the kernel never loaded (it starts from its taps
@@ -72,8 +72,8 @@ func TestZeroCopyRetuneTags(t *testing.T) {
 	if z.frames != 3*full+100 {
 		t.Fatalf("frames %d, want %d", z.frames, 3*full+100)
 	}
-	// A slot handed out, then its block published through the hook (the
-	// source did not write it): counted once, with the slot's tag.
+	// A tag asked for, then its block published through the hook (the
+	// source did not write it): counted once, with that tag.
 	check("block 4 (slot)", z.wordSlot(4, full), 5)
 	check("block 4 (hook)", z.published(4, full), 5)
 	if z.frames != 4*full+100 {
@@ -190,13 +190,28 @@ func (s *zcGate) Read(ctx context.Context, dst []float32) (int, error) {
 	return n, nil
 }
 
-type zcWordGate struct{ *zcGate }
+// zcWordGate is zcGate as a pipeline.WordSource. tagFirst makes it ask for
+// the block's tag before it stops at a gate, as a source whose words are
+// tagged before its values are ready would (and as every WordSource did
+// once): the block it holds then carries the parity in force before the
+// gate's retune.
+type zcWordGate struct {
+	*zcGate
+	tagFirst bool
+}
 
 func (s *zcWordGate) ReadWords(ctx context.Context, dst []uint64, tag func() uint32) (int, error) {
+	var t uint32
+	if s.tagFirst {
+		t = tag()
+	}
 	buf := make([]float32, len(dst))
 	n, err := s.Read(ctx, buf)
 	if n > 0 {
-		tagged.Write(dst[:n], buf[:n], tag())
+		if !s.tagFirst {
+			t = tag()
+		}
+		tagged.Write(dst[:n], buf[:n], t)
 	}
 	return n, err
 }
@@ -212,13 +227,14 @@ func (discard) Write([]float32) error { return nil }
 // first block not yet published, for a source the ring copies (the
 // publish hook) and for a WordSource alike, which was handed the gate's
 // slot before it stopped but asks for the tag only once its values are
-// ready (it once took the tag with the slot, and its retunes started a
-// block later). The host once counted a hook-published block twice (the
+// ready; a block later for a WordSource that took the tag before it
+// stopped (as every one once did). The host once counted a hook-published block twice (the
 // pipeline asked for a word slot it then did not use), and reported 2 ×
 // the gate + one block.
 func TestZeroCopyRetuneThroughPipeline(t *testing.T) {
 	for _, tc := range []struct {
 		words    bool
+		tagFirst bool // the word source asks for the tag before its gate
 		channels int
 		complex  bool
 		block    int
@@ -226,17 +242,21 @@ func TestZeroCopyRetuneThroughPipeline(t *testing.T) {
 		twice    bool    // two retunes at each gate: one flip
 		blocks   int
 	}{
-		{false, 1, false, 256, []int64{5, 9, 10}, false, 16},
-		{false, 1, true, 256, []int64{3, 4}, false, 8},
-		{false, 8, true, 37, []int64{6, 11}, false, 15},
-		{false, 3, false, 31, []int64{2}, true, 6},
-		{true, 1, false, 256, []int64{5, 9, 12}, false, 16},
-		{true, 3, true, 31, []int64{2, 5}, true, 8},
-		// Adjacent gates: the second stops in the block that took the
-		// first retune, which the retune after it must not wait for.
-		{true, 1, false, 64, []int64{3, 4, 5, 9}, false, 12},
+		{false, false, 1, false, 256, []int64{5, 9, 10}, false, 16},
+		{false, false, 1, true, 256, []int64{3, 4}, false, 8},
+		{false, false, 8, true, 37, []int64{6, 11}, false, 15},
+		{false, false, 3, false, 31, []int64{2}, true, 6},
+		{true, false, 1, false, 256, []int64{5, 9, 12}, false, 16},
+		{true, false, 3, true, 31, []int64{2, 5}, true, 8},
+		{true, false, 1, false, 64, []int64{3, 4, 5, 9}, false, 12},
+		{true, true, 1, false, 256, []int64{5, 9, 12}, false, 16},
+		{true, true, 3, true, 31, []int64{2, 5}, true, 8},
+		// Adjacent gates, the tag taken first: the second gate stops in
+		// the block that took the first retune, which the retune after it
+		// must not wait for.
+		{true, true, 1, false, 64, []int64{3, 4, 5, 9}, false, 12},
 	} {
-		name := fmt.Sprintf("words=%v/ch=%d/complex=%v/block=%d/gates=%v", tc.words, tc.channels, tc.complex, tc.block, tc.gates)
+		name := fmt.Sprintf("words=%v/tagFirst=%v/ch=%d/complex=%v/block=%d/gates=%v", tc.words, tc.tagFirst, tc.channels, tc.complex, tc.block, tc.gates)
 		t.Run(name, func(t *testing.T) {
 			lanes := pipeline.FrameValues(tc.channels, tc.complex)
 			g := &zcGate{x: make([]float32, tc.blocks*tc.block*lanes), lanes: lanes,
@@ -246,7 +266,7 @@ func TestZeroCopyRetuneThroughPipeline(t *testing.T) {
 			}
 			var src pipeline.Source = g
 			if tc.words {
-				src = &zcWordGate{g}
+				src = &zcWordGate{g, tc.tagFirst}
 			}
 			be := &zcHostBackend{}
 			cfg := pipeline.Config{BlockSize: tc.block, Complex: tc.complex, Channels: tc.channels, Slots: 4}
@@ -277,6 +297,9 @@ func TestZeroCopyRetuneThroughPipeline(t *testing.T) {
 					t.Fatalf("the run ended before gate %d: %v", i, err)
 				}
 				want := gate
+				if tc.tagFirst {
+					want += int64(tc.block) // the held block was tagged before the retune
+				}
 				n := 1
 				if tc.twice {
 					n = 2
