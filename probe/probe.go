@@ -379,8 +379,8 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 		}
 	}
 	closeErr := be.Close()
-	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, len(lat), src.late.Load()
-	res.setPace(src)
+	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, len(lat)
+	res.lateness(src)
 	if wall > 0 {
 		res.MSps = float64(st.SamplesOut) / wall.Seconds() / 1e6
 	}
@@ -406,9 +406,10 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	return res, nil
 }
 
-// setPace records the source's pace when it fell behind its schedule.
-func (r *Result) setPace(src *source) {
-	if r.Late > 0 {
+// lateness records the source's late blocks and, when there are any, the
+// pace it kept. Call it once the stream has ended.
+func (r *Result) lateness(src *source) {
+	if r.Late = src.late.Load(); r.Late > 0 {
 		r.PaceUs = float64(src.pace()) / 1e3
 	}
 }

@@ -365,8 +365,8 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 		s.Slow += iv.Slow
 	}
 	res.Soak = s
-	res.Dropped, res.Gaps, res.Blocks, res.Late = st.DroppedBlocks, st.Gaps, int(m.overall.Count()), src.late.Load()
-	res.setPace(src)
+	res.Dropped, res.Gaps, res.Blocks = st.DroppedBlocks, st.Gaps, int(m.overall.Count())
+	res.lateness(src)
 	res.Latency = latencyOf(m.overall)
 	res.fromFirstSample(cfg)
 	if runErr != nil {

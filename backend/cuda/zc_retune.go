@@ -121,9 +121,9 @@ func (z *zcRetune) published(i uint64, frames int) uint32 {
 // the taps' parity, decided when it asks for it, once its values are
 // ready and before it writes a word), and only the padding of a short
 // block and the demote are left for publish time, so no staging copy sits
-// on the latency path. demote
-// demotes the written lines (Options.NoDemote). stamp, when not nil, is
-// called with the block and 0 before that write and 1 after it (timing).
+// on the latency path. demote demotes the written lines (Options.NoDemote).
+// stamp, when not nil, is called with the block and 0 before that write
+// and 1 after it (timing).
 func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bool, stamp func(i uint64, k int)) error {
 	l := ring.Layout()
 	slots, lanes, full := uint64(l.Slots), l.Channels, l.BlockSize
