@@ -307,25 +307,14 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
                 const u64* w = src + 2 * p;
                 u64 va, vb;
-                int spins = 0;
-                for (;;) {
-                    ld_v2(w, va, vb);
-                    if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) {
-                        if (p == 0) {
-                            parity_of[cur] = (int)(va >> 63);
-                            if (times != 0) c_first = clock64();
-                        }
-                        break;
-                    }
-                    if (++spins == STOP_EVERY) {
-                        spins = 0;
-                        if (ctrl->stop != 0) {
-                            mystop = 1;
-                            break;
-                        }
-                    }
+                if (!poll_pair(w, itag, ctrl, va, vb)) {
+                    mystop = 1;
+                    break;
                 }
-                if (mystop) break;
+                if (p == 0) {
+                    parity_of[cur] = (int)(va >> 63);
+                    if (times != 0) c_first = clock64();
+                }
                 const int q = H + 2 * p;  // position in [hist | block]
                 const float x0 = __uint_as_float((unsigned)va), x1 = __uint_as_float((unsigned)vb);
                 const bool two = 2 * p + 1 < words;  // false for a real block's pad word

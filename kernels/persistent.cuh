@@ -52,3 +52,18 @@ __device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
 __device__ __forceinline__ u64 pack(float v, unsigned tag) {
     return (u64)__float_as_uint(v) | ((u64)tag << 32);
 }
+
+// poll_pair spins until both words of the pair at w carry itag in their
+// tag bits (the parity bit aside), one load in flight, and reads the stop
+// flag once per STOP_EVERY polls: true with the pair in va, vb; false when
+// the host asked the kernel to stop first.
+__device__ __forceinline__ bool poll_pair(const u64* w, unsigned itag, const Ctrl* ctrl, u64& va, u64& vb) {
+    for (int spins = 0;;) {
+        ld_v2(w, va, vb);
+        if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) return true;
+        if (++spins == STOP_EVERY) {
+            spins = 0;
+            if (ctrl->stop != 0) return false;
+        }
+    }
+}

@@ -201,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         const u64* src = in + slot * (u64)inwords;
         u64* dst = out + slot * (u64)outwords;
 
-        // Poll this thread's pairs (fir.cu's poll) and write them into op
+        // Poll this thread's pairs (poll_pair) and write them into op
         // 0's buffer, shifted unless the block brings new parameters.
         int mystop = 0;
         if ((i64)blk + 1 == stall_at) {
@@ -215,19 +215,10 @@ extern "C" __global__ void __launch_bounds__(1024)
             for (int p = threadIdx.x; p < pairs && !mystop; p += blockDim.x) {
                 const u64* w = src + 2 * p;
                 u64 va, vb;
-                int spins = 0;
-                for (;;) {
-                    ld_v2(w, va, vb);
-                    if (((unsigned)(va >> 32) & TAG_MASK) == itag && ((unsigned)(vb >> 32) & TAG_MASK) == itag) break;
-                    if (++spins == STOP_EVERY) {
-                        spins = 0;
-                        if (ctrl->stop != 0) {
-                            mystop = 1;
-                            break;
-                        }
-                    }
+                if (!poll_pair(w, itag, ctrl, va, vb)) {
+                    mystop = 1;
+                    break;
                 }
-                if (mystop) break;
                 const unsigned par = (unsigned)(va >> 63);
                 if (p == 0) block_parity = (int)par;
                 const bool shift = o[OP_SHIFT] != 0 && par == curpar;
