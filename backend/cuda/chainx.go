@@ -61,11 +61,18 @@ func chainTile(mp, q int64, elem, perThr int) (threads int, tq, w int64, smem in
 // holds h[ph], h[ph+l], … zero-padded to q taps.
 func polyBranches(taps []float32, l, q int64) []float32 {
 	br := make([]float32, l*q)
+	putBranches(br, taps, l, q)
+	return br
+}
+
+// putBranches writes taps into dst as polyBranches lays them out, branch
+// ph at dst[ph*q:], leaving dst's other values as they are (zero them
+// first for the padding).
+func putBranches(dst, taps []float32, l, q int64) {
 	for k, t := range taps {
 		ph, i := int64(k)%l, int64(k)/l
-		br[ph*q+i] = t
+		dst[ph*q+i] = t
 	}
-	return br
 }
 
 func gcd(a, b int) int {

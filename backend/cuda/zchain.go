@@ -69,9 +69,10 @@ type zcChain struct {
 	inCplx     bool
 	channels   int // channels per frame
 	outCplx    bool
-	outCh      int // values per output frame
-	maxOut     int // output frames per block at most
-	imageLen   int // floats of a parameter image
+	outCh      int       // values per output frame
+	maxOut     int       // output frames per block at most
+	imageLen   int       // floats of a parameter image
+	img        []float32 // image's buffer, reused
 	count      []zcCount
 }
 
@@ -218,7 +219,7 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 			}
 			num, den, cps = int64(n), int64(d), int64(math.Float64bits(f))
 		}
-		br := []float32{1}
+		taps := []float32(nil) // a shift alone: one branch of one tap, 1
 		q = 1
 		if m.filterAt >= 0 {
 			s := c.Stages[m.filterAt]
@@ -228,7 +229,7 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 					"%d taps: the running zero-copy chain keeps the history for at most %d (the larger of its start taps and %d, as shared memory allows); restart with the longer filter",
 					len(s.Taps), m.qcap*m.l, zcChainRetuneTaps)}
 			}
-			br = polyBranches(s.Taps, m.l, q)
+			taps = s.Taps
 		}
 		at := w[zcOpTaps]
 		if image {
@@ -243,8 +244,13 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 				w[zcOpShift], w[zcOpNum], w[zcOpDen], w[zcOpCps] = 1, num, den, cps
 			}
 		}
-		clear(dst[at:][:m.l*m.qcap])
-		copy(dst[at:], br)
+		br := dst[at:][:m.l*m.qcap]
+		clear(br)
+		if taps == nil {
+			br[0] = 1
+		} else {
+			putBranches(br, taps, m.l, q)
+		}
 	}
 	return nil
 }
@@ -252,7 +258,9 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 // image returns the parameter image of c, a chain retuned from the one
 // planned (the same stages, new shifts and taps): what a retune hands the
 // kernel. A change to a stage that does not take new parameters here (a
-// resample) is refused.
+// resample) is refused. The image is the plan's own buffer, reused by the
+// next call (retunes are serial and copy it into the parameter block), so
+// a retune allocates nothing here.
 func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
 	for _, i := range changed {
 		tunes := false
@@ -263,11 +271,13 @@ func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
 			return nil, fmt.Errorf("%w: %s stages cannot be retuned on cuda yet (stage %d)", stage.ErrRetuneUnsupported, c.Stages[i].Kind, i)
 		}
 	}
-	img := make([]float32, p.imageLen)
-	if err := p.setParams(c, img, true); err != nil {
+	if p.img == nil {
+		p.img = make([]float32, p.imageLen)
+	}
+	if err := p.setParams(c, p.img, true); err != nil {
 		return nil, err
 	}
-	return img, nil
+	return p.img, nil
 }
 
 // zcChainPinned is the pinned memory the zero-copy transport takes for

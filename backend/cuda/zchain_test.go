@@ -170,3 +170,26 @@ func TestZCChainImage(t *testing.T) {
 		t.Errorf("resample retune: %v, want ErrRetuneUnsupported", err)
 	}
 }
+
+// BenchmarkZCChainImage times a retune's parameter image for
+// configs/probe-chain.yaml's chain (shift + 129-tap FIR ÷8, 2048-sample
+// complex blocks): the host's work in a chain retune call before the
+// kernel is told.
+func BenchmarkZCChainImage(b *testing.B) {
+	taps := make([]float32, 129)
+	for i := range taps {
+		taps[i] = float32(i+1) / 129
+	}
+	c := stage.Chain{SampleRate: 102.4e6, Complex: true, Stages: []stage.Stage{stage.NewShift(-2e7), stage.NewFIR(taps, 8)}}
+	p, err := planZCChain(c, 2048, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := c.With(0, stage.NewShift(2e7))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.image(r, []int{0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
