@@ -44,11 +44,11 @@ type tapRetuner interface {
 }
 
 // stageRetuner is the transport's side of a chain's retune (the cuda
-// build's backend): retuneStages schedules the checked changes for the
-// first block not yet handed to the device and returns that block's first
-// chain input sample.
+// build's backend): retuneStages schedules the checked changes, which
+// turn the running chain into c, for the first block not yet handed to
+// the device and returns that block's first chain input sample.
 type stageRetuner interface {
-	retuneStages(changes []stage.Retune) (at int64, err error)
+	retuneStages(c stage.Chain, changes []stage.Retune) (at int64, err error)
 }
 
 // chainBackend is what NewChainBackend returns: the transport's backend
@@ -106,7 +106,7 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 			hand = func() (int64, error) { return rt.retuneTaps(taps) }
 		}
 	} else if rs, ok := b.Backend.(stageRetuner); ok {
-		hand = func() (int64, error) { return rs.retuneStages(out) }
+		hand = func() (int64, error) { return rs.retuneStages(c, out) }
 	}
 	if hand == nil {
 		return nil, ErrRetune

@@ -22,7 +22,7 @@ func (b *backend) retuneTaps(taps []float32) (int64, error) {
 // retuneStages hands a chain's changes to the running transport (see
 // chainBackend.Retune) and returns the chain input frame from which they
 // apply (either transport's retuneStages).
-func (b *backend) retuneStages(changes []stage.Retune) (int64, error) {
+func (b *backend) retuneStages(c stage.Chain, changes []stage.Retune) (int64, error) {
 	r := b.live.Load()
 	if r == nil {
 		return 0, fmt.Errorf("%w: the cuda backend is not running (retune once the run has started)", stage.ErrRetuneUnsupported)
@@ -31,7 +31,7 @@ func (b *backend) retuneStages(changes []stage.Retune) (int64, error) {
 	if !ok {
 		return 0, ErrRetune
 	}
-	return x.retuneStages(changes)
+	return x.retuneStages(c, changes)
 }
 
 // retuneRefusal is nil where the running transport, or before Start the

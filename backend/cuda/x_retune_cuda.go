@@ -70,8 +70,9 @@ func (t *explicitTune) shut() {
 // retuneStages schedules a chain's changes (checked by stage.CheckRetune)
 // for the first block not yet handed to the device and returns that
 // block's first input frame. Changes that come before that block join
-// those already waiting, after them, at the same frame.
-func (x *explicit) retuneStages(changes []stage.Retune) (int64, error) {
+// those already waiting, after them, at the same frame. (The chain filter
+// keeps its own chain: c is not needed.)
+func (x *explicit) retuneStages(_ stage.Chain, changes []stage.Retune) (int64, error) {
 	t := &x.tune
 	t.mu.Lock()
 	defer t.mu.Unlock()

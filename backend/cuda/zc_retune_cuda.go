@@ -68,12 +68,13 @@ func (zc *zeroCopy) finished(sw int64) error {
 }
 
 // retuneStages makes the running persistent chain kernel take a chain's
-// changes (checked by stage.CheckRetune) from the next block published
-// on, and returns that block's first frame (see retune): the image of
-// every op's parameters after the changes (zcChain.image) goes into the
+// changes (checked by stage.CheckRetune), which make it c, from the next
+// block published on, and returns that block's first frame (see retune):
+// the image of every op's parameters in c (zcChain.image) goes into the
 // parameter buffer the kernel does not read, and the next block's tags
-// carry its parity. Changes before that block join those waiting.
-func (zc *zeroCopy) retuneStages(changes []stage.Retune) (int64, error) {
+// carry its parity. Changes before that block join those waiting (c has
+// them all: chainBackend keeps the chain and serializes its retunes).
+func (zc *zeroCopy) retuneStages(c stage.Chain, changes []stage.Retune) (int64, error) {
 	z := &zc.zr
 	if zc.chain == nil || !z.live.Load() {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running a chain", stage.ErrRetuneUnsupported)
@@ -83,19 +84,9 @@ func (zc *zeroCopy) retuneStages(changes []stage.Retune) (int64, error) {
 	if !z.live.Load() {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
 	}
-	c := zc.tuned
-	changed := make([]int, len(changes))
-	for i, r := range changes {
-		c, changed[i] = c.With(r.Index, r.Stage), r.Index
-	}
-	img, err := zc.chain.image(c, changed)
+	img, err := zc.chain.image(c, changes)
 	if err != nil {
 		return 0, err
 	}
-	at, err := z.retune(img, zc.finished)
-	if err != nil {
-		return 0, err
-	}
-	zc.tuned = c
-	return at, nil
+	return z.retune(img, zc.finished)
 }

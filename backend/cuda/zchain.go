@@ -258,11 +258,12 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 // image returns the parameter image of c, a chain retuned from the one
 // planned (the same stages, new shifts and taps): what a retune hands the
 // kernel. A change to a stage that does not take new parameters here (a
-// resample) is refused. The image is the plan's own buffer, reused by the
+// resample) is refused; changes names the stages that changed. The image is the plan's own buffer, reused by the
 // next call (retunes are serial and copy it into the parameter block), so
 // a retune allocates nothing here.
-func (p *zcChain) image(c stage.Chain, changed []int) ([]float32, error) {
-	for _, i := range changed {
+func (p *zcChain) image(c stage.Chain, changes []stage.Retune) ([]float32, error) {
+	for _, r := range changes {
+		i := r.Index
 		tunes := false
 		for _, m := range p.meta {
 			tunes = tunes || m.shiftAt == i || m.filterAt == i && m.tune

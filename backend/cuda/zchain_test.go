@@ -141,7 +141,7 @@ func TestZCChainImage(t *testing.T) {
 	}
 	newTaps := []float32{1, 2, 3, 4, 5, 6, 7}
 	r := c.With(0, stage.NewShift(1e3)).With(1, stage.NewFIR(newTaps, 8))
-	img, err := p.image(r, []int{0, 1})
+	img, err := p.image(r, []stage.Retune{{Index: 0}, {Index: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +163,10 @@ func TestZCChainImage(t *testing.T) {
 		t.Errorf("op 1: den %d, q %d, branches differ", word(1, 1), word(1, 3))
 	}
 	long := make([]float32, zcChainRetuneTaps+1)
-	if _, err := p.image(c.With(1, stage.NewFIR(long, 8)), []int{1}); !errors.As(err, new(*stage.StageError)) {
+	if _, err := p.image(c.With(1, stage.NewFIR(long, 8)), []stage.Retune{{Index: 1}}); !errors.As(err, new(*stage.StageError)) {
 		t.Errorf("%d taps: %v, want a StageError", len(long), err)
 	}
-	if _, err := p.image(c.With(2, stage.NewResample(taps[:30], 3, 2)), []int{2}); !errors.Is(err, stage.ErrRetuneUnsupported) {
+	if _, err := p.image(c.With(2, stage.NewResample(taps[:30], 3, 2)), []stage.Retune{{Index: 2}}); !errors.Is(err, stage.ErrRetuneUnsupported) {
 		t.Errorf("resample retune: %v, want ErrRetuneUnsupported", err)
 	}
 }
@@ -188,7 +188,7 @@ func BenchmarkZCChainImage(b *testing.B) {
 	r := c.With(0, stage.NewShift(2e7))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.image(r, []int{0}); err != nil {
+		if _, err := p.image(r, []stage.Retune{{Index: 0}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/sigproc/sigproc/internal/tagged"
 	"github.com/sigproc/sigproc/kernels"
 	"github.com/sigproc/sigproc/pipeline"
-	"github.com/sigproc/sigproc/stage"
 )
 
 // zeroCopy is the zero-copy transport: one persistent kernel polls the
@@ -36,13 +35,12 @@ type zeroCopy struct {
 	ctrl     []byte
 	inWords  []uint64
 	outWords []uint64
-	words    int         // tagged words per input slot
-	outSlot  int         // tagged words per output slot
-	chain    *zcChain    // a chain of stages (chain_persistent); nil: a plain fir
-	tuned    stage.Chain // the chain as last retuned (under zr.serial)
-	times    []uint64    // optional timesWords per block, see kernels/fir.cu
-	clockKHz int         // SM clock, to turn clock64 cycles into time
-	hostT    []int64     // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
+	words    int      // tagged words per input slot
+	outSlot  int      // tagged words per output slot
+	chain    *zcChain // a chain of stages (chain_persistent); nil: a plain fir
+	times    []uint64 // optional timesWords per block, see kernels/fir.cu
+	clockKHz int      // SM clock, to turn clock64 cycles into time
+	hostT    []int64  // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
 	t0       time.Time
 	launched bool
 	zr       zcRetune // retunes, see zc_retune_cuda.go
@@ -146,7 +144,7 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 	if err != nil {
 		return err
 	}
-	z.chain, z.tuned = p, *z.b.chain
+	z.chain = p
 	z.out = make([]float32, p.maxOut*p.outCh)
 	z.words, z.outSlot = evenWords(l), p.outWords()
 	const kernel = "chain_persistent"
