@@ -488,19 +488,39 @@ type record struct {
 	n   int   // values
 }
 
-// minRecordSlots is the fewest input records the source keeps.
-const minRecordSlots = 1024
+// minRecordSlots is the fewest input records the source keeps, and
+// maxRecordSlots the most a paced source's recordSpan asks for (a record
+// is 32 bytes: 8 MiB).
+const (
+	minRecordSlots = 1024
+	maxRecordSlots = 1 << 18
+)
 
-// recordSlots is how many input records the source keeps: enough for the
-// check's largest lag without a drop, the pipeline's ring plus the
-// checker's (a power of two, at least minRecordSlots).
+// recordSpan is how long a stall of the consumer a paced source's
+// records outlast. While the consumer stalls, the source goes on drawing
+// (and recording) blocks that the full ring drops, so a record of a block
+// still queued for the check would be overwritten after len(recs) blocks:
+// a plain FIR's check re-primes after that (soak mode), but a chain's
+// cannot, and the rest of the run went unverified (a 5-minute chain soak
+// on an H100 host, 2026-12-07: an 11 ms stall, one block per 20 µs,
+// 1024 records).
+const recordSpan = time.Second
+
+// recordSlots is how many input records the source keeps (a power of
+// two): enough for the check's largest lag without a drop, the pipeline's
+// ring plus the checker's, at least minRecordSlots, and when paced,
+// recordSpan's blocks up to maxRecordSlots.
 func recordSlots(cfg Config) int {
 	ring := cfg.Slots
 	if ring == 0 {
 		ring = 64 // the pipeline's default
 	}
+	want := ring + checkerSlots
+	if cfg.Period > 0 {
+		want = max(want, int(min(recordSpan/cfg.Period, maxRecordSlots)))
+	}
 	n := minRecordSlots
-	for n < ring+checkerSlots {
+	for n < want {
 		n *= 2
 	}
 	return n

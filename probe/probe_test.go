@@ -176,12 +176,19 @@ func TestCheckerCountsInOrderAndReportsQueueErrors(t *testing.T) {
 }
 
 func TestRecordSlotsCoverTheCheckLag(t *testing.T) {
-	for _, tt := range []struct{ slots, want int }{
-		{0, 1024}, {64, 1024}, {1024 - checkerSlots, 1024}, {1024 - checkerSlots + 1, 2048}, {1024, 2048}, {4096, 8192},
+	for _, tt := range []struct {
+		slots  int
+		period time.Duration
+		want   int
+	}{
+		{0, 0, 1024}, {64, 0, 1024}, {1024 - checkerSlots, 0, 1024}, {1024 - checkerSlots + 1, 0, 2048}, {1024, 0, 2048}, {4096, 0, 8192},
+		// Paced: a second of blocks, up to maxRecordSlots.
+		{64, 20 * time.Microsecond, 65536}, {64, 10 * time.Microsecond, 131072}, {64, time.Microsecond, maxRecordSlots},
+		{64, 10 * time.Millisecond, 1024}, {4096, 100 * time.Microsecond, 16384},
 	} {
-		got := recordSlots(Config{Slots: tt.slots})
+		got := recordSlots(Config{Slots: tt.slots, Period: tt.period})
 		if got != tt.want || got < max(tt.slots, 64)+checkerSlots {
-			t.Errorf("slots %d: %d records, want %d", tt.slots, got, tt.want)
+			t.Errorf("slots %d, period %v: %d records, want %d", tt.slots, tt.period, got, tt.want)
 		}
 	}
 }

@@ -165,6 +165,9 @@ func WriteInterval(w io.Writer, path string, iv Interval) {
 	if iv.OverRange > 0 {
 		fmt.Fprintf(w, "  %d over %.0f µs", iv.OverRange, float64(HistRange)/1e3)
 	}
+	if iv.Unverified > 0 {
+		fmt.Fprintf(w, "  %d unverified", iv.Unverified)
+	}
 	if !iv.OK() {
 		fmt.Fprint(w, "  FAIL")
 	}
@@ -188,6 +191,9 @@ func WriteSoakSummary(w io.Writer, rs []Result) {
 		}
 		fmt.Fprintf(w, "soak %s: %s: %d intervals of %gs, %d blocks scheduled, %d seen, %d dropped, %d gaps, %d verified (1 in %d), %d mismatches, max rel err %.3g",
 			r.Path, verdict, len(s.Intervals), s.IntervalS, s.Scheduled, r.Blocks, s.Dropped, s.Gaps, r.Verified, s.VerifyEvery, r.Mismatches, r.MaxRelErr)
+		if s.Unverified > 0 {
+			fmt.Fprintf(w, ", %d unverified (their input was overwritten before the check reached them)", s.Unverified)
+		}
 		if r.Dropped > s.Dropped {
 			fmt.Fprintf(w, " (+%d dropped in the warmup)", r.Dropped-s.Dropped)
 		}

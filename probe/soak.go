@@ -27,10 +27,12 @@ type Soak struct {
 	Dropped     uint64 `json:"dropped_blocks"`
 	Gaps        uint64 `json:"gaps"`
 	Mismatches  int    `json:"mismatches"`
+	Unverified  int    `json:"unverified_blocks"`
 	OverRange   uint64 `json:"over_range_blocks"`
 	Slow        uint64 `json:"slow_blocks"` // blocks of SlowLatency or more
 	Interrupted bool   `json:"interrupted"`
-	// Passed: the whole duration ran with no drop, gap or mismatch.
+	// Passed: the whole duration ran with no drop, gap, mismatch or
+	// block left unverified that the check should have compared.
 	Passed bool `json:"passed"`
 }
 
@@ -59,12 +61,20 @@ type Interval struct {
 // the far tail a real-time loop misses its deadline in.
 const SlowLatency = 100 * time.Microsecond
 
-// OK reports whether the interval had no drop, gap or mismatch.
-func (iv Interval) OK() bool { return iv.Dropped == 0 && iv.Gaps == 0 && iv.Mismatches == 0 }
+// OK reports whether the interval had no drop, gap, mismatch or block
+// the check should have compared and could not.
+func (iv Interval) OK() bool {
+	return iv.Dropped == 0 && iv.Gaps == 0 && iv.Mismatches == 0 && iv.Unverified == 0
+}
 
 // ErrLoss is wrapped by Run's error when a soak interval dropped blocks or
 // saw sequence gaps.
 var ErrLoss = errors.New("probe: blocks lost during the soak")
+
+// ErrUnverified is wrapped by Run's error when a soak left blocks the
+// check should have compared unverified: their input records were gone
+// (see recordSpan), and a chain's check stops there for the rest of the run.
+var ErrUnverified = errors.New("probe: blocks left unverified during the soak")
 
 // quantiles are the reported percentiles, ascending.
 var quantiles = []float64{0.50, 0.90, 0.99, 0.999}
@@ -361,6 +371,7 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 		s.Dropped += iv.Dropped
 		s.Gaps += iv.Gaps
 		s.Mismatches += iv.Mismatches
+		s.Unverified += iv.Unverified
 		s.OverRange += iv.OverRange
 		s.Slow += iv.Slow
 	}
@@ -383,13 +394,13 @@ func runSoak(ctx context.Context, cfg Config, p Path) (Result, error) {
 	return res, soakErr
 }
 
-// soakError says why a soak failed: losses in any interval, or a mismatch
-// anywhere (the warmup included).
+// soakError says why a soak failed: losses or blocks left unverified in
+// any interval, or a mismatch anywhere (the warmup included).
 func soakError(s *Soak, r *Result, tol float64) error {
 	var bad []string
 	for _, iv := range s.Intervals {
 		if !iv.OK() && len(bad) < 5 {
-			bad = append(bad, fmt.Sprintf("interval %d: %d dropped, %d gaps, %d mismatches", iv.Index, iv.Dropped, iv.Gaps, iv.Mismatches))
+			bad = append(bad, fmt.Sprintf("interval %d: %d dropped, %d gaps, %d mismatches, %d unverified", iv.Index, iv.Dropped, iv.Gaps, iv.Mismatches, iv.Unverified))
 		}
 	}
 	var parts []string
@@ -401,6 +412,10 @@ func soakError(s *Soak, r *Result, tol float64) error {
 	if r.Mismatches > 0 {
 		parts = append(parts, "%w: %d of %d verified blocks, worst relative error %.3g (tolerance %g)")
 		errs = append(errs, ErrMismatch, r.Mismatches, r.Verified, r.MaxRelErr, tol)
+	}
+	if s.Unverified > 0 {
+		parts = append(parts, "%w: %d blocks (their input was overwritten before the check reached them: a stall longer than the source's records cover)")
+		errs = append(errs, ErrUnverified, s.Unverified)
 	}
 	if len(parts) == 0 {
 		return nil

@@ -386,3 +386,41 @@ func BenchmarkShadowCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestSoakFailsOnUnverifiedBlocks: blocks the check should have compared
+// and could not (their input records overwritten in a long stall) fail
+// the soak as ErrUnverified, interval by interval, and the report says
+// how many.
+func TestSoakFailsOnUnverifiedBlocks(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		unverified int
+		want       error
+	}{
+		{"all verified", 0, nil},
+		{"a chain's check broke", 2500, ErrUnverified},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			iv := []Interval{{Index: 1, Scheduled: 100, Blocks: 100, Verified: 100}, {Index: 2, Scheduled: 100, Blocks: 100, Verified: 100 - tt.unverified/100, Unverified: tt.unverified}}
+			s := &Soak{Intervals: iv, Unverified: tt.unverified, VerifyEvery: 1}
+			r := &Result{Path: "zero-copy", Blocks: 200, Verified: 200 - tt.unverified, Unverified: tt.unverified, Soak: s}
+			err := soakError(s, r, 1e-5)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("soakError = %v, want %v", err, tt.want)
+			}
+			if iv[1].OK() != (tt.unverified == 0) {
+				t.Errorf("interval 2 OK = %v with %d unverified", iv[1].OK(), tt.unverified)
+			}
+			var b strings.Builder
+			WriteInterval(&b, r.Path, iv[1])
+			s.Passed = err == nil
+			WriteSoakSummary(&b, []Result{*r})
+			if got := strings.Count(b.String(), fmt.Sprintf("%d unverified", tt.unverified)); tt.unverified > 0 && got != 2 {
+				t.Errorf("report names the unverified blocks %d times, want 2 (interval and summary):\n%s", got, b.String())
+			}
+			if tt.unverified > 0 && (!strings.Contains(b.String(), "FAIL") || !strings.Contains(err.Error(), "2500 blocks")) {
+				t.Errorf("report %q, error %v: want FAIL and the count", b.String(), err)
+			}
+		})
+	}
+}
