@@ -85,6 +85,10 @@ type Config struct {
 	// shadow check takes each retune at the sample it reports.
 	// Block-count mode, every block verified.
 	RetuneEvery time.Duration
+	// RetuneSpin waits for each retune's time by spinning instead of a
+	// ticker's sleep, so that the Retune call runs on a core that is
+	// awake: an A/B of the call's own time against a woken core's.
+	RetuneSpin bool
 	// RetuneTaps is the other tap set; empty = Taps × -0.5.
 	RetuneTaps []float32
 
@@ -153,6 +157,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("probe: period must be >= 0, got %v", c.Period)
 	case c.RetuneEvery < 0:
 		return fmt.Errorf("%w: must be >= 0, got %v", errRetuneConfig, c.RetuneEvery)
+	case c.RetuneSpin && c.RetuneEvery == 0:
+		return fmt.Errorf("%w: spinning between retunes needs a retune period", errRetuneConfig)
 	case c.RetuneEvery > 0 && (c.Duration > 0 || c.VerifyEvery > 1):
 		return fmt.Errorf("%w: retunes are checked in the block-count mode with every block verified", errRetuneConfig)
 	}

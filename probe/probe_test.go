@@ -199,9 +199,10 @@ func TestRecordSlotsCoverTheCheckLag(t *testing.T) {
 // check fails, as the second set is the first × -0.5).
 func TestRetuneEveryChecked(t *testing.T) {
 	taps := []float32{0.1, 0.2, 0.4, 0.2, 0.1, -0.05, 0.3}
-	for _, complex := range []bool{false, true} {
+	for _, tc := range []struct{ complex, spin bool }{{false, false}, {true, false}, {false, true}} {
+		complex := tc.complex
 		cfg := Config{BlockSize: 64, Taps: taps, Complex: complex, Blocks: 1500, Warmup: 10, Period: 100 * time.Microsecond,
-			Slots: 64, Seed: 3, RetuneEvery: 5 * time.Millisecond}
+			Slots: 64, Seed: 3, RetuneEvery: 5 * time.Millisecond, RetuneSpin: tc.spin}
 		path := Path{Name: "cpu", New: func() (pipeline.Backend, error) {
 			return cpu.New(stage.FIR(1, complex, taps), 64)
 		}}
@@ -213,12 +214,15 @@ func TestRetuneEveryChecked(t *testing.T) {
 		// A loaded machine may drop blocks (and lose the check's history
 		// after them), never mismatch.
 		if r.Retunes == 0 || r.Mismatches != 0 || r.Verified == 0 {
-			t.Errorf("complex=%v: retunes %d, verified %d, unverified %d, dropped %d, mismatches %d (worst %g)", complex, r.Retunes, r.Verified, r.Unverified, r.Dropped, r.Mismatches, r.MaxRelErr)
+			t.Errorf("%+v: retunes %d, verified %d, unverified %d, dropped %d, mismatches %d (worst %g)", tc, r.Retunes, r.Verified, r.Unverified, r.Dropped, r.Mismatches, r.MaxRelErr)
 		}
-		t.Logf("complex=%v: %d retunes, apply p50 %.1f µs", complex, r.Retunes, r.RetuneApplyP50)
+		t.Logf("%+v: %d retunes, apply p50 %.1f µs, call p50 %.1f µs", tc, r.Retunes, r.RetuneApplyP50, r.RetuneCallP50)
 	}
 	if err := (Config{BlockSize: 64, Taps: taps, Duration: time.Second, RetuneEvery: time.Millisecond}).validate(); err == nil {
 		t.Error("retunes in a soak accepted")
+	}
+	if err := (Config{BlockSize: 64, Taps: taps, Blocks: 10, RetuneSpin: true}).validate(); !errors.Is(err, errRetuneConfig) {
+		t.Errorf("--retune-spin without a retune period: %v", err)
 	}
 }
 

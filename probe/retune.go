@@ -21,6 +21,7 @@ import (
 // call to the consumer's first block with the new parameters.
 type retuner struct {
 	every   time.Duration
+	spin    bool              // wait for each retune by spinning (Config.RetuneSpin)
 	changes [2][]stage.Retune // the retune to each set
 
 	mu       sync.Mutex
@@ -47,7 +48,7 @@ type switchAt struct {
 }
 
 func newRetuner(cfg Config) (*retuner, error) {
-	r := &retuner{every: cfg.RetuneEvery, t0: time.Now(), block: int64(cfg.BlockSize)}
+	r := &retuner{every: cfg.RetuneEvery, spin: cfg.RetuneSpin, t0: time.Now(), block: int64(cfg.BlockSize)}
 	r.cond = sync.NewCond(&r.mu)
 	r.pendingAt.Store(-1)
 	if cfg.chain() {
@@ -120,15 +121,27 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 	case <-ctx.Done():
 		return
 	}
-	tick := time.NewTicker(r.every)
-	defer tick.Stop()
+	var tick <-chan time.Time
+	if !r.spin {
+		t := time.NewTicker(r.every)
+		defer t.Stop()
+		tick = t.C
+	}
+	next := time.Now()
 	for set := 1; ; set ^= 1 {
-		select {
-		case <-tick.C:
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
+		if r.spin {
+			next = next.Add(r.every)
+			if !spinUntil(next, stop, ctx.Done()) {
+				return
+			}
+		} else {
+			select {
+			case <-tick:
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
 		}
 		r.mu.Lock()
 		r.inflight = true
@@ -155,6 +168,23 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 			return
 		}
 	}
+}
+
+// spinUntil spins until t and reports true, or false once stop or done
+// closes (checked every 1024 spins).
+func spinUntil(t time.Time, stop, done <-chan struct{}) bool {
+	for spins := 0; time.Now().Before(t); spins++ {
+		if spins&1023 == 1023 {
+			select {
+			case <-stop:
+				return false
+			case <-done:
+				return false
+			default:
+			}
+		}
+	}
+	return true
 }
 
 // seen is called by the consumer for every block of frames input frames:

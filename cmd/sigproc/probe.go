@@ -47,6 +47,7 @@ type probeFlags struct {
 	verifyN    int
 	staged     bool
 	retune     time.Duration
+	retuneSpin bool
 	channels   int
 }
 
@@ -159,6 +160,7 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
 	fl.BoolVar(&f.staged, "staged-input", false, "zero-copy: copy each block from a staging slot into the mapped ring at publish time (the old path, for A/B)")
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
 	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
+	fl.BoolVar(&f.retuneSpin, "retune-spin", false, "with --retune-every: wait for each retune by spinning, not sleeping, so the Retune call runs on a core that is awake (an A/B of the call's own time)")
 	fl.DurationVar(&f.retune, "retune-every", 0, "retune this often while measuring (e.g. 10ms): a filter between its taps and a second set, a chain's first shift between its frequency and the opposite (else its first fir's taps); every block is still checked, and the result gives the time from each retune to its first block")
 	return cmd
 }
@@ -301,7 +303,7 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 		pc := probe.Config{BlockSize: pt.block, Taps: taps, Complex: complex, Blocks: blocks, Warmup: f.warmup,
 			Period: period, Slots: cfg.RingSlots, Seed: f.seed,
 			Duration: f.duration, Interval: interval, VerifyEvery: f.verifyN, Realtime: rt,
-			SampleRate: rate, StagedInput: f.staged, RetuneEvery: f.retune}
+			SampleRate: rate, StagedInput: f.staged, RetuneEvery: f.retune, RetuneSpin: f.retuneSpin}
 		if f.slots > 0 {
 			pc.Slots = f.slots
 		}
