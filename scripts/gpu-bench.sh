@@ -27,8 +27,17 @@
 #               complex blocks, one per 20 µs) beside the plain 129-tap FIR on
 #               the same blocks (1 block in 16 checked) and floor.cu, alternating,
 #               GPU_BENCH_ROUNDS rounds;
-#               then the chain with its shift retuned every 10 ms, and the
-#               plain FIR with its taps
+#               then the chain with its shift retuned every 10 ms (the retuner
+#               sleeping between retunes, then spinning: --retune-spin, the
+#               Retune call on a core that is awake), and the plain FIR with its taps
+#   soakchain   (not by default) issue 31's soak: the chain of zcchain for
+#               GPU_BENCH_SOAK (default 5m) of wall clock, a line a minute
+#               (`probe --duration`); about 5 min 20 s, so alone in a call
+#   soakfloor   (not by default) the minimal kernel's soak to set beside it:
+#               .device/floor.cu's fir-ll row alone (its ping-pong row skipped,
+#               blocks over 100 µs counted: a copy bench/floorsoak.py patches),
+#               one block per 20 µs as the chain, GPU_BENCH_SOAK long; alone in a
+#               call too
 #   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
 #               cache, 129-tap FIR, 1 Mi-sample blocks, null sink, and the CPU
 #               backend on the same run; pinned and pageable H2D copies
@@ -133,8 +142,31 @@ for phase in $PHASES; do
     done
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune.txt" 2>&1
     say "chain, its shift retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune.txt" | tr -s ' ')"
+    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --retune-spin --blocks 20000 > "$P/retune-spin.txt" 2>&1
+    say "chain, its shift retuned every 10 ms, the retuner spinning between retunes (rc $?): $(grep -E '^zero-copy' "$P/retune-spin.txt" | tr -s ' ')"
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
     say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
+    ;;
+  soakchain)
+    soak=${GPU_BENCH_SOAK:-5m}
+    timeout "$(cap 400)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "$soak" --interval 1m --json "$P/chain-soak.json" > "$P/chain-soak.txt" 2>&1
+    say "chain soak $soak (rc $?): $(grep -E '^soak zero-copy' "$P/chain-soak.txt" | tr -s ' ' | tr '\n' ' ')"
+    ;;
+  soakfloor)
+    soak=${GPU_BENCH_SOAK:-5m}
+    case $soak in
+      *m) secs=$((${soak%m} * 60)) ;;
+      *s) secs=${soak%s} ;;
+      *) say "soakfloor: GPU_BENCH_SOAK=$soak: want Ns or Nm"; continue ;;
+    esac
+    if ! python3 bench/floorsoak.py .device/floor.cu "$W/floorsoak.cu" > "$P/patch.txt" 2>&1; then
+      say "soakfloor: $(tail -1 "$P/patch.txt")"
+    elif ! nvcc -O2 -arch=sm_90 -o "$W/floorsoak" "$W/floorsoak.cu" > "$P/nvcc.txt" 2>&1; then
+      say "soakfloor: nvcc failed (nvcc.txt)"
+    else
+      FLOOR_NO_PP=1 timeout "$(cap $((secs + 60)))" "$W/floorsoak" $((secs * 50000)) 20000 64 > "$P/floor-soak.txt" 2>&1
+      say "floor soak ${secs}s at 20 µs (rc $?): $(grep -E '^fir-ll' "$P/floor-soak.txt" | tr -s ' ' | tr '\n' ' ')"
+    fi
     ;;
   throughput)
     python3 - "$W/in.cf32" <<'EOF'
@@ -334,7 +366,7 @@ EOF2
     rm -f "$W/in.cf32"
     ;;
   *)
-    say "unknown phase $phase (want latency zcchain throughput fir fft chain channels feed cpucores)"
+    say "unknown phase $phase (want latency zcchain soakchain soakfloor throughput fir fft chain channels feed cpucores)"
     ;;
   esac
   pack
