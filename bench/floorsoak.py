@@ -9,9 +9,11 @@ kernel, the reference beside a zero-copy soak (issue 31).
 Each edit must apply exactly once (else it exits 1, naming the one that
 did not): with FLOOR_NO_PP set the ping-pong row is skipped
 (floor.cu runs its rows one after the other, so a 5-minute row each would
-not fit in one 10-minute device call), and each row's report also counts
-its blocks over 100 us, as `sigproc probe`'s soak does. Everything else
-is floor.cu's: the pacing, the kernel, the check of every 101st block.
+not fit in one 10-minute device call), each row's report also counts
+its blocks of 100 us or more, as `sigproc probe`'s soak does, and the
+input's block index is widened so that runs past 16 M blocks stay defined.
+Everything else is floor.cu's: the pacing, the kernel, the check of every
+101st block.
 scripts/gpu-bench.sh's soakfloor phase runs it.
 """
 import sys
@@ -19,11 +21,13 @@ import sys
 EDITS = [
     ("static void report(const char* name, std::vector<double>& v) {\n  std::sort(v.begin(), v.end());",
      "static void report(const char* name, std::vector<double>& v) {\n  if (v.empty()) return;\n  std::sort(v.begin(), v.end());\n"
-     "  { size_t o = 0; for (double x : v) o += x > 100; printf(\"%-10s over 100 us: %zu\\n\", name, o); }"),
+     "  { size_t o = 0; for (double x : v) o += x >= 100; printf(\"%-10s over 100 us: %zu\\n\", name, o); }"),
     ("  pingpong<<<1, 1, 0, s1>>>(dc);",
      "  const bool skip_pp = getenv(\"FLOOR_NO_PP\") != nullptr;\n  pingpong<<<1, 1, 0, s1>>>(dc);"),
     ("for (int i = 1; i <= n + 1000; i++) {\n    while (now() < next) {}\n    next += period;\n    long long t0 = now(); vc[0] = i;",
      "for (int i = 1; i <= (skip_pp ? 0 : n + 1000); i++) {\n    while (now() < next) {}\n    next += period;\n    long long t0 = now(); vc[0] = i;"),
+    # i * 131 overflows an int past 16.39 M blocks (5.5 minutes at 20 us).
+    ("blk[j] = (float)((i * 131 + j * 71) % 1000)", "blk[j] = (float)(((long long)i * 131 + j * 71) % 1000)"),
 ]
 
 

@@ -130,7 +130,12 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 	next := time.Now()
 	for set := 1; ; set ^= 1 {
 		if r.spin {
+			// As the ticker does, a retune that fell behind (a slow call)
+			// does not make the next ones fire back to back.
 			next = next.Add(r.every)
+			if now := time.Now(); now.After(next) {
+				next = now
+			}
 			if !spinUntil(next, stop, ctx.Done()) {
 				return
 			}

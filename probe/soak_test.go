@@ -398,10 +398,10 @@ func TestSoakFailsOnUnverifiedBlocks(t *testing.T) {
 		want       error
 	}{
 		{"all verified", 0, nil},
-		{"a chain's check broke", 2500, ErrUnverified},
+		{"a chain's check broke", 25, ErrUnverified},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			iv := []Interval{{Index: 1, Scheduled: 100, Blocks: 100, Verified: 100}, {Index: 2, Scheduled: 100, Blocks: 100, Verified: 100 - tt.unverified/100, Unverified: tt.unverified}}
+			iv := []Interval{{Index: 1, Scheduled: 100, Blocks: 100, Verified: 100}, {Index: 2, Scheduled: 100, Blocks: 100, Verified: 100 - tt.unverified, Unverified: tt.unverified}}
 			s := &Soak{Intervals: iv, Unverified: tt.unverified, VerifyEvery: 1}
 			r := &Result{Path: "zero-copy", Blocks: 200, Verified: 200 - tt.unverified, Unverified: tt.unverified, Soak: s}
 			err := soakError(s, r, 1e-5)
@@ -418,7 +418,7 @@ func TestSoakFailsOnUnverifiedBlocks(t *testing.T) {
 			if got := strings.Count(b.String(), fmt.Sprintf("%d unverified", tt.unverified)); tt.unverified > 0 && got != 2 {
 				t.Errorf("report names the unverified blocks %d times, want 2 (interval and summary):\n%s", got, b.String())
 			}
-			if tt.unverified > 0 && (!strings.Contains(b.String(), "FAIL") || !strings.Contains(err.Error(), "2500 blocks")) {
+			if tt.unverified > 0 && (!strings.Contains(b.String(), "FAIL") || !strings.Contains(err.Error(), "25 blocks")) {
 				t.Errorf("report %q, error %v: want FAIL and the count", b.String(), err)
 			}
 		})

@@ -147,19 +147,17 @@ for phase in $PHASES; do
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
     say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
     ;;
-  soakchain)
+  soakchain | soakfloor)
+    # GPU_BENCH_SOAK: whole seconds or minutes (Ns, Nm), checked before any
+    # arithmetic (a bad value there would end the whole phase loop).
     soak=${GPU_BENCH_SOAK:-5m}
-    timeout "$(cap 400)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "$soak" --interval 1m --json "$P/chain-soak.json" > "$P/chain-soak.txt" 2>&1
-    say "chain soak $soak (rc $?): $(grep -E '^soak zero-copy' "$P/chain-soak.txt" | tr -s ' ' | tr '\n' ' ')"
-    ;;
-  soakfloor)
-    soak=${GPU_BENCH_SOAK:-5m}
-    case $soak in
-      *m) secs=$((${soak%m} * 60)) ;;
-      *s) secs=${soak%s} ;;
-      *) say "soakfloor: GPU_BENCH_SOAK=$soak: want Ns or Nm"; continue ;;
-    esac
-    if ! python3 bench/floorsoak.py .device/floor.cu "$W/floorsoak.cu" > "$P/patch.txt" 2>&1; then
+    if [[ $soak =~ ^([0-9]+)m$ ]]; then secs=$((10#${BASH_REMATCH[1]} * 60))
+    elif [[ $soak =~ ^([0-9]+)s$ ]]; then secs=$((10#${BASH_REMATCH[1]}))
+    else say "$phase: GPU_BENCH_SOAK=$soak: want whole seconds or minutes (30s, 5m)"; continue; fi
+    if [ "$phase" = soakchain ]; then
+      timeout "$(cap $((secs + 100)))" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "${secs}s" --interval "$((secs < 60 ? secs : 60))s" --json "$P/chain-soak.json" > "$P/chain-soak.txt" 2>&1
+      say "chain soak ${secs}s (rc $?): $(grep -E '^soak zero-copy' "$P/chain-soak.txt" | tr -s ' ' | tr '\n' ' ')"
+    elif ! python3 bench/floorsoak.py .device/floor.cu "$W/floorsoak.cu" > "$P/patch.txt" 2>&1; then
       say "soakfloor: $(tail -1 "$P/patch.txt")"
     elif ! nvcc -O2 -arch=sm_90 -o "$W/floorsoak" "$W/floorsoak.cu" > "$P/nvcc.txt" 2>&1; then
       say "soakfloor: nvcc failed (nvcc.txt)"

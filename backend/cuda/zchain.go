@@ -258,9 +258,10 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 // image returns the parameter image of c, a chain retuned from the one
 // planned (the same stages, new shifts and taps): what a retune hands the
 // kernel. A change to a stage that does not take new parameters here (a
-// resample) is refused; changes names the stages that changed. The image is the plan's own buffer, reused by the
-// next call (retunes are serial and copy it into the parameter block), so
-// a retune allocates nothing here.
+// resample) is refused; changes names the stages that changed. The image
+// is the plan's own buffer, reused by the next call (retunes are serial
+// and copy it into the parameter block), so a retune allocates nothing
+// here.
 func (p *zcChain) image(c stage.Chain, changes []stage.Retune) ([]float32, error) {
 	for _, r := range changes {
 		i := r.Index

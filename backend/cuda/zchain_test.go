@@ -145,6 +145,7 @@ func TestZCChainImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := slices.Clone(img) // the plan reuses img's buffer
 	word := func(k, i int) int64 {
 		h := img[k*2*zcParWords+2*i:]
 		return int64(math.Float32bits(h[0])) | int64(math.Float32bits(h[1]))<<32
@@ -168,6 +169,16 @@ func TestZCChainImage(t *testing.T) {
 	}
 	if _, err := p.image(c.With(2, stage.NewResample(taps[:30], 3, 2)), []stage.Retune{{Index: 2}}); !errors.Is(err, stage.ErrRetuneUnsupported) {
 		t.Errorf("resample retune: %v, want ErrRetuneUnsupported", err)
+	}
+	// Each call rewrites the whole image: after the 129-tap chain's (and
+	// the refused calls above), the 7-tap image is the first one again, no
+	// branch of a longer filter left behind.
+	if _, err := p.image(c, []stage.Retune{{Index: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := p.image(r, []stage.Retune{{Index: 0}, {Index: 1}})
+	if err != nil || !slices.Equal(again, first) {
+		t.Errorf("the reused image differs from the first (%v)", err)
 	}
 }
 

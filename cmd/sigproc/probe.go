@@ -99,9 +99,10 @@ gaps, verified blocks, mismatches, max relative error and p50/p90/p99/p99.9/max
 µs (from a 10 ns-bucket histogram, so memory stays constant), and the blocks
 over 100 µs when there are any; the summary gives them per million. The run fails
 (exit status 1) if any interval dropped a block, any block mismatched or a
-block the check should have compared went unverified (the source keeps the
-input of about a second of blocks: a longer stall loses it, and a chain's
-check, which cannot re-prime, stops there); an interrupted soak fails too. --verify-every N compares 1 block in N with the CPU
+block the check should have compared went unverified (a paced source keeps
+the input of a second of blocks, up to 262 144: a longer stall loses it, and
+a chain's check, which cannot re-prime, stops there); an interrupted soak
+fails too. --verify-every N compares 1 block in N with the CPU
 reference (default every block; a chain is always checked block by block).
 A check slower than the period fills its queue and then holds the consumer
 back (a 2048-sample complex block through 129 taps took ~45 µs on one core
