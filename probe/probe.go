@@ -93,6 +93,7 @@ type Config struct {
 	RetuneTaps []float32
 
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
+	records   int                          // tests: the source's input records (0: recordSlots)
 }
 
 // frameValues is the float32 values per frame: the chain's channels (N
@@ -534,6 +535,9 @@ func recordSlots(cfg Config) int {
 
 func newSource(cfg Config, ch int) *source {
 	nrec := recordSlots(cfg)
+	if cfg.records > 0 {
+		nrec = cfg.records
+	}
 	s := &source{r: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), period: cfg.Period,
 		recs: make([]record, nrec), noise: make([]float32, max(noiseLen, 4*cfg.BlockSize*ch))}
 	for i := range s.noise {
