@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -153,7 +154,9 @@ func (r *retuner) run(ctx context.Context, be pipeline.Backend, started, stop <-
 		r.mu.Unlock()
 		tc := time.Since(r.t0)
 		f0 := r.frames.Load()
+		reg := trace.StartRegion(ctx, "probe: Retune call") // sigproc probe --trace
 		res, err := rt.Retune(r.changes[set]...)
+		reg.End()
 		r.callUs = append(r.callUs, float64(time.Since(r.t0)-tc)/1e3)
 		if err == nil && len(res) > 0 {
 			r.lead = append(r.lead, float64(res[0].ChainAt-f0)/float64(r.block))

@@ -29,7 +29,11 @@
 #               GPU_BENCH_ROUNDS rounds;
 #               then the chain with its shift retuned every 10 ms (the retuner
 #               sleeping between retunes, then spinning: --retune-spin, the
-#               Retune call on a core that is awake), and the plain FIR with its taps
+#               Retune call on a core that is awake), then sleeping again with
+#               a Go execution trace (retune.trace: the retune's steps as
+#               regions, read here with go run ./bench/traceuse FILE; tracing
+#               adds to the call), and the plain 129-tap FIR with its taps
+#               retuned every 10 ms
 #   soakchain   (not by default) issue 31's soak: the chain of zcchain for
 #               GPU_BENCH_SOAK (default 5m) of wall clock, a line a minute
 #               (`probe --duration`); about 5 min 20 s, so alone in a call
@@ -144,6 +148,8 @@ for phase in $PHASES; do
     say "chain, its shift retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune.txt" | tr -s ' ')"
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --retune-spin --blocks 20000 > "$P/retune-spin.txt" 2>&1
     say "chain, its shift retuned every 10 ms, the retuner spinning between retunes (rc $?): $(grep -E '^zero-copy' "$P/retune-spin.txt" | tr -s ' ')"
+    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000 --trace "$P/retune.trace" > "$P/retune-traced.txt" 2>&1
+    say "the same, traced (rc $?; retune.trace): $(grep -E '^zero-copy' "$P/retune-traced.txt" | tr -s ' ')"
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
     say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
     ;;

@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"sync"
 
@@ -86,18 +88,14 @@ func (b *chainBackend) Chain() stage.Chain {
 // ChainFilter.Retune) and its shift and fir stages on the zero-copy one
 // (zeroCopy.retuneStages); the rest is refused with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
+	// Regions of a Go execution trace (sigproc probe --trace), no-ops
+	// otherwise: where a retune's time goes, off-CPU waits included.
+	defer trace.StartRegion(context.Background(), "retune").End()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := b.chain
-	out := make([]stage.Retune, len(changes))
-	for i, r := range changes {
-		s, err := stage.CheckRetune(c, r.Index, r.Stage)
-		if err != nil {
-			return nil, err
-		}
-		s.Taps = slices.Clone(s.Taps) // not the caller's slice: the transport keeps it
-		c = c.With(r.Index, s)
-		out[i] = stage.Retune{Index: r.Index, Stage: s}
+	c, out, err := checkRetunes(b.chain, changes)
+	if err != nil {
+		return nil, err
 	}
 	// The transport's side: a plain fir's final taps, or a chain's changes.
 	var hand func() (int64, error)
@@ -123,6 +121,24 @@ func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 		out[i].At, out[i].ChainAt = c.InputAt(out[i].Index, at), at
 	}
 	return out, nil
+}
+
+// checkRetunes checks changes against c as any backend does and returns
+// the chain they make and the changes as the transport keeps them (taps
+// copied, not the caller's slices).
+func checkRetunes(c stage.Chain, changes []stage.Retune) (stage.Chain, []stage.Retune, error) {
+	defer trace.StartRegion(context.Background(), "retune: check").End()
+	out := make([]stage.Retune, len(changes))
+	for i, r := range changes {
+		s, err := stage.CheckRetune(c, r.Index, r.Stage)
+		if err != nil {
+			return c, nil, err
+		}
+		s.Taps = slices.Clone(s.Taps)
+		c = c.With(r.Index, s)
+		out[i] = stage.Retune{Index: r.Index, Stage: s}
+	}
+	return c, out, nil
 }
 
 // RetuneRefusal is the standing refusal the control page shows before

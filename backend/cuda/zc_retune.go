@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"context"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -185,7 +187,10 @@ func (z *zcRetune) retune(taps []float32, finished func(block int64) error) (at 
 		return at, nil
 	}
 	if readAt >= 0 {
-		if err := finished(readAt); err != nil {
+		r := trace.StartRegion(context.Background(), "retune: wait for the kernel")
+		err := finished(readAt)
+		r.End()
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -199,6 +204,7 @@ func (z *zcRetune) retune(taps []float32, finished func(block int64) error) (at 
 // loads the other buffer (-1: never), which it must finish before that
 // buffer may be written.
 func (z *zcRetune) replaceUnused(taps []float32) (at, readAt int64, done bool) {
+	defer trace.StartRegion(context.Background(), "retune: write").End()
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.unused {
@@ -212,6 +218,7 @@ func (z *zcRetune) replaceUnused(taps []float32) (at, readAt int64, done bool) {
 // makes the next block tagged carry its parity; it returns the first frame
 // they filter.
 func (z *zcRetune) flip(taps []float32) (at int64) {
+	defer trace.StartRegion(context.Background(), "retune: write").End()
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	next := z.parity ^ 1

@@ -3,9 +3,11 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/trace"
 	"time"
 
 	"github.com/sigproc/sigproc/stage"
@@ -84,7 +86,9 @@ func (zc *zeroCopy) retuneStages(c stage.Chain, changes []stage.Retune) (int64, 
 	if !z.live.Load() {
 		return 0, fmt.Errorf("%w: the zero-copy kernel is not running", stage.ErrRetuneUnsupported)
 	}
+	r := trace.StartRegion(context.Background(), "retune: image")
 	img, err := zc.chain.image(c, changes)
+	r.End()
 	if err != nil {
 		return 0, err
 	}

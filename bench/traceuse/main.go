@@ -7,6 +7,9 @@
 // timeline: in each interval, how many goroutines ran on average, and
 // where goroutines most often stopped running (a state and the innermost
 // function of this module), which tells a barrier from a spin that yields.
+// A trace with regions (runtime/trace.StartRegion: a retune's steps in the
+// cuda backend) also gets each region's count, p50, p99 and max, and how
+// much of it its goroutine spent off a core, or overlapped a GC.
 //
 //	sigproc run big.yaml --trace run.trace
 //	go run ./bench/traceuse run.trace
@@ -64,6 +67,24 @@ type summary struct {
 	bin     time.Duration    // the timeline's interval, 0 for none
 	running []float64        // by interval: goroutines running × ns
 	stops   []map[string]int // by interval: stops by state and function
+
+	regions map[string][]region // by region type, in the order they ended
+}
+
+// region is one runtime/trace region that ended: its length, the part of
+// it its goroutine was not running (blocked, or ready but waiting for a
+// core), and whether a GC mark phase or a stop-the-world overlapped it.
+type region struct {
+	ns, offCPU float64
+	gc         bool
+}
+
+// openRegion is a region begun on a goroutine and not yet ended.
+type openRegion struct {
+	typ    string
+	start  trace.Time
+	offCPU float64
+	gc     bool
 }
 
 // module prefixes the functions a stop is named by.
@@ -77,9 +98,13 @@ func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
-	s := &summary{atOnce: map[int]float64{}, byG: map[trace.GoID]float64{}, names: map[trace.GoID]string{}, bin: bin}
+	s := &summary{atOnce: map[int]float64{}, byG: map[trace.GoID]float64{}, names: map[trace.GoID]string{}, bin: bin,
+		regions: map[string][]region{}}
 	since := map[trace.GoID]trace.Time{} // running since
 	ready := map[trace.GoID]trace.Time{} // runnable since
+	off := map[trace.GoID]trace.Time{}   // stopped running since (goroutines with open regions)
+	open := map[trace.GoID][]*openRegion{}
+	gcRanges := map[string]bool{} // GC mark phases and stops-the-world under way, by name and scope
 	var first, last trace.Time
 	running := 0
 	for {
@@ -102,6 +127,35 @@ func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 			if m := ev.Metric(); m.Name == "/sched/gomaxprocs:threads" {
 				s.procs = int(m.Value.Uint64())
 			}
+			continue
+		case trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
+			if rg := ev.Range(); rg.Name == "GC concurrent mark phase" || strings.HasPrefix(rg.Name, "stop-the-world") {
+				key := rg.Name + " " + rg.Scope.String()
+				if ev.Kind() == trace.EventRangeEnd {
+					delete(gcRanges, key)
+				} else {
+					gcRanges[key] = true
+					for _, rs := range open {
+						for _, r := range rs {
+							r.gc = true
+						}
+					}
+				}
+			}
+			continue
+		case trace.EventRegionBegin:
+			g := ev.Goroutine()
+			open[g] = append(open[g], &openRegion{typ: ev.Region().Type, start: now, gc: len(gcRanges) > 0})
+			continue
+		case trace.EventRegionEnd:
+			g := ev.Goroutine()
+			rs := open[g]
+			if len(rs) == 0 { // begun before the trace started
+				continue
+			}
+			r := rs[len(rs)-1]
+			open[g] = rs[:len(rs)-1]
+			s.regions[r.typ] = append(s.regions[r.typ], region{ns: float64(now - r.start), offCPU: r.offCPU, gc: r.gc})
 			continue
 		case trace.EventStateTransition:
 		default:
@@ -130,11 +184,20 @@ func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 		case to == trace.GoRunning && from != trace.GoRunning:
 			since[g] = now
 			running++
+			if t, ok := off[g]; ok {
+				for _, r := range open[g] {
+					r.offCPU += float64(now - max(t, r.start))
+				}
+				delete(off, g)
+			}
 		case from == trace.GoRunning && to != trace.GoRunning:
 			if t, ok := since[g]; ok {
 				s.byG[g] += float64(now - t)
 				delete(since, g)
 				running--
+			}
+			if len(open[g]) > 0 {
+				off[g] = now
 			}
 			s.stopped(float64(now-first), to, ev.Stack())
 		}
@@ -239,6 +302,7 @@ func (s *summary) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %9.2f ms  %5.1f %%  g%d %s\n", s.byG[g]/1e6, 100*s.byG[g]/s.span, g, name)
 	}
+	s.writeRegions(w)
 	if s.bin <= 0 {
 		return
 	}
@@ -258,5 +322,35 @@ func (s *summary) write(w io.Writer) {
 			fmt.Fprintf(w, ", %d %s", most, top)
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// writeRegions prints each region type's count and lengths, with the
+// median of the time its goroutine spent off a core inside it.
+func (s *summary) writeRegions(w io.Writer) {
+	if len(s.regions) == 0 {
+		return
+	}
+	types := make([]string, 0, len(s.regions))
+	for t := range s.regions {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	fmt.Fprintln(w, "regions (µs): count, p50, p99, max; off a core inside them p50, max; how many overlapped a GC")
+	for _, t := range types {
+		rs := s.regions[t]
+		ns, offs := make([]float64, len(rs)), make([]float64, len(rs))
+		gc := 0
+		for i, r := range rs {
+			ns[i], offs[i] = r.ns, r.offCPU
+			if r.gc {
+				gc++
+			}
+		}
+		slices.Sort(ns)
+		slices.Sort(offs)
+		q := func(v []float64, p float64) float64 { return v[int(p*float64(len(v)-1))] / 1e3 }
+		fmt.Fprintf(w, "  %-32s %6d  p50 %9.2f  p99 %9.2f  max %9.2f  off p50 %8.2f max %9.2f  gc %d\n",
+			t, len(rs), q(ns, .5), q(ns, .99), q(ns, 1), q(offs, .5), q(offs, 1), gc)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"runtime/trace"
 	"strings"
@@ -57,5 +58,46 @@ func TestSummarise(t *testing.T) {
 		var out bytes.Buffer
 		s.write(&out)
 		t.Fatalf("%d spinners found, two at once %.1f ms:\n%s", spinners, s.atOnce[2]/1e6, out.String())
+	}
+}
+
+// TestRegions traces three kinds of region: one that spins (on a core
+// throughout), one that sleeps (off a core for most of it) and one that
+// runs a GC, and reads each back with its count, length and off-core time.
+func TestRegions(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 5 {
+		trace.WithRegion(ctx, "spin", func() { spin(2 * time.Millisecond) })
+		trace.WithRegion(ctx, "sleep", func() { time.Sleep(3 * time.Millisecond) })
+	}
+	trace.WithRegion(ctx, "gc", runtime.GC)
+	trace.Stop()
+	s, err := summarise(&buf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s.write(&out)
+	check := func(typ string, n int, minNs, minOff, maxOff float64, gc bool) {
+		t.Helper()
+		rs := s.regions[typ]
+		if len(rs) != n {
+			t.Fatalf("%d %q regions, want %d:\n%s", len(rs), typ, n, out.String())
+		}
+		for _, r := range rs {
+			if r.ns < minNs || r.offCPU < minOff || r.offCPU > maxOff || r.gc != gc {
+				t.Fatalf("%q region %+v: want at least %.0f ns, %.0f..%.0f ns off a core, gc %v:\n%s", typ, r, minNs, minOff, maxOff, gc, out.String())
+			}
+		}
+	}
+	check("spin", 5, 2e6, 0, 1e6, false)
+	check("sleep", 5, 3e6, 2e6, 1e9, false)
+	check("gc", 1, 0, 0, 1e9, true)
+	if !strings.Contains(out.String(), "regions (µs)") || !strings.Contains(out.String(), "sleep") {
+		t.Fatalf("no region table:\n%s", out.String())
 	}
 }

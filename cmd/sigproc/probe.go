@@ -49,6 +49,8 @@ type probeFlags struct {
 	retune     time.Duration
 	retuneSpin bool
 	channels   int
+	cpuProfile string
+	trace      string
 }
 
 func newProbeCmd() *cobra.Command {
@@ -162,6 +164,8 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
 	fl.IntVar(&f.verifyN, "verify-every", 1, "compare 1 block in N with the CPU reference (1 = every block)")
 	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
 	fl.BoolVar(&f.retuneSpin, "retune-spin", false, "with --retune-every: wait for each retune by spinning, not sleeping, so the Retune call runs on a core that is awake (an A/B of the call's own time)")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the probe to `FILE`, to read with go tool pprof (refused if it exists, unless --overwrite)")
+	fl.StringVar(&f.trace, "trace", "", "write a Go execution trace of the probe to `FILE`: each goroutine's runs and waits, and a retune's steps as regions (summarised by go run ./bench/traceuse -regions FILE; refused if it exists, unless --overwrite)")
 	fl.DurationVar(&f.retune, "retune-every", 0, "retune this often while measuring (e.g. 10ms): a filter between its taps and a second set, a chain's first shift between its frequency and the opposite (else its first fir's taps); every block is still checked, and the result gives the time from each retune to its first block")
 	return cmd
 }
@@ -197,7 +201,7 @@ func soakSettings(cmd *cobra.Command, f probeFlags) (blocks int, interval time.D
 	return 0, interval, nil
 }
 
-func runProbe(cmd *cobra.Command, f probeFlags) error {
+func runProbe(cmd *cobra.Command, f probeFlags) (err error) {
 	log := loggerFrom(cmd)
 	cfg := &config.Config{}
 	rate := 0.0
@@ -212,7 +216,8 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 	} else {
 		cfg.SetDefaults()
 	}
-	if err := checkFileOutputs(inputs, f.overwrite, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath}); err != nil {
+	if err := checkFileOutputs(inputs, f.overwrite, outputFlag{"--json", f.jsonPath}, outputFlag{"--png", f.pngPath},
+		outputFlag{"--cpu-profile", f.cpuProfile}, outputFlag{"--trace", f.trace}); err != nil {
 		return err
 	}
 	block := cfg.BlockSize
@@ -262,6 +267,14 @@ func runProbe(cmd *cobra.Command, f probeFlags) error {
 				return fmt.Errorf("--paths: unknown path %q (want zero-copy, explicit, explicit-pageable or cpu)", n)
 			}
 		}
+	}
+
+	if f.cpuProfile != "" || f.trace != "" {
+		p, err := startProfiles(f.cpuProfile, f.trace, f.overwrite, inputs, "")
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, p.stop()) }()
 	}
 
 	type point struct{ block, taps int }

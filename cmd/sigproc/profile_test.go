@@ -64,3 +64,39 @@ sink: {type: null}
 		t.Fatalf("config overwritten: %q", b)
 	}
 }
+
+// TestProbeProfiles: the probe writes the same profiles as run, refuses
+// one that exists without --overwrite, and an output named twice.
+func TestProbeProfiles(t *testing.T) {
+	dir := t.TempDir()
+	prof, tr := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "probe.trace")
+	probe := []string{"probe", "--paths", "cpu", "--blocks", "300", "--warmup", "20", "--period", "200us", "--log-level", "warn"}
+	if _, stderr, err := execute(t, nil, nil, append(probe, "--cpu-profile", prof, "--trace", tr)...); err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	for path, head := range map[string]string{prof: "\x1f\x8b", tr: "go 1."} {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(b, []byte(head)) {
+			t.Errorf("%s: %v, %d bytes starting %q, want %q", path, err, len(b), b[:min(len(b), 8)], head)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"trace exists", []string{"--trace", tr}, "--trace " + tr + ": the file exists"},
+		{"trace is the json", []string{"--trace", tr, "--json", tr, "--overwrite"}, "are the same file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := os.ReadFile(tr)
+			_, _, err := execute(t, nil, nil, append(probe, tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+			if after, _ := os.ReadFile(tr); !bytes.Equal(before, after) {
+				t.Fatal("a refused probe changed the existing file")
+			}
+		})
+	}
+}
