@@ -133,12 +133,14 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bo
 		s := int(i%slots) * words
 		return in[s : s+words]
 	}
-	ring.SetPublishHook(func(i uint64, blk pipeline.Block) {
+	// put writes block i's words from value from on (samples, then the
+	// padding) into its slot, tagged, n values in all.
+	put := func(i uint64, from int, samples []float32, n int) {
 		if stamp != nil {
 			stamp(i, 0)
 		}
 		dst := slot(i)
-		tagged.Write(dst, blk.Samples, z.published(i, len(blk.Samples)/lanes))
+		tagged.Write(dst[from:], samples, z.published(i, n/lanes))
 		// The kernel polls these lines over PCIe: in the shared cache rather
 		// than modified in this core's, its reads need not snoop them out
 		// (on the H200 host: PCIe leg -0.23 µs, host write +0.1 µs).
@@ -148,23 +150,12 @@ func (z *zcRetune) attach(ring *pipeline.Ring, in []uint64, words int, demote bo
 		if stamp != nil {
 			stamp(i, 1)
 		}
-	})
+	}
+	ring.SetPublishHook(func(i uint64, blk pipeline.Block) { put(i, 0, blk.Samples, len(blk.Samples)) })
 	return ring.SetWordSlots(pipeline.WordSlots{
-		Slot: slot,
-		Tag:  func(i uint64) uint32 { return z.wordSlot(i, full) },
-		Published: func(i uint64, n int) {
-			if stamp != nil {
-				stamp(i, 0)
-			}
-			dst := slot(i)
-			tagged.Write(dst[n:], nil, z.published(i, n/lanes))
-			if demote {
-				tagged.Demote(dst)
-			}
-			if stamp != nil {
-				stamp(i, 1)
-			}
-		},
+		Slot:      slot,
+		Tag:       func(i uint64) uint32 { return z.wordSlot(i, full) },
+		Published: func(i uint64, n int) { put(i, n, nil, n) },
 	})
 }
 
