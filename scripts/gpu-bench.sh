@@ -42,6 +42,11 @@
 #               blocks over 100 µs counted: a copy bench/floorsoak.py patches),
 #               one block per 20 µs as the chain, GPU_BENCH_SOAK long; alone in a
 #               call too
+#   zcvariants  (not by default) bench/zclat's per-warp hand-offs (a-warp:
+#               flags in shared memory; n-nbar: named barriers) beside v0 and
+#               a ping-pong, GPU_BENCH_ROUNDS rounds (GPU_BENCH_ZC_ROWS picks the
+#               rows), then compute-sanitizer racecheck on both and synccheck
+#               on n-nbar; about 1 min
 #   throughput  `sigproc run --backend cuda` on a 2 GiB cf32 file in the page
 #               cache, 129-tap FIR, 1 Mi-sample blocks, null sink, and the CPU
 #               backend on the same run; pinned and pageable H2D copies
@@ -152,6 +157,23 @@ for phase in $PHASES; do
     say "the same, traced (rc $?; retune.trace): $(grep -E '^zero-copy' "$P/retune-traced.txt" | tr -s ' ')"
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
     say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
+    ;;
+  zcvariants)
+    # The per-warp hand-offs of bench/zclat beside its baseline and a ping-pong,
+    # then racecheck on the two hand-offs: what porting one into kernels/fir.cu
+    # needs to know first (docs/data/zc-protocol-variants.md, "Not covered here").
+    if ! nvcc -O2 -arch=sm_90 -lineinfo -o "$W/variants" bench/zclat/variants.cu > "$P/nvcc.txt" 2>&1; then
+      say "zclat variants: nvcc failed (see nvcc.txt)"
+    else
+      rows=${GPU_BENCH_ZC_ROWS:-pp,v0,a-warp,n-nbar,x-warp-pass,x-warpe-pass,x-nbar-pass,x-nbare-pass}
+      timeout "$(cap 120)" "$W/variants" 20000 10000 "$ROUNDS" "$rows" > "$P/variants.txt" 2>&1
+      say "zclat variants (rc $?): $(grep -E '^\| ' "$P/variants.txt" | grep -v -e '^| variant' -e '^|---' | cut -d'|' -f2-5 | tr -s ' ' | tr '\n' ';')"
+      for tv in racecheck:a-warp racecheck:n-nbar synccheck:n-nbar; do
+        tool=${tv%%:*} v=${tv#*:}
+        ZC_WAIT_MS=5000 timeout "$(cap 90)" compute-sanitizer --tool "$tool" "$W/variants" 300 100000 1 "$v" > "$P/$tool-$v.txt" 2>&1
+        say "$tool $v (rc $?): $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|RESULT' "$P/$tool-$v.txt" | tr -s ' ' | tr '\n' ' ')"
+      done
+    fi
     ;;
   soakchain | soakfloor)
     # GPU_BENCH_SOAK: whole seconds or minutes (Ns, Nm), checked before any

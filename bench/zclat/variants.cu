@@ -33,6 +33,8 @@
 //                    registers, the sliding window made of warp shuffles.
 //           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
 //           warp+reg warp with the taps in registers (regtaps' compute).
+//           nbar     warp's hand-off by named barriers (bar.arrive / bar.sync between the two
+//                    warps), which racecheck understands, in place of flags in shared memory.
 //           mpoll    K groups of poller threads apart from the compute warps, each group
 //                    polling every pair, their first polls staggered over a PCIe round trip;
 //                    the first to see a pair puts it in shared memory for the compute warps,
@@ -229,6 +231,60 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
   }
 }
 
+// (n) a-warp's hand-off by named barriers instead of flags in shared memory: barriers are
+// what compute-sanitizer's racecheck understands (it reports a flag hand-off as hazards),
+// and gpu-check runs racecheck on every product kernel. Warp w-1 hands this block's samples
+// to warp w with bar.arrive / bar.sync on barrier w (64 threads: one warp each side; ids
+// 1..3, 0 being __syncthreads'). Warp 3 hands its samples, the next block's history, to
+// warp 0 on barrier 4; warp 0 takes that arrival in the same block, after its compute and
+// before its output store. Each arrival is thus taken before anything the host waits for
+// to publish the next block (every output of this one), so no warp can arrive twice on a
+// barrier before its consumer has synced once, which would complete the barrier without
+// the consumer: the hazard of named barriers with more than one block in flight, which
+// the product's kernel allows. Buffers by block parity, as a-warp.
+__device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+
+template <bool REG>
+__global__ void k_nbar(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
+  __shared__ float xb[2][H + B];
+  __shared__ float h[NT];
+  float hr[NT];
+#pragma unroll
+  for (int k = 0; k < NT; k++) hr[k] = REG ? taps[k] : 0.f;
+  const int t = threadIdx.x, w = t >> 5;
+  for (int i = t; i < 2 * (H + B); i += blockDim.x) (&xb[0][0])[i] = 0.f;
+  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
+  __syncthreads();
+  for (unsigned seq = 1;; seq++) {
+    float* x = xb[seq & 1];
+    float* nx = xb[(seq + 1) & 1];
+    unsigned a, b, c, d, spins = 0;
+    const unsigned* p = in + 4 * t;
+    for (;;) {
+      ld4(p, a, b, c, d);
+      if (b == seq && d == seq) break;
+      if ((++spins & STOP_EVERY) == 0 && *stop) return;
+    }
+    const int q = H + 2 * t;
+    x[q] = __uint_as_float(a);
+    x[q + 1] = __uint_as_float(c);
+    if (q >= B) nx[q - B] = __uint_as_float(a);
+    if (q + 1 >= B) nx[q + 1 - B] = __uint_as_float(c);
+    bar_arrive(w + 1);          // to warp w+1 (warp 3: to warp 0, for the next block)
+    if (w > 0) bar_sync(w);     // from warp w-1: this block's overlap
+    float y0 = 0.f, y1 = 0.f;
+    if (REG) {
+#pragma unroll
+      for (int k = 0; k < NT; k++) { y0 = fmaf(hr[k], x[q - k], y0); y1 = fmaf(hr[k], x[q + 1 - k], y1); }
+    } else {
+      for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
+    }
+    if (w == 0) bar_sync(4);    // warp 3's samples of this block: the next block's history
+    st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
+  }
+}
+
 // (a)+(e) per warp with all state in registers. Input ring of two slots (block i in slot
 // (i-1)%2): lane l of warp w polls its own pair (samples 64w+2l, +1) and the pair 64
 // samples earlier: warp w-1's pair in this slot, or for warp 0 warp 3's pair of the
@@ -349,10 +405,10 @@ __global__ void k_mpoll(const unsigned* in, unsigned* out, const float* taps, vo
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL, K_WARP_REGTAPS };
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL, K_WARP_REGTAPS, K_NBAR, K_NBAR_REGTAPS };
 enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
 enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll", "warp+reg"};
+static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll", "warp+reg", "nbar", "nbar+reg"};
 static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
 static const char* writer_name[] = {"plain", "demote", "nt"};
 
@@ -372,6 +428,7 @@ static const Variant variants[] = {
     {"v0", K_FLOOR, R_SCALAR, W_PLAIN, 1, "floor.cu's kernel and host, replicated"},
     {"e-regtaps", K_REGTAPS, R_SCALAR, W_PLAIN, 1, "(e) taps in registers"},
     {"a-warp", K_WARP, R_SCALAR, W_PLAIN, 1, "(a) per-warp, smem flags, no block barrier"},
+    {"n-nbar", K_NBAR, R_SCALAR, W_PLAIN, 1, "(n) per-warp, named barriers, no block barrier"},
     {"ae-warpreg", K_WARPREG, R_SCALAR, W_PLAIN, 2, "(a)+(e) per-warp, overlap polled, shuffles, no smem"},
     {"b-line", K_FLOOR, R_LINE, W_PLAIN, 1, "(b) host consumes one 64-B line per step in order"},
     {"d-prefetch", K_FLOOR, R_PREFETCH, W_PLAIN, 1, "(d) prefetch next 3 lines while spinning"},
@@ -384,6 +441,8 @@ static const Variant variants[] = {
     {"x-prodhost", K_FLOOR, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
     {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
     {"x-warpe-pass", K_WARP_REGTAPS, R_PASS, W_DEMOTE, 1, "a + e + d-pass + demote"},
+    {"x-nbar-pass", K_NBAR, R_PASS, W_DEMOTE, 1, "n + d-pass + demote"},
+    {"x-nbare-pass", K_NBAR_REGTAPS, R_PASS, W_DEMOTE, 1, "n + e + d-pass + demote"},
     {"x-warpreg-pass", K_WARPREG, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
     {"x-warpreg-line", K_WARPREG, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
     // (m): ~1 µs round trip of a PCIe read at ~1.98 GHz, split between the groups.
@@ -536,6 +595,8 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARP: k_warp<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARP_REGTAPS: k_warp<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_NBAR: k_nbar<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_NBAR_REGTAPS: k_nbar<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_MPOLL: k_mpoll<<<1, 128 * (1 + v.pollers), 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop, v.pollers, v.stagger); break;
   }
