@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -274,13 +275,8 @@ func (s *summary) mean() float64 {
 
 func (s *summary) write(w io.Writer) {
 	fmt.Fprintf(w, "trace: %.1f ms, GOMAXPROCS %d, on average %.2f goroutines running\n", s.span/1e6, s.procs, s.mean())
-	ks := make([]int, 0, len(s.atOnce))
-	for k := range s.atOnce {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
 	fmt.Fprint(w, "running at once, share of the time:")
-	for _, k := range ks {
+	for _, k := range slices.Sorted(maps.Keys(s.atOnce)) {
 		if p := 100 * s.atOnce[k] / s.span; p >= 0.05 {
 			fmt.Fprintf(w, "  %d: %.1f %%", k, p)
 		}
@@ -325,19 +321,14 @@ func (s *summary) write(w io.Writer) {
 	}
 }
 
-// writeRegions prints each region type's count and lengths, with the
-// median of the time its goroutine spent off a core inside it.
+// writeRegions prints each region type's count and lengths, the time its
+// goroutine spent off a core inside it, and how many overlapped a GC.
 func (s *summary) writeRegions(w io.Writer) {
 	if len(s.regions) == 0 {
 		return
 	}
-	types := make([]string, 0, len(s.regions))
-	for t := range s.regions {
-		types = append(types, t)
-	}
-	slices.Sort(types)
 	fmt.Fprintln(w, "regions (µs): count, p50, p99, max; off a core inside them p50, max; how many overlapped a GC")
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(s.regions)) {
 		rs := s.regions[t]
 		ns, offs := make([]float64, len(rs)), make([]float64, len(rs))
 		gc := 0

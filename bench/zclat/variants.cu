@@ -170,6 +170,10 @@ __global__ void k_regtaps(const unsigned* in, unsigned* out, const float* taps, 
   }
 }
 
+// (n) bar.arrive / bar.sync on named barrier id, 64 threads: one warp each side.
+__device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+
 // (a) per warp, no block barrier. Warp w owns samples [64w, 64w+64) (lane l: 2 samples in
 // one 16-byte pair, as floor). Two shared buffers [history | block] by block parity. A
 // warp stores its samples into the buffer of this block, warp 3 also into the history part
@@ -180,8 +184,18 @@ __global__ void k_regtaps(const unsigned* in, unsigned* out, const float* taps, 
 // output of the block that read it, so no warp still reads it. Taps in shared memory, as
 // floor, so that only the barrier changes.
 // REG: the taps in registers, the loop unrolled over them (e-regtaps' compute in a-warp's
-// protocol, k_warp<true>).
-template <bool REG>
+// protocol, k_warp<true, false>).
+// NBAR (n): the hand-off by named barriers instead of the flags, which compute-sanitizer's
+// racecheck can follow (it reports a flag hand-off as hazards), and gpu-check runs racecheck
+// on every product kernel. Warp w-1 hands this block's samples to warp w on barrier w (ids
+// 1..3, 0 being __syncthreads'); warp 3 hands its samples, the next block's history, to warp
+// 0 on barrier 4, and warp 0 takes that arrival in the same block, after its compute and
+// before its output store. Each arrival is thus taken before anything the host waits for to
+// publish the next block (every output of this one), so no warp arrives twice on a barrier
+// before its consumer has synced once, which would complete the barrier without the
+// consumer: the hazard of named barriers with more than one block in flight, which the
+// product's kernel allows.
+template <bool REG, bool NBAR>
 __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
   __shared__ float xb[2][H + B];
   __shared__ float h[NT];
@@ -209,17 +223,22 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
     x[q + 1] = __uint_as_float(c);
     if (q >= B) nx[q - B] = __uint_as_float(a);
     if (q + 1 >= B) nx[q + 1 - B] = __uint_as_float(c);
-    __syncwarp();
-    __threadfence_block();
-    if ((t & 31) == 0) flag[w] = seq;
-    // Acquire the overlap's owner: warp w-1 at seq, or warp 3 at seq-1 (or later).
-    const int o = w == 0 ? 3 : w - 1;
-    const unsigned want = w == 0 ? seq - 1 : seq;
-    spins = 0;
-    while ((int)(flag[o] - want) < 0) {
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
+    if (NBAR) {
+      bar_arrive(w + 1);       // to warp w+1 (warp 3: to warp 0, for the next block)
+      if (w > 0) bar_sync(w);  // from warp w-1: this block's overlap
+    } else {
+      __syncwarp();
+      __threadfence_block();
+      if ((t & 31) == 0) flag[w] = seq;
+      // Acquire the overlap's owner: warp w-1 at seq, or warp 3 at seq-1 (or later).
+      const int o = w == 0 ? 3 : w - 1;
+      const unsigned want = w == 0 ? seq - 1 : seq;
+      spins = 0;
+      while ((int)(flag[o] - want) < 0) {
+        if ((++spins & STOP_EVERY) == 0 && *stop) return;
+      }
+      __threadfence_block();
     }
-    __threadfence_block();
     float y0 = 0.f, y1 = 0.f;
     if (REG) {
 #pragma unroll
@@ -227,60 +246,7 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
     } else {
       for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
     }
-    st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
-  }
-}
-
-// (n) a-warp's hand-off by named barriers instead of flags in shared memory: barriers are
-// what compute-sanitizer's racecheck understands (it reports a flag hand-off as hazards),
-// and gpu-check runs racecheck on every product kernel. Warp w-1 hands this block's samples
-// to warp w with bar.arrive / bar.sync on barrier w (64 threads: one warp each side; ids
-// 1..3, 0 being __syncthreads'). Warp 3 hands its samples, the next block's history, to
-// warp 0 on barrier 4; warp 0 takes that arrival in the same block, after its compute and
-// before its output store. Each arrival is thus taken before anything the host waits for
-// to publish the next block (every output of this one), so no warp can arrive twice on a
-// barrier before its consumer has synced once, which would complete the barrier without
-// the consumer: the hazard of named barriers with more than one block in flight, which
-// the product's kernel allows. Buffers by block parity, as a-warp.
-__device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
-__device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
-
-template <bool REG>
-__global__ void k_nbar(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
-  __shared__ float xb[2][H + B];
-  __shared__ float h[NT];
-  float hr[NT];
-#pragma unroll
-  for (int k = 0; k < NT; k++) hr[k] = REG ? taps[k] : 0.f;
-  const int t = threadIdx.x, w = t >> 5;
-  for (int i = t; i < 2 * (H + B); i += blockDim.x) (&xb[0][0])[i] = 0.f;
-  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
-  __syncthreads();
-  for (unsigned seq = 1;; seq++) {
-    float* x = xb[seq & 1];
-    float* nx = xb[(seq + 1) & 1];
-    unsigned a, b, c, d, spins = 0;
-    const unsigned* p = in + 4 * t;
-    for (;;) {
-      ld4(p, a, b, c, d);
-      if (b == seq && d == seq) break;
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
-    }
-    const int q = H + 2 * t;
-    x[q] = __uint_as_float(a);
-    x[q + 1] = __uint_as_float(c);
-    if (q >= B) nx[q - B] = __uint_as_float(a);
-    if (q + 1 >= B) nx[q + 1 - B] = __uint_as_float(c);
-    bar_arrive(w + 1);          // to warp w+1 (warp 3: to warp 0, for the next block)
-    if (w > 0) bar_sync(w);     // from warp w-1: this block's overlap
-    float y0 = 0.f, y1 = 0.f;
-    if (REG) {
-#pragma unroll
-      for (int k = 0; k < NT; k++) { y0 = fmaf(hr[k], x[q - k], y0); y1 = fmaf(hr[k], x[q + 1 - k], y1); }
-    } else {
-      for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
-    }
-    if (w == 0) bar_sync(4);    // warp 3's samples of this block: the next block's history
+    if (NBAR && w == 0) bar_sync(4);  // warp 3's samples of this block: the next one's history
     st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
   }
 }
@@ -593,10 +559,10 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_FLOOR_HB:  // the heartbeat on its own 128-byte line of the stop page
       k_floor<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, NT, bf.dstop, (volatile u64*)(bf.dstop + 32)); break;
     case K_REGTAPS: k_regtaps<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_WARP: k_warp<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_WARP_REGTAPS: k_warp<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_NBAR: k_nbar<false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_NBAR_REGTAPS: k_nbar<true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_WARP: k_warp<false, false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_WARP_REGTAPS: k_warp<true, false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_NBAR: k_warp<false, true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
+    case K_NBAR_REGTAPS: k_warp<true, true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_MPOLL: k_mpoll<<<1, 128 * (1 + v.pollers), 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop, v.pollers, v.stagger); break;
   }
