@@ -217,6 +217,7 @@ type Result struct {
 	RetuneApplyP50 float64   `json:"retune_apply_p50_us,omitempty"`
 	RetuneCallP50  float64   `json:"retune_call_p50_us,omitempty"`     // the Retune call itself
 	RetuneLeadP50  float64   `json:"retune_lead_p50_blocks,omitempty"` // blocks from the consumer's at the call to the retune's first
+	RetuneBlockP50 float64   `json:"retune_block_p50_us,omitempty"`    // the retuned block's own latency (its timestamp → seen; on the CPU path it may have waited in the ring since before the call)
 	RetuneApplyMax float64   `json:"retune_apply_max_us,omitempty"`
 	Latencies      []float64 `json:"-"` // block-count mode only
 	// FillUs is the time to fill a block at the sample rate,
@@ -353,7 +354,7 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 				measuring = true
 				close(started) // retunes start with the measured blocks
 			}
-			rt.seen(cfg.BlockSize) // probe blocks are all full
+			rt.seen(cfg.BlockSize, time.Duration(seen-o.Timestamp)) // probe blocks are all full
 		}
 		chk.submit(ctx, o)
 	}

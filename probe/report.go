@@ -74,7 +74,8 @@ func (r Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  %d blocks late (started over a period behind their time; the source's pace: one block per %.2f µs, asked %.2f)", x.Late, x.PaceUs, x.PeriodUs)
 		}
 		if x.Retunes > 0 {
-			fmt.Fprintf(w, "  retunes %d, call to first retuned block p50 %.1f max %.1f µs (the call itself p50 %.1f; the retuned block p50 %.1f blocks after the one the consumer was at)", x.Retunes, x.RetuneApplyP50, x.RetuneApplyMax, x.RetuneCallP50, x.RetuneLeadP50)
+			fmt.Fprintf(w, "  retunes %d, call to first retuned block p50 %.1f max %.1f µs (the call itself p50 %.1f; the retuned block p50 %.1f blocks after the one the consumer was at, its own latency p50 %.1f)",
+				x.Retunes, x.RetuneApplyP50, x.RetuneApplyMax, x.RetuneCallP50, x.RetuneLeadP50, x.RetuneBlockP50)
 		}
 		fmt.Fprintln(w)
 	}

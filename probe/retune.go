@@ -36,6 +36,7 @@ type retuner struct {
 	t0        time.Time
 	frames    atomic.Int64 // consumer: frames delivered before the current block (read by the retuner)
 	applyUs   []float64    // consumer: Retune call → its first output block, µs
+	blockUs   []float64    // consumer: that block's own latency (its timestamp → seen), µs
 	callUs    []float64    // the Retune calls' own time, µs; read after the retune goroutine exits
 	lead      []float64    // blocks from the consumer's at each call to the retune's first; likewise
 	block     int64        // frames a block
@@ -195,12 +196,13 @@ func spinUntil(t time.Time, stop, done <-chan struct{}) bool {
 	return true
 }
 
-// seen is called by the consumer for every block of frames input frames:
-// when it is the first block of a pending retune, it records the time
-// since that retune's call.
-func (r *retuner) seen(frames int) {
+// seen is called by the consumer for every block of frames input frames,
+// whose own latency was lat: when it is the first block of a pending
+// retune, it records the time since that retune's call, and lat.
+func (r *retuner) seen(frames int, lat time.Duration) {
 	if at := r.pendingAt.Load(); at >= 0 && r.frames.Load() >= at {
 		r.applyUs = append(r.applyUs, float64(time.Since(r.t0)-time.Duration(r.pendingT.Load()))/1e3)
+		r.blockUs = append(r.blockUs, float64(lat)/1e3)
 		r.pendingAt.Store(-1)
 	}
 	r.frames.Add(int64(frames))
@@ -228,20 +230,21 @@ func (r *retuner) setAt(f int64) int {
 func (r *retuner) report(res *Result) {
 	res.Retunes = r.count
 	if len(r.applyUs) > 0 {
-		s := slices.Clone(r.applyUs)
-		slices.Sort(s)
-		res.RetuneApplyP50, res.RetuneApplyMax = s[len(s)/2], s[len(s)-1]
+		res.RetuneApplyMax = slices.Max(r.applyUs)
 	}
-	if len(r.callUs) > 0 {
-		s := slices.Clone(r.callUs)
-		slices.Sort(s)
-		res.RetuneCallP50 = s[len(s)/2]
+	res.RetuneApplyP50, res.RetuneBlockP50 = median(r.applyUs), median(r.blockUs)
+	res.RetuneCallP50, res.RetuneLeadP50 = median(r.callUs), median(r.lead)
+}
+
+// median is v's middle value once sorted (the upper one of an even count),
+// 0 for none; v is left as it was.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
 	}
-	if len(r.lead) > 0 {
-		s := slices.Clone(r.lead)
-		slices.Sort(s)
-		res.RetuneLeadP50 = s[len(s)/2]
-	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // errRetuneConfig is wrapped by validate's retune errors.
