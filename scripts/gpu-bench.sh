@@ -26,7 +26,8 @@
 #               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
 #               complex blocks, one per 20 µs) beside the plain 129-tap FIR on
 #               the same blocks (1 block in 16 checked) and floor.cu, alternating,
-#               GPU_BENCH_ROUNDS rounds;
+#               GPU_BENCH_ROUNDS rounds; the chain with 1024 and 4096 ring
+#               slots (the default ring of `run` for this live source);
 #               then the chain with its shift retuned every 10 ms (the retuner
 #               sleeping between retunes, then spinning: --retune-spin, the
 #               Retune call on a core that is awake), then sleeping again with
@@ -148,6 +149,13 @@ for phase in $PHASES; do
         timeout 20 "$FLOOR" 20000 10000 64 > "$P/floor-$round.txt" 2>&1
         say "r$round floor: $(grep -E '^(ping-pong|fir-ll)' "$P/floor-$round.txt" | tr -s ' ' | tr '\n' ' ')"
       fi
+    done
+    # A deeper ring turns a host stall's drops into late blocks (64 slots
+    # hold 1.3 ms at 20 µs; sigproc run's default for this live source is
+    # 4096, 82 ms): what it costs the p50, before a soak uses one.
+    for slots in 1024 4096; do
+      timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --ring-slots $slots --blocks 20000 > "$P/chain-slots$slots.txt" 2>&1
+      say "chain, $slots ring slots (rc $?): $(grep -E '^zero-copy' "$P/chain-slots$slots.txt" | tr -s ' ')"
     done
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune.txt" 2>&1
     say "chain, its shift retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune.txt" | tr -s ' ')"
