@@ -76,7 +76,7 @@ func TestSelect(t *testing.T) {
 	if c.Stages = c.Stages[:4]; c.FanEnd() != 3 {
 		t.Errorf("FanEnd %d, want 3", c.FanEnd())
 	}
-	if cs, err := c.OutFrame(); err != nil || cs[0].Centre != 100-100-1 || cs[1].Centre != 200-100-1 {
+	if cs, err := c.OutFrame(); err != nil || cs[0].Centre != 100-(100+1) || cs[1].Centre != 200-(100+1) {
 		t.Errorf("a shift after select moves each channel: %v, %v", cs, err)
 	}
 	multi := Chain{SampleRate: 1600, Complex: true, Channels: 4, Stages: []Stage{NewSelect(3, 1)}}
