@@ -39,6 +39,11 @@ struct Ctrl {
 // costs another PCIe round trip in the loop (about 4 us on an H200).
 #define STOP_EVERY 1024
 
+#ifdef KERNEL_SIM
+// The host simulators (kernels/sim) run the kernels on one CPU thread.
+inline void ld_v2(const u64* p, u64& a, u64& b) { a = p[0], b = p[1]; }
+inline void st_v2(u64* p, u64 a, u64 b) { p[0] = a, p[1] = b; }
+#else
 __device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
     // volatile = relaxed at system scope on sm_70+: every poll goes to host
     // memory, never to a stale L1/L2 line.
@@ -48,6 +53,7 @@ __device__ __forceinline__ void ld_v2(const u64* p, u64& a, u64& b) {
 __device__ __forceinline__ void st_v2(u64* p, u64 a, u64 b) {
     asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(a), "l"(b) : "memory");
 }
+#endif
 
 __device__ __forceinline__ u64 pack(float v, unsigned tag) {
     return (u64)__float_as_uint(v) | ((u64)tag << 32);

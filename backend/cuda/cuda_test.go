@@ -54,14 +54,6 @@ type collect struct{ got []float32 }
 
 func (c *collect) Write(v []float32) error { c.got = append(c.got, v...); return nil }
 
-func randSignal(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	return x
-}
-
 func TestBackendsMatchCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, tr := range []Transport{TransportZeroCopy, TransportExplicit, TransportExplicitPageable} {

@@ -1,0 +1,178 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/sigproc/sigproc/internal/tagged"
+	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
+)
+
+// TestZCChainSim runs the zero-copy chain kernel (kernels/zchain.cu) in its
+// host simulator (kernels/sim/zchain.cpp, one CPU thread) on what the
+// transport would hand it: planZCChain's ops, taps and sizes, a parameter
+// block and input words written by zcRetune as the ring's hooks write
+// them, retunes included. Its output, block by block, must be the CPU
+// backend's within the GPU tests' tolerance, every word tagged with its
+// block, in as many values as blockOut counts. `make kernel-sim` builds
+// the simulator and runs this with SIGPROC_ZCHAIN_SIM naming it; without
+// it the test is skipped. The threads, barriers and the PCIe protocol are
+// the GPU's to check (scripts/gpu-check.sh).
+func TestZCChainSim(t *testing.T) {
+	sim := os.Getenv("SIGPROC_ZCHAIN_SIM")
+	if sim == "" {
+		t.Skip("SIGPROC_ZCHAIN_SIM is not set (make kernel-sim builds the simulator and sets it)")
+	}
+	r := rand.New(rand.NewPCG(31, 7))
+	taps := func(n int) []float32 { return randSignal(r, n) }
+	shift := func(i int, hz float64) stage.Retune { return stage.Retune{Index: i, Stage: shiftStage(hz)} }
+	fir := func(i, n, m int) stage.Retune { return stage.Retune{Index: i, Stage: firStage(taps(n), m)} }
+	// Retunes come at block boundaries (blockTunes' gates), at most two
+	// (the simulator's parameter block is written before the run, so a
+	// third would overwrite the first's buffer), and on chains of one op
+	// (the kernel reloads op k on thread k; the simulator has thread 0).
+	for _, tc := range []struct {
+		name     string
+		complex  bool
+		channels int
+		block    int
+		stages   []stage.Stage
+		tunes    []chainTune
+	}{
+		{"shift+fir129/8", true, 1, 1000, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
+			[]chainTune{{4000, []stage.Retune{shift(0, 123456.5)}}, {7000, []stage.Retune{fir(1, 400, 8), shift(0, 777)}}}},
+		{"shift+fir129/8 real", false, 1, 1000, []stage.Stage{shiftStage(-250000), firStage(taps(129), 8)},
+			[]chainTune{{3000, []stage.Retune{fir(1, 100, 8)}}}},
+		{"fir33 real odd block", false, 1, 97, []stage.Stage{firStage(taps(33), 1)},
+			[]chainTune{{485, []stage.Retune{fir(0, 7, 1)}}}},
+		{"3ch/shift+fir65/4", true, 3, 512, []stage.Stage{shiftStage(1000), firStage(taps(65), 4)},
+			[]chainTune{{2048, []stage.Retune{shift(0, -77777), fir(1, 60, 4)}}}},
+		{"2ch/shift", false, 2, 300, []stage.Stage{shiftStage(1e3)}, nil},
+		{"fir31/4+shift", true, 1, 1000, []stage.Stage{firStage(taps(31), 4), shiftStage(12345)}, nil},
+		{"shift+shift+resample3/2", true, 3, 250, []stage.Stage{shiftStage(1e3), shiftStage(-1e3), resStage(taps(48), 3, 2)}, nil},
+		{"fir/4+resample160/147+shift", false, 1, 1000, []stage.Stage{firStage(taps(129), 4), resStage(taps(48), 160, 147), shiftStage(10)}, nil},
+		{"resample3/2 real", false, 1, 333, []stage.Stage{resStage(taps(48), 3, 2)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const blocks = 10
+			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.channels, Stages: tc.stages}
+			p, err := planZCChain(c, tc.block, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(p.ops) / zcOpWords; len(tc.tunes) > 0 && n != 1 {
+				t.Fatalf("a retune case of %d ops: the simulator reloads op 0 alone", n)
+			}
+			l := pipeline.Layout{BlockSize: tc.block, Channels: p.inCh, Slots: blocks}
+			inWords, outWords := evenWords(l), p.outWords()
+			x := randSignal(r, blocks*tc.block*p.inCh)
+
+			// The parameter block and the input words, as the transport
+			// writes them: each retune's image flipped in before the block
+			// at its gate, whose tag then carries the new parity.
+			img, err := p.image(c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params := make([]float32, paramFloats(p.imageLen))
+			var z zcRetune
+			z.init(unsafe.Pointer(&params[0]), p.imageLen, img)
+			in := make([]uint64, blocks*inWords)
+			cur, tune := c, 0
+			for i := range blocks {
+				if tune < len(tc.tunes) && tc.tunes[tune].gate == i*tc.block {
+					next, changes, err := checkRetunes(cur, tc.tunes[tune].changes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					img, err := p.image(next, changes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					at, err := z.retune(img, func(int64) error { return nil })
+					if err != nil || at != int64(i*tc.block) {
+						t.Fatalf("retune %d: at %d, %v; want %d", tune, at, err, i*tc.block)
+					}
+					cur, tune = next, tune+1
+				}
+				v := x[i*tc.block*p.inCh:][:tc.block*p.inCh]
+				tagged.Write(in[i*inWords:][:inWords], v, z.published(uint64(i), tc.block))
+			}
+			if tune != len(tc.tunes) {
+				t.Fatalf("retune %d at %d is not at a block's start", tune, tc.tunes[tune].gate)
+			}
+
+			out := runZCChainSim(t, sim, p, l, z.tcap, params, in)
+			var got [][]float32
+			for i := range blocks {
+				nv := p.blockOut(tc.block) * p.outCh
+				if nv > outWords {
+					t.Fatalf("block %d: %d output values, the slot holds %d words", i, nv, outWords)
+				}
+				b := make([]float32, nv)
+				for j, w := range out[i*outWords:][:nv] {
+					if tag := uint32(w >> 32); tag != uint32(i+1) {
+						t.Fatalf("block %d: word %d of %d tagged %#x, want %d", i, j, nv, tag, i+1)
+					}
+					b[j] = math.Float32frombits(uint32(w))
+				}
+				got = append(got, b)
+			}
+			if hb := out[len(out)-1]; hb != blocks {
+				t.Errorf("heartbeat %d, want %d", hb, blocks)
+			}
+			compareChain(t, got, cpuChain(t, c, x, []int{tc.block}, tc.block, tc.tunes...), p.outCh)
+		})
+	}
+}
+
+// runZCChainSim writes p's launch on l's ring (a slot a block: in's
+// words) with the parameter block params (ptcap floats of taps a buffer)
+// for the simulator sim, runs it, and returns the output ring's words and
+// then the kernel's heartbeat.
+func runZCChainSim(t *testing.T, sim string, p *zcChain, l pipeline.Layout, ptcap int, params []float32, in []uint64) []uint64 {
+	t.Helper()
+	b2i := func(v bool) int64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	hdr := []int64{int64(len(p.ops) / zcOpWords), int64(len(p.taps)), int64(l.BlockSize), int64(p.channels), b2i(p.inCplx),
+		int64(l.Slots), int64(evenWords(l)), int64(p.outWords()), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats),
+		int64(ptcap), 1}
+	var buf []byte
+	for _, part := range []any{hdr, p.ops, p.taps, params, in} {
+		var err error
+		if buf, err = binary.Append(buf, binary.LittleEndian, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	launch, outPath := filepath.Join(dir, "launch"), filepath.Join(dir, "out")
+	if err := os.WriteFile(launch, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(sim, launch, outPath).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", sim, err, msg)
+	}
+	raw, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 8 * (l.Slots*p.outWords() + 1); len(raw) != want {
+		t.Fatalf("simulator wrote %d bytes, want %d", len(raw), want)
+	}
+	out := make([]uint64, len(raw)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	return out
+}
