@@ -1,5 +1,6 @@
 // sigproc persistent chain kernel: the zero-copy transport running a stage
-// chain (shift, decimating fir, resample) rather than a plain FIR.
+// chain (shift, decimating fir, resample, channelize) rather than a plain
+// FIR.
 //
 // The protocol is fir.cu's (see fir_persistent there): one thread block
 // polls a ring of tagged input words in mapped host memory, each 8-byte
@@ -14,9 +15,16 @@
 // same formulas (rot, the polyphase indices P0 and J0), so the two
 // transports and the CPU give the same output.
 //
+// A channelize is an op too, a filter bank of B channels ÷M (L = 1) on one
+// input channel: for each output frame m (input n = m·M) first the B
+// polyphase sums u_p = Σ_q h[p + qB]·x[n − p − qB], then each kept channel
+// k (the select after it, fused in; else all B) as the DFT
+// y_k = Σ_p u_p·exp(−j2πk(n − p)/B), package stage's definition, from a
+// table of the B twiddles. The ops after it run on its kept channels.
+//
 // State lives in shared memory across blocks: each op keeps two buffers of
-// [history | block] (history QCAP−1 samples, for the most taps a retune may
-// bring); the writer of op k's input fills the current one after its
+// [history | block] (history HIST samples: QCAP−1, a bank's QCAP·B−1, for
+// the most taps a retune may bring); the writer of op k's input fills the current one after its
 // history, op k reads it, carries its last QCAP−1 samples into the other
 // one, and the two swap. Every thread keeps each op's stream position
 // (inputs consumed t, outputs produced next) in registers, the same
@@ -54,7 +62,7 @@ enum {
     OP_L,       // upsampling factor
     OP_M,       // downsampling factor
     OP_Q,       // taps per branch now
-    OP_QCAP,    // the most taps per branch; history QCAP−1 samples
+    OP_QCAP,    // the most taps per branch (OP_HIST gives the history)
     OP_TAPS,    // offset (floats) of its branches in shared memory: L rows of Q
     OP_CPLX,    // its buffer holds complex samples (float2); else real
     OP_SHIFT,   // values are rotated as they are written into its buffer
@@ -66,6 +74,13 @@ enum {
     OP_BUF,     // offset (floats) of its buffer 0; buffer 1 follows at OP_BUF + OP_BUFLEN
     OP_BUFLEN,  // floats per buffer: (QCAP − 1 + most inputs) · C · (1 or 2)
     OP_PAR,     // offset (floats) of its branches in a parameter image
+    OP_HIST,    // history samples of its buffer: QCAP − 1, a bank's QCAP·BANK − 1
+    OP_CH,      // channels of its input (a bank's: 1)
+    OP_BANK,    // a filter bank's channels B (its branches); 0: a polyphase filter
+    OP_KEEP,    // bank: offset (floats) of the kept channels' numbers (ints)
+    OP_NKEEP,   // bank: channels kept, its output channels
+    OP_TW,      // bank: offset (floats) of its B twiddles exp(−j2πi/B), float2
+    OP_U,       // bank: offset (floats) of its sums, B float2 an output frame
     OP_WORDS
 };
 
@@ -137,13 +152,14 @@ __device__ __forceinline__ void put(const i64* o, float* buf, int H, int C, i64 
 }
 
 // The sum of output item (o, c) over the taps i ≡ g (mod G), from buffer
-// x ([history | block] of C channels), branch br.
+// x ([history | block] of C channels), branch br, its taps S inputs
+// apart (a filter bank's branch: S its channels).
 template <bool CPLX>
 __device__ __forceinline__ float2 dot(const float* x, const float* br, int Q, int H, int C, i64 j0, int c, int g,
-                                      int G) {
+                                      int G, int S = 1) {
     float2 acc = make_float2(0.f, 0.f);
     for (int i = g; i < Q; i += G) {
-        const i64 at = (H + j0 - i) * C + c;
+        const i64 at = (H + j0 - (i64)i * S) * C + c;
         const float t = br[i];
         if (CPLX) {
             const float2 v = reinterpret_cast<const float2*>(x)[at];
@@ -156,10 +172,86 @@ __device__ __forceinline__ float2 dot(const float* x, const float* br, int Q, in
     return acc;
 }
 
+// lanes is how many lanes G share each of items items of terms terms: as
+// many as keep the block's threads busy (a power of two, at most 32).
+__device__ __forceinline__ int lanes(i64 items, int terms) {
+    int G = 1;
+    while (G < 32 && 2 * G * items <= (i64)blockDim.x && 2 * G <= terms) G *= 2;
+    return G;
+}
+
+// reduce adds acc over the G lanes of its group (G a power of two).
+__device__ __forceinline__ float2 reduce(float2 acc, int G) {
+    for (int off = G >> 1; off > 0; off >>= 1) {
+        acc.x += __shfl_xor_sync(0xffffffffu, acc.x, off);
+        acc.y += __shfl_xor_sync(0xffffffffu, acc.y, off);
+    }
+    return acc;
+}
+
+// bank_sums writes the B polyphase sums of each of a bank's nout output
+// frames into u (B a frame): sum p of frame oi over the taps of branch p
+// (Q a branch, at br) from buffer x ([history H | block], one channel) at
+// block-relative input J0 + oi·M − p, back by B a tap.
+__device__ __forceinline__ void bank_sums(const float* x, const float* br, float2* u, int Q, int H, i64 J0, i64 M, int B,
+                                       i64 nout, bool cplx) {
+    const i64 items = nout * B;
+    const int G = lanes(items, Q);
+    for (i64 base = 0; base < items * G; base += blockDim.x) {
+        const i64 id = base + threadIdx.x, item = id / G;
+        const int g = (int)(id % G);
+        const bool valid = item < items;
+        float2 acc = make_float2(0.f, 0.f);
+        if (valid) {
+            const i64 oi = item / B;
+            const int p = (int)(item % B);
+            const i64 j0 = J0 + oi * M - p;
+            acc = cplx ? dot<true>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B)
+                       : dot<false>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B);
+        }
+        acc = reduce(acc, G);
+        if (valid && g == 0) u[item] = acc;
+    }
+}
+
+// bank_dft hands emit each kept channel c of a bank's nout output frames
+// (the first of them output nx, input nx·M): the DFT of the frame's sums
+// in u for channel kk = keep[c], y = Σ_p u_p·tw[kk·((n − p) mod B) mod B]
+// with the twiddles tw[i] = exp(−j2πi/B), G terms a lane.
+template <class Emit>
+__device__ __forceinline__ void bank_dft(const float2* u, const int* keep, const float2* tw, i64 nx, i64 M, int B, i64 nout,
+                                         int Co, Emit emit) {
+    const i64 items = nout * Co;
+    const int G = lanes(items, B);
+    for (i64 base = 0; base < items * G; base += blockDim.x) {
+        const i64 id = base + threadIdx.x, item = id / G;
+        const int g = (int)(id % G);
+        const bool valid = item < items;
+        const i64 oi = item / Co;
+        const int c = (int)(item % Co);
+        float2 acc = make_float2(0.f, 0.f);
+        if (valid) {
+            const int kk = keep[c];
+            const int s = (int)((nx + oi) % B * (M % B) % B);
+            const int step = (int)((i64)kk * G % B);
+            int ti = (int)((i64)kk * ((s - g + B) % B) % B);
+            for (int p = g; p < B; p += G) {
+                const float2 v = u[oi * B + p], w = tw[ti];
+                acc.x += v.x * w.x - v.y * w.y;
+                acc.y += v.x * w.y + v.y * w.x;
+                ti -= step;
+                if (ti < 0) ti += B;
+            }
+        }
+        acc = reduce(acc, G);
+        if (valid && g == 0) emit(oi, c, acc);
+    }
+}
+
 // The parity of the block being polled, written by its poller of pair 0.
 __shared__ int block_parity;
 
-// chain_persistent runs ops[0..nops) on every block: bsize frames of C
+// chain_body runs ops[0..nops) on every block: bsize frames of C
 // channels, complex (I/Q interleaved) when incplx, in slots of inwords
 // tagged words; its output, outwords words a slot, is complex when
 // outcplx, else staged at smem float stage_off and written in pairs. taps
@@ -167,10 +259,16 @@ __shared__ int block_parity;
 // OP_TAPS point; smem_floats is the dynamic shared memory in floats,
 // zeroed at the start (the buffers' history starts at zero). params
 // (null: no retunes) is the parameter block of ptcap floats a buffer.
-extern "C" __global__ void __launch_bounds__(1024)
-    chain_persistent(Ctrl* ctrl, const u64* in, u64* out, const i64* opsg, i64 nops, const float* tapsg, i64 ntapsf,
-                     i64 bsize, i64 C, i64 incplx, i64 nslots, i64 inwords, i64 outwords, i64 outcplx, i64 stage_off,
-                     i64 smem_floats, i64 stall_at, const float* params, i64 ptcap) {
+//
+// BANKS: the chain has a filter bank. Two kernels (chain_persistent and
+// chain_persistent_bank, below), so that the bank's registers never weigh
+// on the chains without one, as fir.cu splits its own.
+#define CHAIN_PERSISTENT_ARGS                                                                                         \
+    Ctrl *ctrl, const u64 *in, u64 *out, const i64 *opsg, i64 nops, const float *tapsg, i64 ntapsf, i64 bsize, i64 C, \
+        i64 incplx, i64 nslots, i64 inwords, i64 outwords, i64 outcplx, i64 stage_off, i64 smem_floats, i64 stall_at, \
+        const float *params, i64 ptcap
+template <bool BANKS>
+__device__ __forceinline__ void chain_body(CHAIN_PERSISTENT_ARGS) {
     extern __shared__ __align__(16) float sm[];
     __shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
     const int nop = (int)nops, Ci = (int)C;
@@ -179,6 +277,17 @@ extern "C" __global__ void __launch_bounds__(1024)
     if (threadIdx.x == 0) {
         block_parity = 0;
         ctrl->running = 1;
+    }
+    __syncthreads();
+    for (int k = 0; BANKS && k < nop; k++) {
+        const i64* o = ops + k * OP_WORDS;
+        const int B = (int)o[OP_BANK];
+        float2* tw = reinterpret_cast<float2*>(sm + o[OP_TW]);
+        for (int i = threadIdx.x; i < B; i += blockDim.x) {
+            float sn, cs;
+            sincospif(2.0f * (float)i / (float)B, &sn, &cs);
+            tw[i] = make_float2(cs, -sn);
+        }
     }
     __syncthreads();
 
@@ -193,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     const int Cv = Ci * (incplx ? 2 : 1);  // values per input frame
     const i64 nvals = bsize * Cv;          // values per input block
     const int pairs = (int)(inwords / 2);
-    const int H0 = (int)ops[OP_QCAP] - 1;
+    const int H0 = (int)ops[OP_HIST];
     int slot = 0;
     for (u64 blk = 0;; blk++) {
         const unsigned tag = (unsigned)(blk + 1);
@@ -260,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(1024)
             __syncthreads();
             for (int k = 0; k < nop; k++) {
                 const i64* o = ops + k * OP_WORDS;
-                const int n = (int)(o[OP_L] * o[OP_Q]);
+                const int n = (int)((o[OP_BANK] > 0 ? o[OP_BANK] : o[OP_L]) * o[OP_Q]);
                 for (int i = threadIdx.x; i < n; i += blockDim.x) sm[o[OP_TAPS] + i] = pb[o[OP_PAR] + i];
             }
             if (ops[OP_SHIFT]) {
@@ -276,16 +385,17 @@ extern "C" __global__ void __launch_bounds__(1024)
         // The ops, one after another; a barrier between each.
         i64 n = bsize;  // this op's inputs in this block
         i64 nout = 0;
+        int Co = Ci;    // the last op's output channels
         for (int k = 0; k < nop; k++) {
             const i64* o = ops + k * OP_WORDS;
             const i64 L = o[OP_L], M = o[OP_M];
-            const int Q = (int)o[OP_Q], H = (int)o[OP_QCAP] - 1;
+            const int Q = (int)o[OP_Q], H = (int)o[OP_HIST], Ck = (int)o[OP_CH], B = (int)o[OP_BANK];
             const bool cplx = o[OP_CPLX] != 0;
             const int es = cplx ? 2 : 1;
             const float* x = sm + o[OP_BUF] + cur[k] * o[OP_BUFLEN];
             float* other = sm + o[OP_BUF] + (1 - cur[k]) * o[OP_BUFLEN];
             // This block's tail is the next block's history.
-            for (i64 i = threadIdx.x; i < (i64)H * Ci * es; i += blockDim.x) other[i] = x[n * Ci * es + i];
+            for (i64 i = threadIdx.x; i < (i64)H * Ck * es; i += blockDim.x) other[i] = x[n * Ck * es + i];
 
             // Outputs [nx, end): output m reads branch m·M mod L against
             // inputs from floor(m·M/L) back (chain.cu's P0 and J0).
@@ -293,44 +403,51 @@ extern "C" __global__ void __launch_bounds__(1024)
             nout = end - nx[k];
             const i64 qd = nx[k] / L, rd = nx[k] % L;
             const i64 P0 = rd * M % L, J0 = qd * M + rd * M / L - t[k];
-            const i64 items = nout * Ci;
-            // G lanes share an item, each taking every G-th tap: as many
-            // as keep the threads busy (a power of two, at most 32).
-            int G = 1;
-            while (G < 32 && 2 * G * items <= (i64)blockDim.x && 2 * G <= Q) G *= 2;
+            Co = B > 0 ? (int)o[OP_NKEEP] : Ck;
             const bool last = k + 1 == nop;
             const i64* on = last ? o : o + OP_WORDS;
             float* nbuf = last ? sm + stage_off : sm + on[OP_BUF] + cur[k + 1] * on[OP_BUFLEN];
-            const int nH = last ? 0 : (int)on[OP_QCAP] - 1;
+            const int nH = last ? 0 : (int)on[OP_HIST];
             const bool nshift = !last && on[OP_SHIFT] != 0;
-            const i64 span = items * G;
-            for (i64 base = 0; base < span; base += blockDim.x) {
-                const i64 id = base + threadIdx.x;
-                const i64 item = id / G;
-                const int g = (int)(id % G);
-                const bool valid = item < items;
-                const i64 oi = item / Ci;
-                const int c = (int)(item % Ci);
-                float2 acc = make_float2(0.f, 0.f);
-                if (valid) {
-                    const i64 A = P0 + oi * M;
-                    const float* br = sm + o[OP_TAPS] + (A % L) * Q;
-                    acc = cplx ? dot<true>(x, br, Q, H, Ci, J0 + A / L, c, g, G)
-                               : dot<false>(x, br, Q, H, Ci, J0 + A / L, c, g, G);
+            const bool ocplx = cplx || B > 0;
+            // Item (oi, c) of this op's output goes into the next op's
+            // buffer, or out.
+            auto emit = [&](i64 oi, int c, float2 acc) {
+                if (!last) {
+                    put(on, nbuf, nH, Co, oi, c, acc, ocplx, nshift, c0[k + 1]);
+                } else if (outcplx) {
+                    const i64 pr = oi * Co + c;
+                    st_v2(dst + 2 * pr, pack(acc.x, tag), pack(acc.y, tag));
+                } else {
+                    nbuf[oi * Co + c] = acc.x;
                 }
-                for (int off = G >> 1; off > 0; off >>= 1) {
-                    acc.x += __shfl_xor_sync(0xffffffffu, acc.x, off);
-                    acc.y += __shfl_xor_sync(0xffffffffu, acc.y, off);
-                }
-                if (valid && g == 0) {
-                    if (!last) {
-                        put(on, nbuf, nH, Ci, oi, c, acc, cplx, nshift, c0[k + 1]);
-                    } else if (outcplx) {
-                        const i64 pr = oi * Ci + c;
-                        st_v2(dst + 2 * pr, pack(acc.x, tag), pack(acc.y, tag));
-                    } else {
-                        nbuf[oi * Ci + c] = acc.x;
+            };
+            if (BANKS && B > 0) {
+                // A filter bank: each output frame's B polyphase sums into
+                // its scratch, then each kept channel's DFT of them.
+                float2* u = reinterpret_cast<float2*>(sm + o[OP_U]);
+                bank_sums(x, sm + o[OP_TAPS], u, Q, H, J0, M, B, nout, cplx);
+                __syncthreads();
+                bank_dft(u, reinterpret_cast<const int*>(sm + o[OP_KEEP]), reinterpret_cast<const float2*>(sm + o[OP_TW]),
+                         nx[k], M, B, nout, Co, emit);
+            } else {
+                const i64 items = nout * Ck;
+                const int G = lanes(items, Q);
+                for (i64 base = 0; base < items * G; base += blockDim.x) {
+                    const i64 id = base + threadIdx.x, item = id / G;
+                    const int g = (int)(id % G);
+                    const bool valid = item < items;
+                    const i64 oi = item / Ck;
+                    const int c = (int)(item % Ck);
+                    float2 acc = make_float2(0.f, 0.f);
+                    if (valid) {
+                        const i64 A = P0 + oi * M;
+                        const float* br = sm + o[OP_TAPS] + (A % L) * Q;
+                        acc = cplx ? dot<true>(x, br, Q, H, Ck, J0 + A / L, c, g, G)
+                                   : dot<false>(x, br, Q, H, Ck, J0 + A / L, c, g, G);
                     }
+                    acc = reduce(acc, G);
+                    if (valid && g == 0) emit(oi, c, acc);
                 }
             }
             t[k] += n;
@@ -342,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         if (!outcplx) {
             // A real output in pairs; an odd count's pad word repeats the
             // last value, as fir.cu writes it.
-            const i64 nv = nout * Ci;
+            const i64 nv = nout * Co;
             const float* sv = sm + stage_off;
             for (i64 p = threadIdx.x; 2 * p < nv; p += blockDim.x) {
                 const float a = sv[2 * p], b = 2 * p + 1 < nv ? sv[2 * p + 1] : a;
@@ -364,3 +481,11 @@ extern "C" __global__ void __launch_bounds__(1024)
         ctrl->running = 2;
     }
 }
+
+#define CHAIN_BODY(B)                                                                                                  \
+    chain_body<B>(ctrl, in, out, opsg, nops, tapsg, ntapsf, bsize, C, incplx, nslots, inwords, outwords, outcplx,     \
+                  stage_off, smem_floats, stall_at, params, ptcap)
+
+extern "C" __global__ void __launch_bounds__(1024) chain_persistent(CHAIN_PERSISTENT_ARGS) { CHAIN_BODY(false); }
+
+extern "C" __global__ void __launch_bounds__(1024) chain_persistent_bank(CHAIN_PERSISTENT_ARGS) { CHAIN_BODY(true); }

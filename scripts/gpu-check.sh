@@ -218,7 +218,7 @@ done
 # --- sanitizer and end to end, side by side ---------------------------------
 # SAN_CASES: name, binary, -test.run pattern. Between them every kernel is
 # launched: fir_persistent (real, I/Q), fir_persistent_lanes, chain_persistent
-# (two ops, a shift fused), fir_batch_real
+# (two ops, a shift fused), chain_persistent_bank, fir_batch_real
 # and _iq (explicit), fir_batch_lanes, every chain kernel (shift, tiled and
 # direct polyphase, with and without the fused shift, the filter bank fused
 # and split), the overlap-save
@@ -230,6 +230,7 @@ SAN_CASES=(
   "zc|cuda|^TestBackendsMatchCPU\$/^zero-copy\$/^taps=(64|129)\$/^block=256\$"
   "zc-lanes|cuda|^TestZeroCopyChannelsMatchCPU\$/^ch=3\$"
   "zc-chain|cuda|^TestChainBackendMatchesCPU\$/^shift\+fir65\$/^4\+resample48x3\$/^2\$/^zero-copy\$"
+  "zc-bank|cuda|^TestChainBackendMatchesCPU\$/^bank16\$/^16x100_real\$/^zero-copy\$"
   "batch|cuda|^TestBackendsMatchCPU\$/^explicit\$/^taps=(64|129)\$/^block=256\$"
   "batch-lanes|cuda|^TestExplicitChannelsMatchCPU\$/^explicit\$/^ch=8\$/^complex=false\$"
   "chain|cuda|^TestChainMemcheck\$"

@@ -26,11 +26,10 @@ var ErrChannels = errors.New("this select is not supported on cuda")
 // CheckChain reports whether the CUDA backend runs the chain c with the
 // given options: a plain FIR on any number of channels, or any valid
 // chain of shift, fir (decimating or not), resample and channelize stages
-// on the explicit transports (transport auto picks explicit for a chain of
-// stages), on any number of channels, with a select only right after a
-// channelize stage (checkBankPlace); the zero-copy transport runs shift,
-// fir and resample stages in its persistent kernel (planZCChain), and
-// refuses a channelize or select with ErrStages. A method the kernels
+// on any transport (transport auto picks explicit for a chain of stages;
+// zero-copy runs them in its persistent kernel, planZCChain), on any
+// number of channels, with a select only right after a channelize stage
+// (checkBankPlace). A method the kernels
 // would not honour fails with ErrMethod (checkMethod), and a stage kind
 // without a GPU kernel with ErrKind. It needs no GPU, and SupportTable is
 // written from it.
@@ -72,12 +71,11 @@ func checkBankPlace(c stage.Chain) error {
 }
 
 // NewChainBackend returns the CUDA backend for the stage chain c. A plain
-// FIR (a filter: section) runs on any transport; a chain of shift, fir,
-// resample and channelize stages runs on the explicit transport, and one
-// without a channelize on the zero-copy transport too (see CheckChain).
-// The backend is a pipeline.Retuner: both transports retune a plain fir
-// and a chain's shift and fir stages, the explicit one its channelize
-// stages too; the rest is refused with ErrRetune.
+// FIR (a filter: section) runs on any transport, as does a chain of
+// shift, fir, resample and channelize stages (see CheckChain). The
+// backend is a pipeline.Retuner: both transports retune a plain fir and a
+// chain's shift, fir and channelize stages; the rest is refused with
+// ErrRetune.
 func NewChainBackend(c stage.Chain, opts Options) (pipeline.Backend, error) {
 	if err := CheckChain(c, opts); err != nil {
 		return nil, err

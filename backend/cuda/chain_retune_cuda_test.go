@@ -197,8 +197,7 @@ func TestChainRetuneRefusals(t *testing.T) {
 }
 
 // TestChainRetuneAtKnownBlock retunes a running chain through the backend
-// (pipeline.Retuner) on the explicit transport, and a chain without a
-// filter bank on the zero-copy one: the source stops at each gate, the
+// (pipeline.Retuner) on both transports: the source stops at each gate, the
 // test waits until the output of every frame before it has come back,
 // retunes, and lets the source go on. The reported ChainAt is the gate, At
 // the stage's own input index there, and the output equals the CPU
@@ -210,9 +209,6 @@ func TestChainRetuneAtKnownBlock(t *testing.T) {
 			continue
 		}
 		for _, tr := range []Transport{TransportExplicit, TransportZeroCopy} {
-			if tr == TransportZeroCopy && strings.Contains(tc.name, "bank") {
-				continue
-			}
 			name := fmt.Sprintf("%s/complex=%v/%s", tc.name, tc.complex, tr)
 			tunes := tc.tunes
 			if tr == TransportZeroCopy {
@@ -302,7 +298,7 @@ func blockTunes(tunes []chainTune, block int) []chainTune {
 
 // TestChainRetuneWhileInFlight retunes a running chain from another
 // goroutine while blocks are in flight on several streams (explicit) or in
-// the ring (zero-copy, without the bank): each accepted
+// the ring (zero-copy): each accepted
 // retune lands at the ChainAt it reports, and the output equals the CPU
 // backend's with the same retunes at those frames. A fused shift's retune
 // that comes too soon after the last, or a filter grown past the shift
@@ -331,9 +327,6 @@ func TestChainRetuneWhileInFlight(t *testing.T) {
 		}},
 	} {
 		for _, tr := range []Transport{TransportExplicit, TransportZeroCopy} {
-			if tr == TransportZeroCopy && strings.Contains(tc.name, "bank") {
-				continue
-			}
 			t.Run(tc.name+"/"+string(tr), func(t *testing.T) {
 				const block = 4099
 				c := stage.Chain{SampleRate: 2e6, Complex: true, Stages: tc.stages}

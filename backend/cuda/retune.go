@@ -15,10 +15,10 @@ import (
 
 // ErrRetune is what a cuda backend answers a retune with where its kernels
 // do not yet take new stage parameters at a block boundary: both
-// transports retune a plain fir and a chain's shift and fir stages, the
-// explicit one its channelize stages too; a resample does not retune yet.
+// transports retune a plain fir and a chain's shift, fir and channelize
+// stages; a resample does not retune yet.
 // The control API turns it into a 409 refusal; the run goes on.
-var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir and a chain's shift and fir stages, the explicit one its channelize stages too; use backend: cpu to retune a resample while running)", stage.ErrRetuneUnsupported)
+var ErrRetune = fmt.Errorf("%w: retuning is not yet supported on cuda for this chain (both transports retune a plain fir and a chain's shift, fir and channelize stages; use backend: cpu to retune a resample while running)", stage.ErrRetuneUnsupported)
 
 // transportRetuneRefusal is the standing refusal of transport t for a
 // plain fir of ntaps taps with method m: the explicit transports retune
@@ -83,10 +83,10 @@ func (b *chainBackend) Chain() stage.Chain {
 // reported as such) and hands them to the transport, which applies them
 // from the first block it has not yet handed to the device: all the
 // changes land there, at one chain input sample (for a plain fir, the
-// last one's taps in force). A plain fir retunes on both transports, a
-// chain's shift, fir and channelize stages on the explicit one (see
-// ChainFilter.Retune) and its shift and fir stages on the zero-copy one
-// (zeroCopy.retuneStages); the rest is refused with ErrRetune.
+// last one's taps in force). A plain fir retunes on both transports, and
+// a chain's shift, fir and channelize stages (ChainFilter.Retune on the
+// explicit one, zeroCopy.retuneStages on the zero-copy one); the rest is
+// refused with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
 	// Regions of a Go execution trace (sigproc probe --trace), no-ops
 	// otherwise: where a retune's time goes, off-CPU waits included.

@@ -33,6 +33,13 @@ const (
 	zcOpBuf           // shared-memory float offset of its buffer 0
 	zcOpBufLen        // floats per buffer
 	zcOpPar           // float offset of its branches in a parameter image
+	zcOpHist          // history samples of its buffer: zcOpQCap−1, a bank's zcOpQCap·zcOpBank−1
+	zcOpCh            // channels of its input
+	zcOpBank          // a filter bank's channels (its branches); 0: a polyphase filter
+	zcOpKeep          // bank: shared-memory float offset of the kept channels' numbers (int32)
+	zcOpNKeep         // bank: channels kept, its output channels
+	zcOpTw            // bank: shared-memory float offset of its twiddles (complex)
+	zcOpU             // bank: shared-memory float offset of its sums (complex, a bank's channels an output frame)
 	zcOpWords
 )
 
@@ -42,6 +49,10 @@ const (
 // carries the history in shared memory, 1023 complex samples in about
 // 0.1 µs of a 1024-thread block.
 const zcChainRetuneTaps = 1024
+
+// zcBankRetuneTaps is the same for a channelize's prototype, which spans
+// its channels times the taps a branch (64 channels of 16 to 64).
+const zcBankRetuneTaps = 4096
 
 // zcParWords is the 64-bit words of an op's header in a parameter image
 // (PAR_WORDS): the shift's num, den and cps bits, the taps per branch.
@@ -54,9 +65,10 @@ const zcChainStaticSmem = zcMaxOps*zcOpWords*8 + 16
 // zcChain is a stage chain as the persistent chain kernel runs it on
 // blocks of a fixed number of frames: a list of ops, each a polyphase
 // filter (a fir ÷M, a resample L/M, or for a shift on its own the
-// identity) with the shift before it, if any, applied as its input is
-// written; every op's branches and its two [history | block] buffers in
-// shared memory. It also counts, block by block, the outputs the kernel
+// identity) or a filter bank (a channelize, with the select after it) with
+// the shift before it, if any, applied as its input is written; every
+// op's branches and its two [history | block] buffers in shared memory, a
+// bank's kept channels, twiddles and sums too. It also counts, block by block, the outputs the kernel
 // writes (blockOut), as the host must know how many tagged words to
 // read, and writes the parameter image a retune hands the kernel (image).
 type zcChain struct {
@@ -67,7 +79,7 @@ type zcChain struct {
 	stageOff   int       // where a real output is staged before it is written in pairs
 	inCh       int       // values per input frame
 	inCplx     bool
-	channels   int // channels per frame
+	channels   int // channels per input frame
 	outCplx    bool
 	outCh      int       // values per output frame
 	maxOut     int       // output frames per block at most
@@ -82,8 +94,8 @@ type zcOpMeta struct {
 	shiftAt   int     // the chain's stage index of its shift (−1: none)
 	shiftRate float64 // the shift's input rate
 	inCplx    bool    // its input before the shift
-	l, qcap   int64
-	tune      bool // its filter takes new taps (a fir)
+	br, qcap  int64   // branches (a resample's L, a bank's channels) of at most qcap taps
+	tune      bool    // its filter takes new taps (a fir, a channelize)
 }
 
 // zcCount is an op's stream position: inputs consumed, outputs produced.
@@ -92,8 +104,7 @@ type zcCount struct{ l, m, t, next int64 }
 // planZCChain plans c for blocks of block frames, each retunable fir with
 // the history of zcChainRetuneTaps taps (or its own, if more) where optin
 // bytes of shared memory hold them (optin 0: no limit), else of its own.
-// A channelize or select stage is refused (ErrStages): the persistent
-// kernel has no filter bank.
+// A select is taken right after a channelize only (checkBankPlace).
 func planZCChain(c stage.Chain, block, optin int) (*zcChain, error) {
 	p, err := planZCChainCap(c, block, true)
 	if err != nil || optin <= 0 || 4*p.smemFloats+zcChainStaticSmem <= optin {
@@ -109,21 +120,27 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	if block <= 0 {
 		return nil, fmt.Errorf("gpu: zero-copy chain: block of %d frames", block)
 	}
+	if err := checkBankPlace(c); err != nil {
+		return nil, err
+	}
 	nch := c.ChannelCount()
 	p := &zcChain{inCplx: c.Complex, channels: nch, inCh: channels(c.Complex) * nch}
 	type opPlan struct {
 		zcOpMeta
-		m     int64
-		maxIn int
+		l, m  int64 // the stream's factors: up, down
+		maxIn int   // input frames a block at most
+		ch    int   // input channels
+		bank  int   // a bank's channels; 0: a polyphase filter
+		keep  []int // a bank's kept channels
 	}
 	var plans []opPlan
 	rate, cplx, n := c.SampleRate, c.Complex, block
 	pending, pendRate := -1, 0.0
 	identity := func(at int, r float64) {
-		plans = append(plans, opPlan{zcOpMeta: zcOpMeta{filterAt: -1, shiftAt: at, shiftRate: r, inCplx: cplx, l: 1, qcap: 1}, m: 1, maxIn: n})
+		plans = append(plans, opPlan{zcOpMeta: zcOpMeta{filterAt: -1, shiftAt: at, shiftRate: r, inCplx: cplx, br: 1, qcap: 1}, l: 1, m: 1, maxIn: n, ch: nch})
 		cplx = true
 	}
-	for i := range c.Stages {
+	for i := 0; i < len(c.Stages); i++ {
 		s := c.Stages[i]
 		switch chainKernels[s.Kind] {
 		case kernelShift:
@@ -131,18 +148,40 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 				identity(pending, pendRate)
 			}
 			pending, pendRate = i, rate
-		case kernelPoly:
+		case kernelPoly, kernelBank:
 			l, m := s.Def().Factors(s)
-			q := (int64(len(s.Taps)) + int64(l) - 1) / int64(l)
-			op := opPlan{zcOpMeta: zcOpMeta{filterAt: i, shiftAt: pending, shiftRate: pendRate, inCplx: cplx, l: int64(l), qcap: q, tune: resumes(s)},
-				m: int64(m), maxIn: n}
+			op := opPlan{zcOpMeta: zcOpMeta{filterAt: i, shiftAt: pending, shiftRate: pendRate, inCplx: cplx, br: int64(l), tune: resumes(s)},
+				l: int64(l), m: int64(m), maxIn: n, ch: nch}
+			selects := false
+			if s.Kind == stage.KindChannelize {
+				op.br, op.bank = int64(s.Bank), s.Bank
+				op.keep = make([]int, s.Bank)
+				for k := range op.keep {
+					op.keep[k] = k
+				}
+				if selects = i+1 < len(c.Stages) && chainKernels[c.Stages[i+1].Kind] == kernelSelect; selects {
+					op.keep = c.Stages[i+1].Keep // fused into the bank's output
+				}
+			}
+			q := (int64(len(s.Taps)) + op.br - 1) / op.br
+			op.qcap = q
 			if op.tune && room {
-				op.qcap = max(q, (zcChainRetuneTaps+int64(l)-1)/int64(l))
+				capTaps := int64(zcChainRetuneTaps)
+				if op.bank > 0 {
+					capTaps = zcBankRetuneTaps
+				}
+				op.qcap = max(q, (capTaps+op.br-1)/op.br)
 			}
 			plans = append(plans, op)
-			cplx = cplx || pending >= 0
+			cplx = cplx || pending >= 0 || op.bank > 0
 			pending = -1
 			n = s.MaxOut(n)
+			if op.bank > 0 {
+				nch = len(op.keep)
+			}
+			if selects { // a select keeps the rate and the frames
+				i++
+			}
 		default:
 			if _, ok := chainKernels[s.Kind]; !ok {
 				return nil, fmt.Errorf("%w: stage %d (%s) has no GPU kernel; use backend: cpu", ErrKind, i, s.Kind)
@@ -162,22 +201,40 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 		return nil, fmt.Errorf("%w: the chain %s makes %d kernel ops, the zero-copy kernel runs at most %d; use transport: explicit",
 			ErrStages, c, len(plans), zcMaxOps)
 	}
-	// Shared memory: each op's branches (room for qcap a branch), then its
-	// two buffers, then the staging of a real output.
+	// Shared memory: each op's branches (room for qcap a branch), its
+	// kept channels, then its two buffers, then a bank's twiddles and sums,
+	// then the staging of a real output.
 	off, par := 0, zcParWords*2*len(plans)
 	for _, op := range plans {
 		w := make([]int64, zcOpWords)
 		w[zcOpL], w[zcOpM], w[zcOpQCap], w[zcOpTaps], w[zcOpPar] = op.l, op.m, op.qcap, int64(off), int64(par)
+		// A bank's branch takes every bank-th input, a polyphase filter's
+		// consecutive ones.
+		w[zcOpHist], w[zcOpCh], w[zcOpBank] = op.qcap-1, int64(op.ch), int64(op.bank)
+		if op.bank > 0 {
+			w[zcOpHist] = op.qcap*op.br - 1
+		}
 		p.ops = append(p.ops, w...)
 		p.meta = append(p.meta, op.zcOpMeta)
 		p.count = append(p.count, zcCount{l: op.l, m: op.m})
-		off += int(op.l * op.qcap)
-		par += int(op.l * op.qcap)
+		off += int(op.br * op.qcap)
+		par += int(op.br * op.qcap)
 	}
 	p.imageLen = par
+	for k, op := range plans {
+		if op.bank > 0 {
+			p.ops[k*zcOpWords+zcOpKeep], p.ops[k*zcOpWords+zcOpNKeep] = int64(off), int64(len(op.keep))
+			off += len(op.keep)
+		}
+	}
 	p.taps = make([]float32, off)
 	if err := p.setParams(c, p.taps, false); err != nil {
 		return nil, err
+	}
+	for k, op := range plans {
+		for j, ch := range op.keep {
+			p.taps[int(p.ops[k*zcOpWords+zcOpKeep])+j] = math.Float32frombits(uint32(ch))
+		}
 	}
 	off = (off + 3) &^ 3
 	for k, op := range plans {
@@ -186,12 +243,18 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 		if oc {
 			w[zcOpCplx] = 1
 		}
-		n := (int(op.qcap) - 1 + op.maxIn) * nch * channels(oc)
+		n := (int(w[zcOpHist]) + op.maxIn) * op.ch * channels(oc)
 		w[zcOpBuf], w[zcOpBufLen] = int64(off), int64(n)
 		off += 2 * ((n + 3) &^ 3)
+		if op.bank > 0 {
+			w[zcOpTw] = int64(off)
+			off += 2 * op.bank
+			w[zcOpU] = int64(off)
+			off += 2 * op.bank * int(ceilMulDiv(int64(op.maxIn), op.l, op.m)+1)
+		}
 	}
 	lastOp := plans[len(plans)-1]
-	p.outCplx = lastOp.inCplx || lastOp.shiftAt >= 0
+	p.outCplx = lastOp.inCplx || lastOp.shiftAt >= 0 || lastOp.bank > 0
 	p.outCh = channels(p.outCplx) * nch
 	p.maxOut = n
 	p.stageOff = off
@@ -223,11 +286,11 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 		q = 1
 		if m.filterAt >= 0 {
 			s := c.Stages[m.filterAt]
-			q = (int64(len(s.Taps)) + m.l - 1) / m.l
+			q = (int64(len(s.Taps)) + m.br - 1) / m.br
 			if q > m.qcap {
 				return &stage.StageError{Index: m.filterAt, Field: "taps", Msg: fmt.Sprintf(
 					"%d taps: the running zero-copy chain keeps the history for at most %d (the larger of its start taps and %d, as shared memory allows); restart with the longer filter",
-					len(s.Taps), m.qcap*m.l, zcChainRetuneTaps)}
+					len(s.Taps), m.qcap*m.br, zcChainRetuneTaps)}
 			}
 			taps = s.Taps
 		}
@@ -244,12 +307,12 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 				w[zcOpShift], w[zcOpNum], w[zcOpDen], w[zcOpCps] = 1, num, den, cps
 			}
 		}
-		br := dst[at:][:m.l*m.qcap]
+		br := dst[at:][:m.br*m.qcap]
 		clear(br)
 		if taps == nil {
 			br[0] = 1
 		} else {
-			putBranches(br, taps, m.l, q)
+			putBranches(br, taps, m.br, q)
 		}
 	}
 	return nil
@@ -294,6 +357,17 @@ func zcChainPinned(c stage.Chain, l pipeline.Layout, optin int) (int64, error) {
 	}
 	return cudrv.PageAlign(ctrlSize) + cudrv.PageAlign(int64(l.Slots*evenWords(l))*8) +
 		cudrv.PageAlign(int64(l.Slots*p.outWords())*8) + cudrv.PageAlign(int64(paramFloats(p.imageLen))*4), nil
+}
+
+// banks reports whether an op is a filter bank, which only the kernel
+// chain_persistent_bank runs.
+func (p *zcChain) banks() bool {
+	for k := range p.meta {
+		if p.ops[k*zcOpWords+zcOpBank] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // smemBytes is the kernel's dynamic shared memory.

@@ -34,6 +34,9 @@ func TestZCChainSim(t *testing.T) {
 	taps := func(n int) []float32 { return randSignal(r, n) }
 	shift := func(i int, hz float64) stage.Retune { return stage.Retune{Index: i, Stage: shiftStage(hz)} }
 	fir := func(i, n, m int) stage.Retune { return stage.Retune{Index: i, Stage: firStage(taps(n), m)} }
+	bank := func(i, n, m, d int) stage.Retune {
+		return stage.Retune{Index: i, Stage: stage.NewChannelize(taps(n), m, d)}
+	}
 	// Retunes come at block boundaries (blockTunes' gates), at most two
 	// (the simulator's parameter block is written before the run, so a
 	// third would overwrite the first's buffer), and on chains of one op
@@ -59,6 +62,16 @@ func TestZCChainSim(t *testing.T) {
 		{"shift+shift+resample3/2", true, 3, 250, []stage.Stage{shiftStage(1e3), shiftStage(-1e3), resStage(taps(48), 3, 2)}, nil},
 		{"fir/4+resample160/147+shift", false, 1, 1000, []stage.Stage{firStage(taps(129), 4), resStage(taps(48), 160, 147), shiftStage(10)}, nil},
 		{"resample3/2 real", false, 1, 333, []stage.Stage{resStage(taps(48), 3, 2)}, nil},
+		{"bank16/8x160", true, 1, 256, []stage.Stage{stage.NewChannelize(taps(160), 16, 8)},
+			[]chainTune{{768, []stage.Retune{bank(0, 100, 16, 8)}}, {1792, []stage.Retune{bank(0, 250, 16, 8)}}}},
+		{"shift+bank16/8 real+select", false, 1, 200, []stage.Stage{shiftStage(1000), stage.NewChannelize(taps(150), 16, 8), stage.NewSelect(5, 3)},
+			[]chainTune{{1000, []stage.Retune{shift(0, -3000), bank(1, 40, 16, 8)}}}},
+		{"bank64/32x1000+select+fir33/2", true, 1, 1000, []stage.Stage{stage.NewChannelize(taps(1000), 64, 32), stage.NewSelect(5, 63, 0), firStage(taps(33), 2)}, nil},
+		{"bank12/4x50", true, 1, 96, []stage.Stage{stage.NewChannelize(taps(50), 12, 4)}, nil},
+		{"bank8/8+shift", false, 1, 64, []stage.Stage{stage.NewChannelize(taps(31), 8, 8), shiftStage(777)}, nil},
+		{"bank4/2 select all", true, 1, 10, []stage.Stage{stage.NewChannelize(taps(9), 4, 2), stage.NewSelect(0, 1, 2, 3)}, nil},
+		{"shift+bank256/256x2048", true, 1, 512, []stage.Stage{shiftStage(-3000), stage.NewChannelize(taps(2048), 256, 256)},
+			[]chainTune{{2048, []stage.Retune{bank(1, 3000, 256, 256), shift(0, 5000)}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const blocks = 10

@@ -36,6 +36,8 @@ func TestPlanZCChain(t *testing.T) {
 		{"shift", false, 2, []stage.Stage{stage.NewShift(1e3)}, 1, []bool{true}, true},
 		{"shift+shift+resample", true, 3, []stage.Stage{stage.NewShift(1e3), stage.NewShift(-1e3), stage.NewResample(taps, 3, 2)}, 2, []bool{true, true}, true},
 		{"fir/4+resample+shift", false, 1, []stage.Stage{stage.NewFIR(taps, 4), stage.NewResample(taps[:48], 160, 147), stage.NewShift(10)}, 3, []bool{false, false, true}, true},
+		{"shift+bank16/16 real", false, 1, []stage.Stage{stage.NewShift(1e3), stage.NewChannelize(taps[:100], 16, 16)}, 1, []bool{true}, true},
+		{"bank16/8+select+fir/2", true, 1, []stage.Stage{stage.NewChannelize(taps, 16, 8), stage.NewSelect(5, 3), stage.NewFIR(taps[:33], 2)}, 2, []bool{false, false}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := stage.Chain{SampleRate: 2e6, Complex: tc.complex, Channels: tc.nch, Stages: tc.stages}
@@ -50,9 +52,8 @@ func TestPlanZCChain(t *testing.T) {
 			if p.outCplx != tc.outCplx || p.outCplx != c.OutComplex() {
 				t.Errorf("output complex %v, want %v (chain: %v)", p.outCplx, tc.outCplx, c.OutComplex())
 			}
-			if p.outCh != c.ChannelCount()*channels(c.OutComplex()) || p.maxOut != c.MaxOut(block) {
-				t.Errorf("output frames of %d values, at most %d; want %d values, %d", p.outCh, p.maxOut,
-					c.ChannelCount()*channels(c.OutComplex()), c.MaxOut(block))
+			if want := pipeline.FrameValues(c.OutChannels(), c.OutComplex()); p.outCh != want || p.maxOut != c.MaxOut(block) {
+				t.Errorf("output frames of %d values, at most %d; want %d values, %d", p.outCh, p.maxOut, want, c.MaxOut(block))
 			}
 			end, tapsEnd := 0, 0
 			// Room for the branches of each op, in the image as in shared memory.
@@ -65,9 +66,18 @@ func TestPlanZCChain(t *testing.T) {
 					t.Errorf("op 0: whole hertz at a whole rate (2 MS/s) without an exact ratio")
 				}
 				// Every branch inside the taps, every buffer after them and
-				// the one before it, both inside the shared memory.
-				if int(w[zcOpTaps]+w[zcOpL]*w[zcOpQ]) > len(p.taps) || int(w[zcOpBuf]) < max(end, len(p.taps)) || w[zcOpBuf]%2 != 0 {
-					t.Errorf("op %d: taps at %d (%d×%d of %d), buffer at %d after %d", k, w[zcOpTaps], w[zcOpL], w[zcOpQ], len(p.taps), w[zcOpBuf], end)
+				// the one before it, both inside the shared memory; a bank's
+				// branches are its channels, and its twiddles and sums
+				// follow its buffers.
+				br, room := w[zcOpL], int64(zcChainRetuneTaps)
+				if w[zcOpBank] > 0 {
+					br, room = w[zcOpBank], zcBankRetuneTaps
+				}
+				if int(w[zcOpTaps]+br*w[zcOpQ]) > len(p.taps) || int(w[zcOpBuf]) < max(end, len(p.taps)) || w[zcOpBuf]%2 != 0 {
+					t.Errorf("op %d: taps at %d (%d×%d of %d), buffer at %d after %d", k, w[zcOpTaps], br, w[zcOpQ], len(p.taps), w[zcOpBuf], end)
+				}
+				if want := w[zcOpQCap] - 1; w[zcOpBank] > 0 && w[zcOpHist] != w[zcOpQCap]*br-1 || w[zcOpBank] == 0 && w[zcOpHist] != want {
+					t.Errorf("op %d: history %d samples, %d taps a branch of %d", k, w[zcOpHist], w[zcOpQCap], br)
 				}
 				// Its branches are its own stage's taps (the identity's: 1).
 				if w[zcOpTaps] != int64(tapsEnd) {
@@ -75,12 +85,18 @@ func TestPlanZCChain(t *testing.T) {
 				}
 				if m := p.meta[k]; m.filterAt >= 0 {
 					ntaps := int64(len(c.Stages[m.filterAt].Taps))
-					if w[zcOpQ] != (ntaps+w[zcOpL]-1)/w[zcOpL] || w[zcOpQCap] < w[zcOpQ] || m.tune && w[zcOpQCap]*w[zcOpL] < zcChainRetuneTaps {
-						t.Errorf("op %d: %d taps as %d×%d, room for %d a branch", k, ntaps, w[zcOpL], w[zcOpQ], w[zcOpQCap])
+					if w[zcOpQ] != (ntaps+br-1)/br || w[zcOpQCap] < w[zcOpQ] || m.tune && w[zcOpQCap]*br < room {
+						t.Errorf("op %d: %d taps as %d×%d, room for %d a branch", k, ntaps, br, w[zcOpQ], w[zcOpQCap])
 					}
 				}
-				tapsEnd += int(w[zcOpL] * w[zcOpQCap])
+				tapsEnd += int(br * w[zcOpQCap])
 				end = int(w[zcOpBuf] + 2*w[zcOpBufLen])
+				if w[zcOpBank] > 0 {
+					if int(w[zcOpTw]) < end || w[zcOpU] < w[zcOpTw]+2*w[zcOpBank] || w[zcOpTw]%2 != 0 || w[zcOpU]%2 != 0 {
+						t.Errorf("op %d: twiddles at %d, sums at %d, after its buffers' end %d", k, w[zcOpTw], w[zcOpU], end)
+					}
+					end = int(w[zcOpU] + 2*w[zcOpBank]*int64(c.Stages[p.meta[k].filterAt].MaxOut(block)))
+				}
 			}
 			if end > p.stageOff || p.stageOff > p.smemFloats {
 				t.Errorf("buffers end at %d, staging at %d, shared memory %d floats", end, p.stageOff, p.smemFloats)
@@ -109,12 +125,12 @@ func TestPlanZCChain(t *testing.T) {
 	}
 }
 
-// TestPlanZCChainRefusals: a filter bank, and more ops than the kernel
-// holds, are refused with ErrStages.
+// TestPlanZCChainRefusals: a select not right after a channelize is
+// refused with ErrChannels, more ops than the kernel holds with ErrStages.
 func TestPlanZCChainRefusals(t *testing.T) {
-	bank := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewChannelize(make([]float32, 32), 16, 16)}}
-	if _, err := planZCChain(bank, 256, 0); !errors.Is(err, ErrStages) {
-		t.Errorf("channelize: %v, want ErrStages", err)
+	sel := stage.Chain{SampleRate: 1e6, Complex: true, Channels: 4, Stages: []stage.Stage{stage.NewSelect(1), stage.NewShift(1)}}
+	if _, err := planZCChain(sel, 256, 0); !errors.Is(err, ErrChannels) {
+		t.Errorf("select of 4 channels: %v, want ErrChannels", err)
 	}
 	long := stage.Chain{SampleRate: 1e6, Complex: true}
 	for range zcMaxOps + 1 {

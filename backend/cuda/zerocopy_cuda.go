@@ -147,7 +147,10 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 	z.chain = p
 	z.out = make([]float32, p.maxOut*p.outCh)
 	z.words, z.outSlot = evenWords(l), p.outWords()
-	const kernel = "chain_persistent"
+	kernel := "chain_persistent"
+	if p.banks() {
+		kernel = "chain_persistent_bank" // its registers apart (see zchain.cu)
+	}
 	fn, err := z.kernel("zchain.ptx", kernels.ZChainPTX, "chain", kernel, smem, zcChainStaticSmem)
 	if err != nil {
 		return err

@@ -99,8 +99,14 @@ int main(int argc, char** argv) {
     std::fill(sm, sm + smemMax, NAN);
     Ctrl ctrl{};
     ctrl.stop = 1;  // read once a poll has spun STOP_EVERY times: after the last block
-    chain_persistent(&ctrl, in.data(), out.data(), ops.data(), nops, taps.data(), ntapsf, bsize, C, incplx, nslots,
-                     inwords, outwords, outcplx, stage_off, smem_floats, 0, hasParams ? params.data() : nullptr, ptcap);
+    // The kernel the host launches: chain_persistent_bank where an op is a
+    // filter bank (zcChain.banks).
+    bool banks = false;
+    for (i64 k = 0; k < nops; k++) banks = banks || ops[k * OP_WORDS + OP_BANK] > 0;
+    (banks ? chain_persistent_bank : chain_persistent)(&ctrl, in.data(), out.data(), ops.data(), nops, taps.data(),
+                                                       ntapsf, bsize, C, incplx, nslots, inwords, outwords, outcplx,
+                                                       stage_off, smem_floats, 0, hasParams ? params.data() : nullptr,
+                                                       ptcap);
     FILE* o = fopen(argv[2], "wb");
     if (!o) {
         perror(argv[2]);
