@@ -189,29 +189,38 @@ __device__ __forceinline__ float2 reduce(float2 acc, int G) {
     return acc;
 }
 
+// each_item computes items items, each a sum of terms terms split over G
+// lanes (lanes): sum(item, g, G) is lane g's part, out(item, acc) takes the
+// whole of a valid item, from its group's first lane. Every thread runs
+// the same rounds, so the lanes' shuffles meet.
+template <class Sum, class Out>
+__device__ __forceinline__ void each_item(i64 items, int terms, Sum sum, Out out) {
+    const int G = lanes(items, terms);
+    for (i64 base = 0; base < items * G; base += blockDim.x) {
+        const i64 id = base + threadIdx.x, item = id / G;
+        const int g = (int)(id % G);
+        const bool valid = item < items;
+        const float2 acc = reduce(valid ? sum(item, g, G) : make_float2(0.f, 0.f), G);
+        if (valid && g == 0) out(item, acc);
+    }
+}
+
 // bank_sums writes the B polyphase sums of each of a bank's nout output
 // frames into u (B a frame): sum p of frame oi over the taps of branch p
 // (Q a branch, at br) from buffer x ([history H | block], one channel) at
 // block-relative input J0 + oi·M − p, back by B a tap.
 __device__ __forceinline__ void bank_sums(const float* x, const float* br, float2* u, int Q, int H, i64 J0, i64 M, int B,
-                                       i64 nout, bool cplx) {
-    const i64 items = nout * B;
-    const int G = lanes(items, Q);
-    for (i64 base = 0; base < items * G; base += blockDim.x) {
-        const i64 id = base + threadIdx.x, item = id / G;
-        const int g = (int)(id % G);
-        const bool valid = item < items;
-        float2 acc = make_float2(0.f, 0.f);
-        if (valid) {
+                                          i64 nout, bool cplx) {
+    each_item(
+        nout * B, Q,
+        [&](i64 item, int g, int G) {
             const i64 oi = item / B;
             const int p = (int)(item % B);
             const i64 j0 = J0 + oi * M - p;
-            acc = cplx ? dot<true>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B)
-                       : dot<false>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B);
-        }
-        acc = reduce(acc, G);
-        if (valid && g == 0) u[item] = acc;
-    }
+            return cplx ? dot<true>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B)
+                        : dot<false>(x, br + (i64)p * Q, Q, H, 1, j0, 0, g, G, B);
+        },
+        [&](i64 item, float2 acc) { u[item] = acc; });
 }
 
 // bank_dft hands emit each kept channel c of a bank's nout output frames
@@ -221,20 +230,15 @@ __device__ __forceinline__ void bank_sums(const float* x, const float* br, float
 template <class Emit>
 __device__ __forceinline__ void bank_dft(const float2* u, const int* keep, const float2* tw, i64 nx, i64 M, int B, i64 nout,
                                          int Co, Emit emit) {
-    const i64 items = nout * Co;
-    const int G = lanes(items, B);
-    for (i64 base = 0; base < items * G; base += blockDim.x) {
-        const i64 id = base + threadIdx.x, item = id / G;
-        const int g = (int)(id % G);
-        const bool valid = item < items;
-        const i64 oi = item / Co;
-        const int c = (int)(item % Co);
-        float2 acc = make_float2(0.f, 0.f);
-        if (valid) {
-            const int kk = keep[c];
+    each_item(
+        nout * Co, B,
+        [&](i64 item, int g, int G) {
+            const i64 oi = item / Co;
+            const int kk = keep[item % Co];
             const int s = (int)((nx + oi) % B * (M % B) % B);
             const int step = (int)((i64)kk * G % B);
             int ti = (int)((i64)kk * ((s - g + B) % B) % B);
+            float2 acc = make_float2(0.f, 0.f);
             for (int p = g; p < B; p += G) {
                 const float2 v = u[oi * B + p], w = tw[ti];
                 acc.x += v.x * w.x - v.y * w.y;
@@ -242,10 +246,9 @@ __device__ __forceinline__ void bank_dft(const float2* u, const int* keep, const
                 ti -= step;
                 if (ti < 0) ti += B;
             }
-        }
-        acc = reduce(acc, G);
-        if (valid && g == 0) emit(oi, c, acc);
-    }
+            return acc;
+        },
+        [&](i64 item, float2 acc) { emit(item / Co, (int)(item % Co), acc); });
 }
 
 // The parity of the block being polled, written by its poller of pair 0.
@@ -431,24 +434,16 @@ __device__ __forceinline__ void chain_body(CHAIN_PERSISTENT_ARGS) {
                 bank_dft(u, reinterpret_cast<const int*>(sm + o[OP_KEEP]), reinterpret_cast<const float2*>(sm + o[OP_TW]),
                          nx[k], M, B, nout, Co, emit);
             } else {
-                const i64 items = nout * Ck;
-                const int G = lanes(items, Q);
-                for (i64 base = 0; base < items * G; base += blockDim.x) {
-                    const i64 id = base + threadIdx.x, item = id / G;
-                    const int g = (int)(id % G);
-                    const bool valid = item < items;
-                    const i64 oi = item / Ck;
-                    const int c = (int)(item % Ck);
-                    float2 acc = make_float2(0.f, 0.f);
-                    if (valid) {
-                        const i64 A = P0 + oi * M;
+                each_item(
+                    nout * Ck, Q,
+                    [&](i64 item, int g, int G) {
+                        const i64 oi = item / Ck, A = P0 + oi * M;
+                        const int c = (int)(item % Ck);
                         const float* br = sm + o[OP_TAPS] + (A % L) * Q;
-                        acc = cplx ? dot<true>(x, br, Q, H, Ck, J0 + A / L, c, g, G)
-                                   : dot<false>(x, br, Q, H, Ck, J0 + A / L, c, g, G);
-                    }
-                    acc = reduce(acc, G);
-                    if (valid && g == 0) emit(oi, c, acc);
-                }
+                        return cplx ? dot<true>(x, br, Q, H, Ck, J0 + A / L, c, g, G)
+                                    : dot<false>(x, br, Q, H, Ck, J0 + A / L, c, g, G);
+                    },
+                    [&](i64 item, float2 acc) { emit(item / Ck, (int)(item % Ck), acc); });
             }
             t[k] += n;
             nx[k] = end;
