@@ -47,7 +47,7 @@ help:
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc; the committed PTX is Debian's nvidia-cuda-toolkit 11.8)"
 	@echo "make ptx-check      check that kernels/*.ptx is what kernels/*.cu builds to (installs Debian's nvcc when root and missing)"
-	@echo "make kernel-sim     check the persistent kernel's compute phase, the filter bank kernel and the zero-copy chain kernel in host simulators (needs g++, the last two built with ASan; no GPU)"
+	@echo "make kernel-sim     check the persistent kernel's compute phase, the filter bank kernel and the zero-copy chain kernels (their threads as coroutines) in host simulators (needs g++, the last two built with ASan; no GPU)"
 	@echo "make bench          CPU benchmarks"
 
 build:

@@ -77,7 +77,7 @@ enum {
     OP_HIST,    // history samples of its buffer: QCAP − 1, a bank's QCAP·BANK − 1
     OP_CH,      // channels of its input (a bank's: 1)
     OP_BANK,    // a filter bank's channels B (its branches); 0: a polyphase filter
-    OP_KEEP,    // bank: offset (floats) of the kept channels' numbers (ints)
+    OP_KEEP,    // bank: offset (floats) of the kept channels' numbers (as floats)
     OP_NKEEP,   // bank: channels kept, its output channels
     OP_TW,      // bank: offset (floats) of its B twiddles exp(−j2πi/B), float2
     OP_U,       // bank: offset (floats) of its sums, B float2 an output frame
@@ -228,13 +228,13 @@ __device__ __forceinline__ void bank_sums(const float* x, const float* br, float
 // in u for channel kk = keep[c], y = Σ_p u_p·tw[kk·((n − p) mod B) mod B]
 // with the twiddles tw[i] = exp(−j2πi/B), G terms a lane.
 template <class Emit>
-__device__ __forceinline__ void bank_dft(const float2* u, const int* keep, const float2* tw, i64 nx, i64 M, int B, i64 nout,
+__device__ __forceinline__ void bank_dft(const float2* u, const float* keep, const float2* tw, i64 nx, i64 M, int B, i64 nout,
                                          int Co, Emit emit) {
     each_item(
         nout * Co, B,
         [&](i64 item, int g, int G) {
             const i64 oi = item / Co;
-            const int kk = keep[item % Co];
+            const int kk = (int)keep[item % Co];
             const int s = (int)((nx + oi) % B * (M % B) % B);
             const int step = (int)((i64)kk * G % B);
             int ti = (int)((i64)kk * ((s - g + B) % B) % B);
@@ -253,6 +253,10 @@ __device__ __forceinline__ void bank_dft(const float2* u, const int* keep, const
 
 // The parity of the block being polled, written by its poller of pair 0.
 __shared__ int block_parity;
+
+// The ops' descriptors (a retune rewrites the mutable words). At file
+// scope, as block_parity, so that the host simulator's threads share them.
+__shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
 
 // chain_body runs ops[0..nops) on every block: bsize frames of C
 // channels, complex (I/Q interleaved) when incplx, in slots of inwords
@@ -273,7 +277,6 @@ __shared__ int block_parity;
 template <bool BANKS>
 __device__ __forceinline__ void chain_body(CHAIN_PERSISTENT_ARGS) {
     extern __shared__ __align__(16) float sm[];
-    __shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
     const int nop = (int)nops, Ci = (int)C;
     for (int i = threadIdx.x; i < nop * OP_WORDS; i += blockDim.x) ops[i] = opsg[i];
     for (int i = threadIdx.x; i < smem_floats; i += blockDim.x) sm[i] = i < ntapsf ? tapsg[i] : 0.f;
@@ -431,7 +434,7 @@ __device__ __forceinline__ void chain_body(CHAIN_PERSISTENT_ARGS) {
                 float2* u = reinterpret_cast<float2*>(sm + o[OP_U]);
                 bank_sums(x, sm + o[OP_TAPS], u, Q, H, J0, M, B, nout, cplx);
                 __syncthreads();
-                bank_dft(u, reinterpret_cast<const int*>(sm + o[OP_KEEP]), reinterpret_cast<const float2*>(sm + o[OP_TW]),
+                bank_dft(u, sm + o[OP_KEEP], reinterpret_cast<const float2*>(sm + o[OP_TW]),
                          nx[k], M, B, nout, Co, emit);
             } else {
                 each_item(

@@ -36,7 +36,7 @@ const (
 	zcOpHist          // history samples of its buffer: zcOpQCap−1, a bank's zcOpQCap·zcOpBank−1
 	zcOpCh            // channels of its input
 	zcOpBank          // a filter bank's channels (its branches); 0: a polyphase filter
-	zcOpKeep          // bank: shared-memory float offset of the kept channels' numbers (int32)
+	zcOpKeep          // bank: shared-memory float offset of the kept channels' numbers (as floats)
 	zcOpNKeep         // bank: channels kept, its output channels
 	zcOpTw            // bank: shared-memory float offset of its twiddles (complex)
 	zcOpU             // bank: shared-memory float offset of its sums (complex, a bank's channels an output frame)
@@ -233,7 +233,7 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 	}
 	for k, op := range plans {
 		for j, ch := range op.keep {
-			p.taps[int(p.ops[k*zcOpWords+zcOpKeep])+j] = math.Float32frombits(uint32(ch))
+			p.taps[int(p.ops[k*zcOpWords+zcOpKeep])+j] = float32(ch) // exact: at most 4096
 		}
 	}
 	off = (off + 3) &^ 3
@@ -288,9 +288,13 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 			s := c.Stages[m.filterAt]
 			q = (int64(len(s.Taps)) + m.br - 1) / m.br
 			if q > m.qcap {
+				room := zcChainRetuneTaps
+				if s.Kind == stage.KindChannelize {
+					room = zcBankRetuneTaps
+				}
 				return &stage.StageError{Index: m.filterAt, Field: "taps", Msg: fmt.Sprintf(
 					"%d taps: the running zero-copy chain keeps the history for at most %d (the larger of its start taps and %d, as shared memory allows); restart with the longer filter",
-					len(s.Taps), m.qcap*m.br, zcChainRetuneTaps)}
+					len(s.Taps), m.qcap*m.br, room)}
 			}
 			taps = s.Taps
 		}
