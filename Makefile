@@ -47,7 +47,7 @@ help:
 	@echo "make cuda-arm64     cross-build $(BUILD)/sigproc-cuda-linux-arm64 (+ pure $(BUILD)/sigproc-linux-arm64) for a Jetson"
 	@echo "make ptx            rebuild kernels/*.ptx from kernels/*.cu (needs nvcc; the committed PTX is Debian's nvidia-cuda-toolkit 11.8)"
 	@echo "make ptx-check      check that kernels/*.ptx is what kernels/*.cu builds to (installs Debian's nvcc when root and missing)"
-	@echo "make kernel-sim     check the persistent kernel's compute phase, the filter bank kernel and the zero-copy chain kernels (their threads as coroutines) in host simulators (needs g++, the last two built with ASan; no GPU)"
+	@echo "make kernel-sim     check the persistent kernel's compute phase, the filter bank kernel and the zero-copy FIR and chain kernels (their threads as coroutines) in host simulators (needs g++, all but the first built with ASan; no GPU)"
 	@echo "make bench          CPU benchmarks"
 
 build:
@@ -299,7 +299,9 @@ kernel-sim:
 	@$(BUILD)/bank-sim > $(BUILD)/bank-sim.log || { grep -v '^ok' $(BUILD)/bank-sim.log | tail -20; exit 1; }
 	@tail -1 $(BUILD)/bank-sim.log
 	cd kernels/sim && $(CXX) -O2 -fsanitize=address,undefined -fno-sanitize-recover=undefined -w -o ../../$(BUILD)/zchain-sim zchain.cpp
-	SIGPROC_ZCHAIN_SIM=$(abspath $(BUILD)/zchain-sim) $(GO) test -count=1 -run 'TestZCChainSim$$' ./backend/cuda
+	cd kernels/sim && $(CXX) -O2 -fsanitize=address,undefined -fno-sanitize-recover=undefined -w -o ../../$(BUILD)/firp-sim firp.cpp
+	SIGPROC_ZCHAIN_SIM=$(abspath $(BUILD)/zchain-sim) SIGPROC_FIRP_SIM=$(abspath $(BUILD)/firp-sim) \
+	  $(GO) test -count=1 -run '^(TestZCChainSim|TestZCFIRSim)$$' ./backend/cuda
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./filter ./pipeline ./internal/... ./capture ./sink

@@ -161,8 +161,8 @@ func TestZCChainSim(t *testing.T) {
 
 // runZCChainSim writes p's launch on l's ring (a slot a block: in's
 // words) with the parameter block params (ptcap floats of taps a buffer)
-// for the simulator sim, runs it, and returns the output ring's words and
-// then the kernel's heartbeat.
+// for the chain simulator sim, runs it, and returns the output ring's
+// words and then the kernel's heartbeat.
 func runZCChainSim(t *testing.T, sim string, p *zcChain, l pipeline.Layout, ptcap int, params []float32, in []uint64) []uint64 {
 	t.Helper()
 	b2i := func(v bool) int64 {
@@ -174,8 +174,15 @@ func runZCChainSim(t *testing.T, sim string, p *zcChain, l pipeline.Layout, ptca
 	hdr := []int64{int64(len(p.ops) / zcOpWords), int64(len(p.taps)), int64(l.BlockSize), int64(p.channels), b2i(p.inCplx),
 		int64(l.Slots), int64(evenWords(l)), int64(p.outWords()), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats),
 		int64(ptcap), 1}
+	return runSim(t, sim, []any{hdr, p.ops, p.taps, params, in}, l.Slots*p.outWords()+1)
+}
+
+// runSim writes a launch of parts (little-endian) for the simulator sim,
+// runs it, logs what it printed, and returns the n words it wrote.
+func runSim(t *testing.T, sim string, parts []any, n int) []uint64 {
+	t.Helper()
 	var buf []byte
-	for _, part := range []any{hdr, p.ops, p.taps, params, in} {
+	for _, part := range parts {
 		var err error
 		if buf, err = binary.Append(buf, binary.LittleEndian, part); err != nil {
 			t.Fatal(err)
@@ -195,12 +202,96 @@ func runZCChainSim(t *testing.T, sim string, p *zcChain, l pipeline.Layout, ptca
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 8 * (l.Slots*p.outWords() + 1); len(raw) != want {
-		t.Fatalf("simulator wrote %d bytes, want %d", len(raw), want)
+	if len(raw) != 8*n {
+		t.Fatalf("simulator wrote %d bytes, want %d", len(raw), 8*n)
 	}
-	out := make([]uint64, len(raw)/8)
+	out := make([]uint64, n)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint64(raw[8*i:])
 	}
 	return out
+}
+
+// TestZCFIRSim runs the zero-copy FIR kernels (kernels/fir.cu) in their host
+// simulator (kernels/sim/firp.cpp, as TestZCChainSim's) on what
+// zeroCopy.setup would launch: persistentGeometry's threads and split (or a
+// forced split), retuneCapacity's history, a parameter block and input
+// words written by zcRetune, every block in the ring before the kernel
+// starts (the most the host can run ahead of it). The output, block by
+// block, must be the CPU backend's FIR within the GPU tests' tolerance,
+// every word tagged with its block. SIGPROC_FIRP_SIM names the simulator
+// (make kernel-sim); without it the test is skipped.
+func TestZCFIRSim(t *testing.T) {
+	sim := os.Getenv("SIGPROC_FIRP_SIM")
+	if sim == "" {
+		t.Skip("SIGPROC_FIRP_SIM is not set (make kernel-sim builds the simulator and sets it)")
+	}
+	const optin = 227 << 10 // the H100's and H200's shared memory a block
+	r := rand.New(rand.NewPCG(32, 8))
+	for _, tc := range []struct {
+		name       string
+		complex    bool
+		channels   int
+		block      int
+		ntaps      int
+		split      int // 0: persistentGeometry's
+		retuneAt   int // block; 0: none
+		retuneTaps int
+	}{
+		{"64 taps, 256 real (the latency probe)", false, 1, 256, 64, 0, 4, 129},
+		{"129 taps, 2048 complex", true, 1, 2048, 129, 0, 3, 64},
+		{"1 tap, 7 real (a pad word)", false, 1, 7, 1, 0, 0, 0},
+		{"1000 taps, 600 real, to 10", false, 1, 600, 1000, 0, 5, 10},
+		{"65 taps, 3 real channels", false, 3, 100, 65, 0, 2, 66},
+		{"33 taps, 2 complex channels", true, 2, 256, 33, 0, 6, 200},
+		{"17 taps, 8 real channels", false, 8, 64, 17, 0, 0, 0},
+		{"5 taps, 16 real channels", false, 16, 32, 5, 0, 0, 0},
+		{"40 taps, 3 complex channels", true, 3, 50, 40, 0, 1, 41},
+		{"129 taps, 256 real, split 32", false, 1, 256, 129, 32, 7, 3},
+		{"64 taps, 256 complex, split 1", true, 1, 256, 64, 1, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const blocks = 10
+			taps, newTaps := randSignal(r, tc.ntaps), randSignal(r, tc.retuneTaps)
+			lanes := pipeline.FrameValues(tc.channels, tc.complex)
+			l := pipeline.Layout{BlockSize: tc.block, Channels: lanes, Slots: blocks}
+			words := evenWords(l)
+			hcap := retuneCapacity(tc.ntaps, tc.block, lanes, optin)
+			threads, split := persistentGeometry(words/2, tc.ntaps, tc.split)
+			x := randSignal(r, blocks*tc.block*lanes)
+			params := make([]float32, paramFloats(hcap))
+			var z zcRetune
+			z.init(unsafe.Pointer(&params[0]), hcap, taps)
+			in := make([]uint64, blocks*words)
+			var tunes []chainTune
+			for i := range blocks {
+				if tc.retuneAt > 0 && i == tc.retuneAt {
+					if at, err := z.retune(newTaps, func(int64) error { return nil }); err != nil || at != int64(i*tc.block) {
+						t.Fatalf("retune: at %d, %v; want %d", at, err, i*tc.block)
+					}
+					tunes = append(tunes, chainTune{i * tc.block, []stage.Retune{{Index: 0, Stage: firStage(newTaps, 1)}}})
+				}
+				tagged.Write(in[i*words:][:words], x[i*tc.block*lanes:][:tc.block*lanes], z.published(uint64(i), tc.block))
+			}
+			hdr := []int64{int64(tc.ntaps), int64(tc.block), int64(lanes), blocks, int64(split), int64(hcap), int64(threads),
+				int64(persistentSmem(hcap, tc.block, lanes) / 4), int64(words)}
+			out := runSim(t, sim, []any{hdr, taps, params, in}, blocks*words+1)
+			var got [][]float32
+			for i := range blocks {
+				b := make([]float32, tc.block*lanes)
+				for j, w := range out[i*words:][:len(b)] {
+					if tag := uint32(w >> 32); tag != uint32(i+1) {
+						t.Fatalf("block %d: word %d tagged %#x, want %d", i, j, tag, i+1)
+					}
+					b[j] = math.Float32frombits(uint32(w))
+				}
+				got = append(got, b)
+			}
+			if hb := out[len(out)-1]; hb != blocks {
+				t.Errorf("heartbeat %d, want %d", hb, blocks)
+			}
+			c := stage.Chain{SampleRate: 1e6, Complex: tc.complex, Channels: tc.channels, Stages: []stage.Stage{firStage(taps, 1)}}
+			compareChain(t, got, cpuChain(t, c, x, []int{tc.block}, tc.block, tunes...), lanes)
+		})
+	}
 }
