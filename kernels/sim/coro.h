@@ -157,22 +157,6 @@ inline void run_block(int n, void (*kernel)(), int order, unsigned seed) {
     }
 }
 
-// agree runs a launch on n threads four times (reset before each, kernel
-// the block's body): the threads in order, in reverse and shuffled twice.
-// result, after each run, checks it and returns its output, which must not
-// change from run to run; agree returns it.
-inline std::vector<unsigned long long> agree(int n, void (*reset)(), void (*kernel)(), std::vector<unsigned long long> (*result)()) {
-    std::vector<unsigned long long> first;
-    for (int r = 0; r < 4; r++) {
-        reset();
-        run_block(n, kernel, r == 0 ? 0 : r == 1 ? 1 : 2, 1234 + r);
-        std::vector<unsigned long long> got = result();
-        if (r == 0) first = got;
-        if (got != first) fail("the output depends on the threads' order (a race)");
-    }
-    return first;
-}
-
 // read_file reads path whole; write_file writes words to path.
 inline std::vector<char> read_file(const char* path) {
     std::vector<char> b;
@@ -211,6 +195,60 @@ struct Reader {
         return v;
     }
 };
+
+}  // namespace coro
+
+#include "../persistent.cuh"
+
+namespace coro {
+
+// A persistent kernel's launch on n threads: its dynamic shared memory
+// sm (smemMax floats, of which the launch takes smemFloats: NaN beyond, so
+// that a read there shows in the outputs and a write is caught), its
+// control block, with the stop flag already set (the kernel stops at the
+// first slot it finds old), and its output ring of outWords words.
+struct Persistent {
+    float* sm;
+    long smemMax, smemFloats;
+    size_t outWords;
+    void (*kernel)(Ctrl* ctrl, u64* out);
+    Ctrl ctrl;
+    std::vector<u64> out;
+};
+static Persistent* launch;
+inline void launch_body() { launch->kernel(&launch->ctrl, launch->out.data()); }
+
+// run_persistent runs p on n threads four times: the threads in order, in
+// reverse and shuffled twice. The output ring and the heartbeat must not
+// change from run to run; it returns them.
+inline std::vector<u64> run_persistent(Persistent& p, int n) {
+    launch = &p;
+    std::vector<u64> first;
+    for (int r = 0; r < 4; r++) {
+        std::fill(p.sm, p.sm + p.smemMax, NAN);
+        memset(&p.ctrl, 0, sizeof p.ctrl);
+        p.ctrl.stop = 1;  // read once a poll has spun STOP_EVERY times: after the last block
+        p.out.assign(p.outWords, ~0ull);
+        run_block(n, launch_body, r == 0 ? 0 : r == 1 ? 1 : 2, 1234 + r);
+        for (long i = p.smemFloats; i < p.smemMax; i++)
+            if (!std::isnan(p.sm[i])) fail("a write past the launch's shared memory");
+        std::vector<u64> got = p.out;
+        got.push_back((u64)p.ctrl.heartbeat);
+        if (r == 0) first = got;
+        if (got != first) fail("the output depends on the threads' order (a race)");
+    }
+    return first;
+}
+
+// launch_file reads the launch file a simulator's command line names (the
+// first of its two arguments; the second is the output file).
+inline std::vector<char> launch_file(int argc, char** argv, const char* name) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s LAUNCH OUT\n", name);
+        exit(2);
+    }
+    return read_file(argv[1]);
+}
 
 }  // namespace coro
 

@@ -25,9 +25,7 @@
 // heartbeat. It prints what it ran on stdout.
 #include "coro.h"
 
-// The kernel's dynamic shared memory (16-byte aligned: float4 loads): NaN
-// past what the launch asks for, so that a read beyond it shows in the
-// outputs and a write is caught.
+// The kernel's dynamic shared memory (16-byte aligned: float4 loads).
 const long smemMax = 1 << 20;
 alignas(16) float sm[smemMax];
 #include "../fir.cu"
@@ -38,38 +36,15 @@ struct Launch {
     std::vector<u64> in;
 };
 static Launch L;
-static std::vector<u64> out;
-static Ctrl ctrl;
 
 // kernel is what the host launches for ch values a frame (persistentKernel).
-static void kernel() {
-    (L.ch <= 2 ? fir_persistent : fir_persistent_lanes)(&ctrl, L.in.data(), out.data(), L.taps.data(), L.ntaps, L.bsize,
-                                                         L.ch, L.nslots, L.split, 0, nullptr, L.params.data(), L.hcap);
-}
-
-static void reset() {
-    std::fill(sm, sm + smemMax, NAN);
-    memset(&ctrl, 0, sizeof ctrl);
-    ctrl.stop = 1;  // read once a poll has spun STOP_EVERY times: after the last block
-    out.assign(L.nslots * L.words, ~0ull);
-}
-
-// result checks the shared memory past the launch's and returns the
-// output ring and the heartbeat.
-static std::vector<u64> result() {
-    for (long i = L.smem_floats; i < smemMax; i++)
-        if (!std::isnan(sm[i])) coro::fail("a write past the launch's shared memory");
-    std::vector<u64> r = out;
-    r.push_back((u64)ctrl.heartbeat);
-    return r;
+static void kernel(Ctrl* ctrl, u64* out) {
+    (L.ch <= 2 ? fir_persistent : fir_persistent_lanes)(ctrl, L.in.data(), out, L.taps.data(), L.ntaps, L.bsize, L.ch,
+                                                         L.nslots, L.split, 0, nullptr, L.params.data(), L.hcap);
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: firp-sim LAUNCH OUT\n");
-        return 2;
-    }
-    const std::vector<char> file = coro::read_file(argv[1]);
+    const std::vector<char> file = coro::launch_file(argc, argv, "firp-sim");
     coro::Reader rd{file};
     i64 h[9];
     rd.get(h, 9);
@@ -81,8 +56,9 @@ int main(int argc, char** argv) {
     L.taps = rd.vec<float>(L.ntaps);
     L.params = rd.vec<float>(2 * (PARAM_HDR + ((L.hcap + 3) & ~3)));
     L.in = rd.vec<u64>(L.nslots * L.words);
-    coro::write_file(argv[2], coro::agree((int)L.threads, reset, kernel, result));
-    printf("firp-sim: %s, %lld threads, split %lld, %ld barriers, %ld warp shuffles; 4 orders agree\n",
+    coro::Persistent p{sm, smemMax, L.smem_floats, (size_t)(L.nslots * L.words), kernel};
+    coro::write_file(argv[2], coro::run_persistent(p, (int)L.threads));
+    printf("firp-sim: %s, %lld threads, split %lld, %ld barriers, %ld warp shuffles a run; 4 orders agree\n",
            L.ch <= 2 ? "fir_persistent" : "fir_persistent_lanes", L.threads, L.split, coro::barriers, coro::shuffles);
     return 0;
 }

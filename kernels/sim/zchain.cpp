@@ -29,8 +29,7 @@
 // Those are the GPU tests' and compute-sanitizer's (scripts/gpu-check.sh).
 #include "coro.h"
 
-// The kernel's dynamic shared memory: NaN past what the launch asks for,
-// so that a read beyond it shows in the outputs and a write is caught.
+// The kernel's dynamic shared memory.
 const long smemMax = 1 << 20;
 float sm[smemMax];
 #include "../zchain.cu"
@@ -43,38 +42,15 @@ struct Launch {
     bool banks;  // an op is a filter bank: chain_persistent_bank (zcChain.banks)
 };
 static Launch L;
-static std::vector<u64> out;
-static Ctrl ctrl;
 
-static void kernel() {
+static void kernel(Ctrl* ctrl, u64* out) {
     (L.banks ? chain_persistent_bank : chain_persistent)(
-        &ctrl, L.in.data(), out.data(), L.ops.data(), L.nops, L.taps.data(), L.ntapsf, L.bsize, L.C, L.incplx, L.nslots,
+        ctrl, L.in.data(), out, L.ops.data(), L.nops, L.taps.data(), L.ntapsf, L.bsize, L.C, L.incplx, L.nslots,
         L.inwords, L.outwords, L.outcplx, L.stage_off, L.smem_floats, 0, L.params ? L.param.data() : nullptr, L.ptcap);
 }
 
-static void reset() {
-    std::fill(sm, sm + smemMax, NAN);
-    memset(&ctrl, 0, sizeof ctrl);
-    ctrl.stop = 1;  // read once a poll has spun STOP_EVERY times: after the last block
-    out.assign(L.nslots * L.outwords, ~0ull);
-}
-
-// result checks the shared memory past the launch's and returns the
-// output ring and the heartbeat.
-static std::vector<u64> result() {
-    for (long i = L.smem_floats; i < smemMax; i++)
-        if (!std::isnan(sm[i])) coro::fail("a write past the launch's shared memory");
-    std::vector<u64> r = out;
-    r.push_back((u64)ctrl.heartbeat);
-    return r;
-}
-
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: zchain-sim LAUNCH OUT\n");
-        return 2;
-    }
-    const std::vector<char> file = coro::read_file(argv[1]);
+    const std::vector<char> file = coro::launch_file(argc, argv, "zchain-sim");
     coro::Reader rd{file};
     i64 h[13];
     rd.get(h, 13);
@@ -91,8 +67,9 @@ int main(int argc, char** argv) {
     // The host's thread count (zeroCopy.setupChain), a multiple of 32.
     int n = min(1024, max(128, (int)((L.inwords / 2 + 31) & ~31)));
     if (const char* e = getenv("SIM_THREADS")) n = atoi(e);
-    coro::write_file(argv[2], coro::agree(n, reset, kernel, result));
-    printf("zchain-sim: %s, %d threads, %ld barriers, %ld warp shuffles; 4 orders agree\n",
+    coro::Persistent p{sm, smemMax, L.smem_floats, (size_t)(L.nslots * L.outwords), kernel};
+    coro::write_file(argv[2], coro::run_persistent(p, n));
+    printf("zchain-sim: %s, %d threads, %ld barriers, %ld warp shuffles a run; 4 orders agree\n",
            L.banks ? "chain_persistent_bank" : "chain_persistent", n, coro::barriers, coro::shuffles);
     return 0;
 }
