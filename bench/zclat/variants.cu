@@ -27,25 +27,14 @@
 //           warp     per warp, no block barrier: a warp publishes its 64 samples in shared
 //                    memory with a per-warp flag, waits for the flag of the warp holding
 //                    its 63-sample history overlap, computes and stores its 64 outputs.
-//           warpreg  per warp with no shared memory at all: each lane polls its own pair
-//                    and the pair 64 samples earlier (the history overlap, from the
-//                    previous block's slot of a two-slot input ring for warp 0), taps in
-//                    registers, the sliding window made of warp shuffles.
 //           floor+hb floor plus the product's per-block heartbeat store to mapped memory.
 //           warp+reg warp with the taps in registers (regtaps' compute).
 //           nbar     warp's hand-off by named barriers (bar.arrive / bar.sync between the two
 //                    warps), which racecheck understands, in place of flags in shared memory.
-//           mpoll    K groups of poller threads apart from the compute warps, each group
-//                    polling every pair, their first polls staggered over a PCIe round trip;
-//                    the first to see a pair puts it in shared memory for the compute warps,
-//                    which wait on shared flags (k_mpoll).
 //   writer  plain    aligned 8-byte stores in order (floor.cu);
 //           demote   the same, then CLDEMOTE per 64-byte line (the product's tagged.Demote);
-//           nt       non-temporal 8-byte stores (MOVNTI) and an SFENCE: the lines leave the core
-//                    for memory at once, so the GPU's poll needs no snoop of a modified line.
 //   reader  scalar   word by word in order, spinning on each (floor.cu);
 //           line     one 64-byte line per step, 4 SSE loads, spinning until its 8 tags match;
-//           prefetch scalar, but while spinning on a line it prefetches the next three;
 //           pass     repeated passes over every line not yet complete, 4 SSE loads each, a
 //                    _mm_pause between passes (all misses of a pass in flight together);
 //           pass0    the same without the _mm_pause (its cost is ~40 ns on recent Intel cores);
@@ -251,172 +240,42 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
   }
 }
 
-// (a)+(e) per warp with all state in registers. Input ring of two slots (block i in slot
-// (i-1)%2): lane l of warp w polls its own pair (samples 64w+2l, +1) and the pair 64
-// samples earlier: warp w-1's pair in this slot, or for warp 0 warp 3's pair of the
-// previous block in the other slot (tag seq-1), which the host rewrites only after it has
-// read all of this block's output. A lane stops re-reading a pair once its tag matched.
-// Then V = [previous 64 | own 64] is read through shuffles: step r gives each lane
-// u = V[64 + 2(l-r)], V[64 + 2(l-r) + 1] from lane (l-r) mod 32, the sender choosing its own
-// pair when l-r >= 0 (sender s: s + r <= 31) and its previous pair otherwise. Taps in
-// registers. No shared memory, no barrier.
-__global__ void k_warpreg(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
-  float h[NT];
-#pragma unroll
-  for (int k = 0; k < NT; k++) h[k] = taps[k];
-  const int t = threadIdx.x, w = t >> 5, l = t & 31;
-  for (unsigned seq = 1;; seq++) {
-    const unsigned* slot = in + ((seq - 1) & 1) * (2 * B);
-    const unsigned* pown = slot + 4 * t;
-    const unsigned* pprev = w == 0 ? in + (seq & 1) * (2 * B) + 4 * (t + 96) : slot + 4 * (t - 32);
-    const unsigned ptag = w == 0 ? seq - 1 : seq;
-    unsigned a, b, c, d, e, f, g, i2, spins = 0;
-    bool go = false, gp = ptag == 0;  // block 1's warp 0: zero history
-    e = g = 0;
-    for (;;) {
-      if (!go) { ld4(pown, a, b, c, d); go = b == seq && d == seq; }
-      if (!gp) { ld4(pprev, e, f, g, i2); gp = f == ptag && i2 == ptag; }
-      if (go && gp) break;
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
-    }
-    const float o0 = __uint_as_float(a), o1 = __uint_as_float(c);
-    const float p0 = __uint_as_float(e), p1 = __uint_as_float(g);
-    float y0 = 0.f, y1 = 0.f;
-#pragma unroll
-    for (int r = 0; r <= 32; r++) {
-      float u0, u1;
-      if (r == 0) { u0 = o0; u1 = o1; }
-      else if (r == 32) { u0 = p0; u1 = p1; }
-      else {
-        const bool own = l + r <= 31;
-        u0 = __shfl_sync(0xffffffffu, own ? o0 : p0, (l - r) & 31);
-        u1 = __shfl_sync(0xffffffffu, own ? o1 : p1, (l - r) & 31);
-      }
-      // u0 = x[n0 - 2r], u1 = x[n0 - 2r + 1] for this lane's outputs n0 = 64w+2l, n0+1.
-      if (2 * r < NT) { y0 = fmaf(h[2 * r], u0, y0); y1 = fmaf(h[2 * r], u1, y1); }
-      if (r >= 1 && 2 * r - 1 < NT) y0 = fmaf(h[2 * r - 1], u1, y0);
-      if (2 * r + 1 < NT) y1 = fmaf(h[2 * r + 1], u0, y1);
-    }
-    st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
-  }
-}
-
-// (m) multi-poller: every input pair is polled by K poller threads (K groups of 128, group j
-// first held back j·RTT/K by `stagger` cycles so that their PCIe reads stay spread over a
-// round trip), and a block's last line is seen within ~RTT/K of the host's store rather
-// than within a whole round trip. The first poller to see a pair complete writes it into
-// shared memory (the block's buffer; the last 63 samples also into the next block's
-// history, double-buffered as a-warp) and raises done[p] = seq; a poller that finds done[p]
-// raised moves on. Pollers never wait at a barrier, so one whose read is still in flight
-// holds nobody up. Four compute warps (threads 0..127, outputs 2t and 2t+1) wait in shared
-// memory for the done flags of their pairs and of the warp before (warp 0: the last warp's
-// of the block before, its history), then compute and store their outputs, as a-warp.
-__global__ void k_mpoll(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop, int K,
-                        long long stagger) {
-  __shared__ float xb[2][H + B];
-  __shared__ float h[NT];
-  __shared__ volatile unsigned done[B / 2];
-  const int t = threadIdx.x;
-  for (int i = t; i < 2 * (H + B); i += blockDim.x) (&xb[0][0])[i] = 0.f;
-  for (int i = t; i < NT; i += blockDim.x) h[i] = taps[i];
-  for (int i = t; i < B / 2; i += blockDim.x) done[i] = 0;
-  __syncthreads();
-  if (t >= B / 2) {  // a poller: group j of K, pair p
-    const int j = t / (B / 2) - 1, p = t % (B / 2);
-    const long long c0 = clock64();
-    while (clock64() - c0 < j * stagger) {}
-    const int q = H + 2 * p;
-    const unsigned* w = in + 4 * p;
-    for (unsigned seq = 1;; seq++) {
-      float* x = xb[seq & 1];
-      float* nx = xb[(seq + 1) & 1];
-      unsigned a, b, c, d, spins = 0;
-      for (;;) {
-        if (done[p] == seq) break;
-        ld4(w, a, b, c, d);
-        if (b == seq && d == seq) {
-          x[q] = __uint_as_float(a);
-          x[q + 1] = __uint_as_float(c);
-          if (q >= B) nx[q - B] = __uint_as_float(a);
-          if (q + 1 >= B) nx[q + 1 - B] = __uint_as_float(c);
-          __threadfence_block();
-          done[p] = seq;
-          break;
-        }
-        if ((++spins & STOP_EVERY) == 0 && *stop) return;
-      }
-    }
-  }
-  // A compute thread: warp w's outputs need pairs [32w-32, 32w+32) of this block (warp 0:
-  // pairs 96..127 of the block before, already in this buffer's history).
-  const int w = t >> 5, l = t & 31;
-  for (unsigned seq = 1;; seq++) {
-    const float* x = xb[seq & 1];
-    unsigned spins = 0;
-    for (;;) {
-      const bool own = done[t] == seq;
-      const bool prev = w == 0 ? (int)(done[96 + l] - (seq - 1)) >= 0 : done[t - 32] == seq;
-      if (__all_sync(0xffffffffu, own && prev)) break;
-      if ((++spins & STOP_EVERY) == 0 && *stop) return;
-    }
-    __threadfence_block();
-    const int q = H + 2 * t;
-    float y0 = 0.f, y1 = 0.f;
-    for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
-    st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------
 
-enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_WARPREG, K_FLOOR_HB, K_MPOLL, K_WARP_REGTAPS, K_NBAR, K_NBAR_REGTAPS };
-enum Reader { R_SCALAR, R_LINE, R_PREFETCH, R_PASS, R_PASS0, R_LAST };
-enum Writer { W_PLAIN, W_DEMOTE, W_NT };
-static const char* kern_name[] = {"floor", "regtaps", "warp", "warpreg", "floor+hb", "mpoll", "warp+reg", "nbar", "nbar+reg"};
-static const char* reader_name[] = {"scalar", "line", "prefetch", "pass", "pass0", "last"};
-static const char* writer_name[] = {"plain", "demote", "nt"};
+enum Kern { K_FLOOR, K_REGTAPS, K_WARP, K_FLOOR_HB, K_WARP_REGTAPS, K_NBAR, K_NBAR_REGTAPS };
+enum Reader { R_SCALAR, R_LINE, R_PASS, R_PASS0, R_LAST };
+enum Writer { W_PLAIN, W_DEMOTE };
+static const char* kern_name[] = {"floor", "regtaps", "warp", "floor+hb", "warp+reg", "nbar", "nbar+reg"};
+static const char* reader_name[] = {"scalar", "line", "pass", "pass0", "last"};
+static const char* writer_name[] = {"plain", "demote"};
 
 struct Variant {
   const char* name;
   Kern kern;
   Reader reader;
   Writer writer;
-  int nslots;   // input ring slots (the output ring has one)
   const char* what;
-  int pollers = 0;         // K_MPOLL: poller groups
-  long long stagger = 0;   // K_MPOLL: cycles between the groups' first polls
 };
 
 // The variants, each differing from v0 in one piece unless it is a combination (x-...).
 static const Variant variants[] = {
-    {"v0", K_FLOOR, R_SCALAR, W_PLAIN, 1, "floor.cu's kernel and host, replicated"},
-    {"e-regtaps", K_REGTAPS, R_SCALAR, W_PLAIN, 1, "(e) taps in registers"},
-    {"a-warp", K_WARP, R_SCALAR, W_PLAIN, 1, "(a) per-warp, smem flags, no block barrier"},
-    {"n-nbar", K_NBAR, R_SCALAR, W_PLAIN, 1, "(n) per-warp, named barriers, no block barrier"},
-    {"ae-warpreg", K_WARPREG, R_SCALAR, W_PLAIN, 2, "(a)+(e) per-warp, overlap polled, shuffles, no smem"},
-    {"b-line", K_FLOOR, R_LINE, W_PLAIN, 1, "(b) host consumes one 64-B line per step in order"},
-    {"d-prefetch", K_FLOOR, R_PREFETCH, W_PLAIN, 1, "(d) prefetch next 3 lines while spinning"},
-    {"d-pass", K_FLOOR, R_PASS, W_PLAIN, 1, "(d) passes over all lines, _mm_pause between"},
-    {"d-pass0", K_FLOOR, R_PASS0, W_PLAIN, 1, "(d) d-pass without the _mm_pause"},
-    {"w-nt", K_FLOOR, R_SCALAR, W_NT, 1, "input written with non-temporal 8-B stores + sfence"},
-    {"h-heartbeat", K_FLOOR_HB, R_SCALAR, W_PLAIN, 1, "floor + the product's per-block heartbeat store"},
-    {"p-last", K_FLOOR, R_LAST, W_PLAIN, 1, "product's reader: last word first, then in order"},
-    {"w-demote", K_FLOOR, R_SCALAR, W_DEMOTE, 1, "product's writer: CLDEMOTE input lines"},
-    {"x-prodhost", K_FLOOR, R_LAST, W_DEMOTE, 1, "floor kernel + the product's host (demote + last)"},
-    {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, 1, "a + d-pass + demote"},
-    {"x-warpe-pass", K_WARP_REGTAPS, R_PASS, W_DEMOTE, 1, "a + e + d-pass + demote"},
-    {"x-nbar-pass", K_NBAR, R_PASS, W_DEMOTE, 1, "n + d-pass + demote"},
-    {"x-nbare-pass", K_NBAR_REGTAPS, R_PASS, W_DEMOTE, 1, "n + e + d-pass + demote"},
-    {"x-warpreg-pass", K_WARPREG, R_PASS, W_DEMOTE, 2, "ae + d-pass + demote"},
-    {"x-warpreg-line", K_WARPREG, R_LINE, W_DEMOTE, 2, "ae + b-line + demote"},
-    // (m): ~1 µs round trip of a PCIe read at ~1.98 GHz, split between the groups.
-    {"x-mpoll1-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 1 poller group apart from compute + d-pass + demote", 1, 0},
-    {"x-mpoll2-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 2 staggered poller groups + d-pass + demote", 2, 1000},
-    {"x-mpoll4-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 4 staggered poller groups + d-pass + demote", 4, 500},
-    {"x-mpoll4s0-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 4 poller groups, no stagger + d-pass + demote", 4, 0},
-    {"x-mpoll7-pass", K_MPOLL, R_PASS, W_DEMOTE, 1, "m, 7 staggered poller groups + d-pass + demote", 7, 285},
+    {"v0", K_FLOOR, R_SCALAR, W_PLAIN, "floor.cu's kernel and host, replicated"},
+    {"e-regtaps", K_REGTAPS, R_SCALAR, W_PLAIN, "(e) taps in registers"},
+    {"a-warp", K_WARP, R_SCALAR, W_PLAIN, "(a) per-warp, smem flags, no block barrier"},
+    {"n-nbar", K_NBAR, R_SCALAR, W_PLAIN, "(n) per-warp, named barriers, no block barrier"},
+    {"b-line", K_FLOOR, R_LINE, W_PLAIN, "(b) host consumes one 64-B line per step in order"},
+    {"d-pass", K_FLOOR, R_PASS, W_PLAIN, "(d) passes over all lines, _mm_pause between"},
+    {"d-pass0", K_FLOOR, R_PASS0, W_PLAIN, "(d) d-pass without the _mm_pause"},
+    {"h-heartbeat", K_FLOOR_HB, R_SCALAR, W_PLAIN, "floor + the product's per-block heartbeat store"},
+    {"p-last", K_FLOOR, R_LAST, W_PLAIN, "product's reader: last word first, then in order"},
+    {"w-demote", K_FLOOR, R_SCALAR, W_DEMOTE, "product's writer: CLDEMOTE input lines"},
+    {"x-prodhost", K_FLOOR, R_LAST, W_DEMOTE, "floor kernel + the product's host (demote + last)"},
+    {"x-warp-pass", K_WARP, R_PASS, W_DEMOTE, "a + d-pass + demote"},
+    {"x-warpe-pass", K_WARP_REGTAPS, R_PASS, W_DEMOTE, "a + e + d-pass + demote"},
+    {"x-nbar-pass", K_NBAR, R_PASS, W_DEMOTE, "n + d-pass + demote"},
+    {"x-nbare-pass", K_NBAR_REGTAPS, R_PASS, W_DEMOTE, "n + e + d-pass + demote"},
 };
 static const int NVAR = sizeof(variants) / sizeof(variants[0]);
 
@@ -496,17 +355,6 @@ static bool read_f8(Reader r, volatile u64* o, unsigned seq, float* y, long long
     case R_LINE:
       for (int L = 0; L < B / 8; L++) while (!line(L)) if (late()) return false;
       return true;
-    case R_PREFETCH:
-      for (int j = 0; j < B; j++) {
-        u64 w;
-        const int L = j >> 3;
-        while (((w = o[j]) >> 32) != seq) {
-          for (int k = 1; k <= 3 && L + k < B / 8; k++) __builtin_prefetch((const void*)(o + 8 * (L + k)));
-          if (late()) return false;
-        }
-        unsigned u = (unsigned)w; memcpy(&y[j], &u, 4);
-      }
-      return true;
     case R_PASS:
     case R_PASS0: {
       unsigned done = 0;  // bit L: line L copied
@@ -563,8 +411,6 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     case K_WARP_REGTAPS: k_warp<true, false><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_NBAR: k_warp<false, true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
     case K_NBAR_REGTAPS: k_warp<true, true><<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_WARPREG: k_warpreg<<<1, 128, 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop); break;
-    case K_MPOLL: k_mpoll<<<1, 128 * (1 + v.pollers), 0, stream>>>(bf.din, bf.dout, bf.dtaps, bf.dstop, v.pollers, v.stagger); break;
   }
   CK(cudaGetLastError());
 }
@@ -606,8 +452,7 @@ static void start_kernel(const Variant& v, const Bufs& bf) {
     std::vector<float> x(H + B, 0.f), y(B);
     volatile unsigned* stop = bf.dstop;
     for (unsigned seq = 1;; seq++) {
-      const int slot = (seq - 1) % v.nslots;
-      volatile u64* in = (volatile u64*)bf.din + slot * B;
+      volatile u64* in = (volatile u64*)bf.din;
       for (int j = 0; j < B; j++) {
         u64 w;
         while (((w = in[j]) >> 32) != seq) if (*stop) return;
@@ -650,7 +495,7 @@ struct Harness {
       }
       std::copy(hist.begin() + B, hist.end(), hist.begin());
     }
-    bf.in = (unsigned*)mapped(4 * B * 8, (void**)&bf.din);  // up to 2 slots of F8 (4 KiB)
+    bf.in = (unsigned*)mapped(B * 8, (void**)&bf.din);  // one slot of F8 words
     bf.out = (unsigned*)mapped(2 * B * 8, (void**)&bf.dout);
     bf.stop = (unsigned*)mapped(4096, (void**)&bf.dstop);
     bf.pp = (unsigned long long*)mapped(4096, (void**)&bf.dpp);
@@ -690,7 +535,7 @@ struct Harness {
 
   Result run(const Variant& v) {
     Result r; r.lat.reserve(n);
-    memset(bf.in, 0, 4 * B * 8); memset(bf.out, 0, 2 * B * 8); *(volatile unsigned*)bf.stop = 0;
+    memset(bf.in, 0, B * 8); memset(bf.out, 0, 2 * B * 8); *(volatile unsigned*)bf.stop = 0;
     start_kernel(v, bf);
     volatile u64* vin = (volatile u64*)bf.in;
     volatile u64* vout = (volatile u64*)bf.out;
@@ -703,17 +548,10 @@ struct Harness {
       if (now() > next + 1000) r.late++;
       while (now() < next) {}
       next += period;
-      const int slot = (i - 1) % v.nslots;
       long long t0 = now();
       // --- write the input block ---
-      volatile u64* d = vin + slot * B;
-      if (v.writer == W_NT) {
-        // MOVNTI: each 8-byte store is still single-copy atomic; the words need no order.
-        for (int j = 0; j < B; j++) _mm_stream_si64((long long*)(d + j), (long long)((u64)i << 32 | bits[j]));
-        _mm_sfence();
-      } else {
-        for (int j = 0; j < B; j++) d[j] = (u64)i << 32 | bits[j];
-      }
+      volatile u64* d = vin;
+      for (int j = 0; j < B; j++) d[j] = (u64)i << 32 | bits[j];
       if (v.writer == W_DEMOTE) for (int L = 0; L < B / 8; L++) cldemote((const void*)(d + 8 * L));
       // --- wait for and copy the output block ---
       const long long dl = t0 + wait_ns;
@@ -767,8 +605,8 @@ int main(int argc, char** argv) {
          gpu.c_str(), hs.n, hs.warm, hs.period, B, NT, rounds, has_cldemote() ? "yes" : "no (NOP)");
   printf("latency: first input store -> last output value seen and copied; every output checked\n");
   for (int k = 0; k < NVAR; k++)
-    printf("  %-15s kernel %-8s words F8  reader %-8s writer %-6s slots %d  %s\n", variants[k].name, kern_name[variants[k].kern],
-           reader_name[variants[k].reader], writer_name[variants[k].writer], variants[k].nslots, variants[k].what);
+    printf("  %-15s kernel %-8s words F8  reader %-8s writer %-6s %s\n", variants[k].name, kern_name[variants[k].kern],
+           reader_name[variants[k].reader], writer_name[variants[k].writer], variants[k].what);
   hs.setup();
 
   std::vector<Row> rows(sel.size());
