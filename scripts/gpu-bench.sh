@@ -25,7 +25,8 @@
 #   zcchain     issue 31: a stage chain in the zero-copy kernel
 #               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
 #               complex blocks, one per 20 µs) beside the plain 129-tap FIR on
-#               the same blocks (1 block in 16 checked) and floor.cu, alternating,
+#               the same blocks (1 block in 16 checked), a 64-channel filter
+#               bank keeping one (configs/probe-bank.yaml) and floor.cu, alternating,
 #               GPU_BENCH_ROUNDS rounds; the chain with 1024 and 4096 ring
 #               slots (the default ring of `run` for this live source);
 #               then the chain with its shift retuned every 10 ms (the retuner
@@ -139,10 +140,12 @@ for phase in $PHASES; do
     else say "floor: not built (.device/floor.cu missing or nvcc failed; see nvcc.txt)"; fi
     for round in $(seq "$ROUNDS"); do
       [ "$(left)" -gt 40 ] || break
-      for what in fir129 chain; do
-        extra=""; [ $what = fir129 ] && extra="--taps 129 --verify-every 16"
+      for what in fir129 chain bank; do
+        cfg=configs/probe-chain.yaml extra=""
+        [ $what = fir129 ] && extra="--taps 129 --verify-every 16"
+        [ $what = bank ] && cfg=configs/probe-bank.yaml
         # shellcheck disable=SC2086
-        timeout 20 $B probe -c configs/probe-chain.yaml --complex $extra --paths zero-copy --blocks 20000 > "$P/$what-$round.txt" 2>&1
+        timeout 20 $B probe -c $cfg --complex $extra --paths zero-copy --blocks 20000 > "$P/$what-$round.txt" 2>&1
         say "r$round $what (rc $?): $(grep -E '^zero-copy' "$P/$what-$round.txt" | tr -s ' ')"
       done
       if [ -n "$FLOOR" ]; then

@@ -421,13 +421,15 @@ func TestShippedConfigsBuild(t *testing.T) {
 			// Every input sample is filtered; the output count follows the
 			// chain's rate (2048 for a plain filter, 256 for channelize ÷8
 			// and probe-chain's fir ÷8, 64 frames of 64 channels for
-			// filterbank ÷32).
+			// filterbank ÷32, 32 of one kept channel for probe-bank ÷64).
 			want := "samples in 2048  out 2048 "
 			switch {
 			case strings.Contains(p, "channelize") || strings.Contains(p, "live-control") || strings.Contains(p, "probe-chain"):
 				want = "samples in 2048  out 256 "
 			case strings.Contains(p, "filterbank"):
 				want = "samples in 2048  out 64 "
+			case strings.Contains(p, "probe-bank"):
+				want = "samples in 2048  out 32 "
 			}
 			if !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "  filtered 2048  filter drops 0 ") {
 				t.Errorf("summary = %q", stdout)
