@@ -286,9 +286,13 @@ ptx-deps:
 
 # The zero-copy kernel's compute helpers, extracted from kernels/fir.cu and
 # run on the CPU with every shared-memory load bounds- and alignment-checked
-# against a float64 convolution, and the filter bank kernel of
-# kernels/chain.cu against its definition (kernels/sim/README.md; -w: chain.cu
-# is CUDA, and its unroll pragmas and extern initialiser warn on the host).
+# against a float64 convolution, the filter bank kernel of kernels/chain.cu
+# against its definition, and the zero-copy FIR and chain kernels with their
+# threads as coroutines, driven by backend/cuda's TestZCFIRSim and
+# TestZCChainSim against the CPU backend (kernels/sim/README.md; -w: the
+# kernels are CUDA, and their unroll pragmas and extern initialiser warn on
+# the host; ASan warns once that swapcontext may confuse it, and found
+# nothing).
 CXX ?= g++
 kernel-sim:
 	mkdir -p $(BUILD)

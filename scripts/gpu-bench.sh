@@ -33,8 +33,8 @@
 #               sleeping between retunes, then spinning: --retune-spin, the
 #               Retune call on a core that is awake), then sleeping again with
 #               a Go execution trace (retune.trace: the retune's steps as
-#               regions, read here with go run ./bench/traceuse FILE; tracing
-#               adds to the call), and the plain 129-tap FIR with its taps
+#               regions, to read on a machine with Go: go run ./bench/traceuse
+#               FILE; tracing adds to the call), and the plain 129-tap FIR with its taps
 #               retuned every 10 ms
 #   soakchain   (not by default) issue 31's soak: the chain of zcchain for
 #               GPU_BENCH_SOAK (default 5m) of wall clock, a line a minute
@@ -179,7 +179,9 @@ for phase in $PHASES; do
       rows=${GPU_BENCH_ZC_ROWS:-pp,v0,a-warp,n-nbar,x-warp-pass,x-warpe-pass,x-nbar-pass,x-nbare-pass}
       timeout "$(cap 120)" "$W/variants" 20000 10000 "$ROUNDS" "$rows" > "$P/variants.txt" 2>&1
       say "zclat variants (rc $?): $(grep -E '^\| ' "$P/variants.txt" | grep -v -e '^| variant' -e '^|---' | cut -d'|' -f2-5 | tr -s ' ' | tr '\n' ';')"
+      command -v compute-sanitizer > /dev/null || say "zclat variants: compute-sanitizer not found, no racecheck"
       for tv in racecheck:a-warp racecheck:n-nbar synccheck:n-nbar; do
+        command -v compute-sanitizer > /dev/null || break
         tool=${tv%%:*} v=${tv#*:}
         ZC_WAIT_MS=5000 timeout "$(cap 90)" compute-sanitizer --tool "$tool" "$W/variants" 300 100000 1 "$v" > "$P/$tool-$v.txt" 2>&1
         say "$tool $v (rc $?): $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|RESULT' "$P/$tool-$v.txt" | tr -s ' ' | tr '\n' ' ')"

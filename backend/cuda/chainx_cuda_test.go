@@ -251,9 +251,9 @@ func TestChainShiftPhaseAtLargeIndex(t *testing.T) {
 }
 
 // TestChainBackendMatchesCPU runs chains through pipeline.Run on the
-// explicit transports (and auto, which picks explicit for stages), and
-// those without a filter bank on the zero-copy one (its persistent chain
-// kernel), against the CPU backend on the same stream.
+// explicit transports (and auto, which picks explicit for stages) and the
+// zero-copy one (its persistent chain kernels), against the CPU backend on
+// the same stream.
 func TestChainBackendMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 2))
 	for _, tc := range []struct {

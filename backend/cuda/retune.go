@@ -88,7 +88,7 @@ func (b *chainBackend) Chain() stage.Chain {
 // explicit one, zeroCopy.retuneStages on the zero-copy one); the rest is
 // refused with ErrRetune.
 func (b *chainBackend) Retune(changes ...stage.Retune) ([]stage.Retune, error) {
-	// Regions of a Go execution trace (sigproc probe --trace), no-ops
+	// Regions of a Go execution trace (probe or run --trace), no-ops
 	// otherwise: where a retune's time goes, off-CPU waits included.
 	defer trace.StartRegion(context.Background(), "retune").End()
 	b.mu.Lock()

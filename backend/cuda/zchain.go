@@ -11,7 +11,8 @@ import (
 )
 
 // The zero-copy transport's plan of a stage chain for its persistent
-// kernel (chain_persistent in kernels/zchain.cu), without the driver.
+// kernels (chain_persistent and chain_persistent_bank in
+// kernels/zchain.cu), without the driver.
 
 // zcMaxOps is the most ops the persistent chain kernel runs (ZC_MAX_OPS).
 const zcMaxOps = 8
@@ -102,9 +103,10 @@ type zcOpMeta struct {
 type zcCount struct{ l, m, t, next int64 }
 
 // planZCChain plans c for blocks of block frames, each retunable fir with
-// the history of zcChainRetuneTaps taps (or its own, if more) where optin
-// bytes of shared memory hold them (optin 0: no limit), else of its own.
-// A select is taken right after a channelize only (checkBankPlace).
+// the history of zcChainRetuneTaps taps and each channelize of
+// zcBankRetuneTaps (or its own, if more) where optin bytes of shared
+// memory hold them all (optin 0: no limit), else every op with its own. A
+// select is taken right after a channelize only (checkBankPlace).
 func planZCChain(c stage.Chain, block, optin int) (*zcChain, error) {
 	p, err := planZCChainCap(c, block, true)
 	if err != nil || optin <= 0 || 4*p.smemFloats+zcChainStaticSmem <= optin {
@@ -362,6 +364,10 @@ func zcChainPinned(c stage.Chain, l pipeline.Layout, optin int) (int64, error) {
 	return cudrv.PageAlign(ctrlSize) + cudrv.PageAlign(int64(l.Slots*evenWords(l))*8) +
 		cudrv.PageAlign(int64(l.Slots*p.outWords())*8) + cudrv.PageAlign(int64(paramFloats(p.imageLen))*4), nil
 }
+
+// zcChainThreads is the chain kernel's thread count for input slots of
+// words tagged words: a thread a pair, in whole warps, 128 to 1024.
+func zcChainThreads(words int) int { return min(1024, max(128, (words/2+31)&^31)) }
 
 // banks reports whether an op is a filter bank, which only the kernel
 // chain_persistent_bank runs.

@@ -40,9 +40,8 @@ func TestZCChainSim(t *testing.T) {
 	bank := func(i, n, m, d int) stage.Retune {
 		return stage.Retune{Index: i, Stage: stage.NewChannelize(taps(n), m, d)}
 	}
-	// Retunes come at block boundaries (blockTunes' gates), at most two:
-	// the simulator's parameter block is written before the run, so a
-	// third would overwrite the first's buffer.
+	// Retunes come at block boundaries (blockTunes' gates), at most two
+	// (see the retune below).
 	for _, tc := range []struct {
 		name     string
 		complex  bool
@@ -122,7 +121,13 @@ func TestZCChainSim(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					at, err := z.retune(img, func(int64) error { return nil })
+					// The simulator's parameter block is written before it runs:
+					// a retune that must wait for the kernel would overwrite
+					// a buffer a block before it still reads.
+					at, err := z.retune(img, func(int64) error {
+						t.Fatal("a third retune: the buffer it writes is one an earlier block reads")
+						return nil
+					})
 					if err != nil || at != int64(i*tc.block) {
 						t.Fatalf("retune %d: at %d, %v; want %d", tune, at, err, i*tc.block)
 					}
@@ -173,7 +178,7 @@ func runZCChainSim(t *testing.T, sim string, p *zcChain, l pipeline.Layout, ptca
 	}
 	hdr := []int64{int64(len(p.ops) / zcOpWords), int64(len(p.taps)), int64(l.BlockSize), int64(p.channels), b2i(p.inCplx),
 		int64(l.Slots), int64(evenWords(l)), int64(p.outWords()), b2i(p.outCplx), int64(p.stageOff), int64(p.smemFloats),
-		int64(ptcap), 1}
+		int64(ptcap), 1, int64(zcChainThreads(evenWords(l)))}
 	return runSim(t, sim, []any{hdr, p.ops, p.taps, params, in}, l.Slots*p.outWords()+1)
 }
 

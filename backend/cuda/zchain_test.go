@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sigproc/sigproc/pipeline"
@@ -195,6 +196,49 @@ func TestZCChainImage(t *testing.T) {
 	again, err := p.image(r, []stage.Retune{{Index: 0}, {Index: 1}})
 	if err != nil || !slices.Equal(again, first) {
 		t.Errorf("the reused image differs from the first (%v)", err)
+	}
+}
+
+// TestZCChainImageBank: a channelize's retune image holds its new
+// prototype as the bank's branches (tap p + qB in branch p), its taps per
+// branch in the header; a prototype past its room (zcBankRetuneTaps) is a
+// StageError naming that room, and a select does not retune.
+func TestZCChainImageBank(t *testing.T) {
+	taps := make([]float32, 100)
+	for i := range taps {
+		taps[i] = float32(i + 1)
+	}
+	c := stage.Chain{SampleRate: 1e6, Complex: true, Stages: []stage.Stage{stage.NewShift(1e3), stage.NewChannelize(taps, 16, 8), stage.NewSelect(3, 1)}}
+	p, err := planZCChain(c, 256, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.ops[:zcOpWords]
+	if n := len(p.ops) / zcOpWords; n != 1 || w[zcOpBank] != 16 || w[zcOpNKeep] != 2 || w[zcOpQCap]*16 < zcBankRetuneTaps || w[zcOpHist] != w[zcOpQCap]*16-1 {
+		t.Fatalf("%d ops: bank %d keeping %d, %d taps a branch of room, history %d", n, w[zcOpBank], w[zcOpNKeep], w[zcOpQCap], w[zcOpHist])
+	}
+	if keep := p.taps[w[zcOpKeep]:][:2]; keep[0] != 3 || keep[1] != 1 {
+		t.Errorf("kept channels %v, want [3 1]", keep)
+	}
+	proto := taps[:40]
+	img, err := p.image(c.With(1, stage.NewChannelize(proto, 16, 8)), []stage.Retune{{Index: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := int64(math.Float32bits(img[6])) | int64(math.Float32bits(img[7]))<<32; q != 3 {
+		t.Errorf("taps per branch %d, want 3 (40 taps in 16 branches)", q)
+	}
+	br := img[w[zcOpPar]:][:16*w[zcOpQCap]]
+	if !slices.Equal(br[:16*3], polyBranches(proto, 16, 3)) || slices.ContainsFunc(br[16*3:], func(v float32) bool { return v != 0 }) {
+		t.Errorf("branches %v, want the prototype's 16 branches of 3, then zeros", br[:16*3])
+	}
+	long := make([]float32, zcBankRetuneTaps+1)
+	_, err = p.image(c.With(1, stage.NewChannelize(long, 16, 8)), []stage.Retune{{Index: 1}})
+	if se := new(stage.StageError); !errors.As(err, &se) || !strings.Contains(se.Msg, "4096") {
+		t.Errorf("%d taps: %v, want a StageError naming the room of 4096", len(long), err)
+	}
+	if _, err := p.image(c, []stage.Retune{{Index: 2}}); !errors.Is(err, stage.ErrRetuneUnsupported) {
+		t.Errorf("select retune: %v, want ErrRetuneUnsupported", err)
 	}
 }
 

@@ -37,7 +37,7 @@ type zeroCopy struct {
 	outWords []uint64
 	words    int      // tagged words per input slot
 	outSlot  int      // tagged words per output slot
-	chain    *zcChain // a chain of stages (chain_persistent); nil: a plain fir
+	chain    *zcChain // a chain of stages (chain_persistent, _bank); nil: a plain fir
 	times    []uint64 // optional timesWords per block, see kernels/fir.cu
 	clockKHz int      // SM clock, to turn clock64 cycles into time
 	hostT    []int64  // optional hostStride per block: write start, published, first output word seen, all seen, last word seen (ns)
@@ -184,7 +184,7 @@ func (z *zeroCopy) setupChain(l pipeline.Layout) error {
 	if err := cudrv.SyncUploads("zero-copy chain"); err != nil {
 		return err
 	}
-	threads := min(1024, max(128, (z.words/2+31)&^31))
+	threads := zcChainThreads(z.words)
 	ctrlDev, inDev, outDev, paramsDev := ctrl.DevicePtr(), in.DevicePtr(), out.DevicePtr(), params.DevicePtr()
 	b2i := func(v bool) int64 {
 		if v {

@@ -165,7 +165,7 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
 	fl.IntVar(&f.channels, "channels", 1, "channels per frame, each filtered on its own (each complex with --complex)")
 	fl.BoolVar(&f.retuneSpin, "retune-spin", false, "with --retune-every: wait for each retune by spinning, not sleeping, so the Retune call runs on a core that is awake (an A/B of the call's own time)")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the probe to `FILE`, to read with go tool pprof (refused if it exists, unless --overwrite)")
-	fl.StringVar(&f.trace, "trace", "", "write a Go execution trace of the probe to `FILE`: each goroutine's runs and waits, and a retune's steps as regions (summarised by go run ./bench/traceuse -regions FILE; refused if it exists, unless --overwrite)")
+	fl.StringVar(&f.trace, "trace", "", "write a Go execution trace of the probe to `FILE`: each goroutine's runs and waits, and a retune's steps as regions (summarised by go run ./bench/traceuse FILE; refused if it exists, unless --overwrite)")
 	fl.DurationVar(&f.retune, "retune-every", 0, "retune this often while measuring (e.g. 10ms): a filter between its taps and a second set, a chain's first shift between its frequency and the opposite (else its first fir's taps); every block is still checked, and the result gives the time from each retune to its first block")
 	return cmd
 }

@@ -16,13 +16,13 @@
 //
 //   zchain-sim LAUNCH OUT
 //
-// LAUNCH: 13 little-endian int64 (nops, ntapsf, bsize, C, incplx, nslots,
+// LAUNCH: 14 little-endian int64 (nops, ntapsf, bsize, C, incplx, nslots,
 // inwords, outwords, outcplx, stage_off, smem_floats, ptcap, params: 0 or
-// 1), then nops·OP_WORDS int64 ops, ntapsf float32 taps, with params the
+// 1, threads: zcChainThreads), then nops·OP_WORDS int64 ops, ntapsf float32 taps, with params the
 // parameter block (2·(PARAM_HDR + ptcap) float32), then nslots·inwords
 // uint64 input words. OUT: nslots·outwords uint64 output words (those the
 // kernel did not write stay all ones), then the 8-byte heartbeat. It
-// prints what it ran on stdout. SIM_THREADS overrides the thread count.
+// prints what it ran on stdout.
 //
 // What it cannot show: memory ordering and visibility between threads,
 // and the PCIe protocol with a host that writes while the kernel polls.
@@ -52,8 +52,8 @@ static void kernel(Ctrl* ctrl, u64* out) {
 int main(int argc, char** argv) {
     const std::vector<char> file = coro::launch_file(argc, argv, "zchain-sim");
     coro::Reader rd{file};
-    i64 h[13];
-    rd.get(h, 13);
+    i64 h[14];
+    rd.get(h, 14);
     L.nops = h[0], L.ntapsf = h[1], L.bsize = h[2], L.C = h[3], L.incplx = h[4], L.nslots = h[5], L.inwords = h[6];
     L.outwords = h[7], L.outcplx = h[8], L.stage_off = h[9], L.smem_floats = h[10], L.ptcap = h[11], L.params = h[12];
     if (L.nops < 1 || L.nops > ZC_MAX_OPS || L.smem_floats < 1 || L.smem_floats > smemMax || L.nslots < 1 ||
@@ -64,9 +64,7 @@ int main(int argc, char** argv) {
     L.param = rd.vec<float>(L.params ? 2 * (PARAM_HDR + L.ptcap) : 0);
     L.in = rd.vec<u64>(L.nslots * L.inwords);
     for (i64 k = 0; k < L.nops; k++) L.banks = L.banks || L.ops[k * OP_WORDS + OP_BANK] > 0;
-    // The host's thread count (zeroCopy.setupChain), a multiple of 32.
-    int n = min(1024, max(128, (int)((L.inwords / 2 + 31) & ~31)));
-    if (const char* e = getenv("SIM_THREADS")) n = atoi(e);
+    const int n = (int)h[13];  // the host's (zcChainThreads)
     coro::Persistent p{sm, smemMax, L.smem_floats, (size_t)(L.nslots * L.outwords), kernel};
     coro::write_file(argv[2], coro::run_persistent(p, n));
     printf("zchain-sim: %s, %d threads, %ld barriers, %ld warp shuffles a run; 4 orders agree\n",
