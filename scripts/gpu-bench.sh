@@ -26,7 +26,8 @@
 #               (configs/probe-chain.yaml: shift + 129-tap FIR ÷8, 2048-sample
 #               complex blocks, one per 20 µs) beside the plain 129-tap FIR on
 #               the same blocks (1 block in 16 checked), a 64-channel filter
-#               bank keeping one (configs/probe-bank.yaml) and floor.cu, alternating,
+#               bank keeping one (configs/probe-bank.yaml: one block per
+#               100 µs, as its check keeps) and floor.cu, alternating,
 #               GPU_BENCH_ROUNDS rounds; the chain with 1024 and 4096 ring
 #               slots (the default ring of `run` for this live source);
 #               then the chain with its shift retuned every 10 ms (the retuner
@@ -35,7 +36,7 @@
 #               a Go execution trace (retune.trace: the retune's steps as
 #               regions, to read on a machine with Go: go run ./bench/traceuse
 #               FILE; tracing adds to the call), and the plain 129-tap FIR with its taps
-#               retuned every 10 ms
+#               retuned every 10 ms (one block per 100 µs: its check)
 #   soakchain   (not by default) issue 31's soak: the chain of zcchain for
 #               GPU_BENCH_SOAK (default 5m) of wall clock, a line a minute
 #               (`probe --duration`); about 5 min 20 s, so alone in a call
@@ -143,7 +144,7 @@ for phase in $PHASES; do
       for what in fir129 chain bank; do
         cfg=configs/probe-chain.yaml extra=""
         [ $what = fir129 ] && extra="--taps 129 --verify-every 16"
-        [ $what = bank ] && cfg=configs/probe-bank.yaml
+        [ $what = bank ] && cfg=configs/probe-bank.yaml # one block per 100 µs: its check
         # shellcheck disable=SC2086
         timeout 20 $B probe -c $cfg --complex $extra --paths zero-copy --blocks 20000 > "$P/$what-$round.txt" 2>&1
         say "r$round $what (rc $?): $(grep -E '^zero-copy' "$P/$what-$round.txt" | tr -s ' ')"
@@ -166,7 +167,9 @@ for phase in $PHASES; do
     say "chain, its shift retuned every 10 ms, the retuner spinning between retunes (rc $?): $(grep -E '^zero-copy' "$P/retune-spin.txt" | tr -s ' ')"
     timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000 --trace "$P/retune.trace" > "$P/retune-traced.txt" 2>&1
     say "the same, traced (rc $?; retune.trace): $(grep -E '^zero-copy' "$P/retune-traced.txt" | tr -s ' ')"
-    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --retune-every 10ms --blocks 20000 > "$P/retune-fir.txt" 2>&1
+    # Retunes check every block, and the plain FIR's CPU check takes ~45 µs:
+    # one block per 100 µs.
+    timeout "$(cap 20)" $B probe -c configs/probe-chain.yaml --complex --taps 129 --paths zero-copy --period 100us --retune-every 10ms --blocks 10000 > "$P/retune-fir.txt" 2>&1
     say "fir129, its taps retuned every 10 ms (rc $?): $(grep -E '^zero-copy' "$P/retune-fir.txt" | tr -s ' ')"
     ;;
   zcvariants)
