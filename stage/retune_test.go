@@ -30,6 +30,15 @@ func TestCheckRetune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s, err := CheckRetune(c, tt.i, tt.s)
+		// Where the structure holds, the check is the whole chain's
+		// validation with s in place, though it checks the stage alone.
+		if !errors.Is(err, ErrStructure) {
+			want := c.With(tt.i, s).Validate()
+			var se, wse *StageError
+			if (err == nil) != (want == nil) || errors.As(err, &se) != errors.As(want, &wse) || se != nil && (se.Index != wse.Index || se.Error() != wse.Error()) {
+				t.Errorf("%s: %v, Validate with it in place %v", tt.name, err, want)
+			}
+		}
 		switch {
 		case tt.err == nil && err != nil:
 			t.Errorf("%s: %v", tt.name, err)
@@ -50,5 +59,19 @@ func TestCheckRetune(t *testing.T) {
 	}
 	if c.Stages[1].Taps[0] != 1 {
 		t.Error("With changed the original chain")
+	}
+}
+
+// BenchmarkCheckRetune checks a shift retune of configs/probe-chain.yaml's
+// chain (shift + 129-tap FIR ÷8): the stage's part of a retune call.
+func BenchmarkCheckRetune(b *testing.B) {
+	c := Chain{SampleRate: 102.4e6, Complex: true, Stages: []Stage{NewShift(-2e7), NewFIR(make([]float32, 129), 8)}}
+	c.Stages[1].Taps[0] = 1
+	s := NewShift(2e7)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := CheckRetune(c, 0, s); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
