@@ -334,9 +334,11 @@ __device__ void fir_persistent_body(Ctrl* ctrl, const u64* in, u64* out, const f
             curpar = parity_of[cur];
             __threadfence_system();
             const volatile float* pb = params + curpar * (PARAM_HDR + tcap);
+            // The taps without waiting for the count (the host zeroes the
+            // buffer past it), so that both loads cross PCIe at once.
+            for (int i = threadIdx.x; i < tcap; i += blockDim.x) h[i] = pb[PARAM_HDR + i];
             ntaps = (int)*reinterpret_cast<const volatile unsigned*>(pb);
             tpad = (ntaps + 3) & ~3;
-            for (int i = threadIdx.x; i < tcap; i += blockDim.x) h[i] = i < ntaps ? pb[PARAM_HDR + i] : 0.f;
             cpl = ((tpad >> 2) + G - 1) >> lgG;
             k0 = min(4 * g * cpl, tpad);
             k1 = min(k0 + 4 * cpl, tpad);

@@ -126,9 +126,9 @@ __device__ __forceinline__ double phase_at(const i64* o, i64 t) {
     return c - floor(c);
 }
 
-// ld_word reads the 64-bit word at p of a parameter image (two floats,
-// low half first).
-__device__ __forceinline__ i64 ld_word(const volatile float* p) {
+// word_at is the 64-bit word at p of a parameter image's header (two
+// floats, low half first).
+__device__ __forceinline__ i64 word_at(const float* p) {
     const unsigned lo = __float_as_uint(p[0]), hi = __float_as_uint(p[1]);
     return (i64)(((u64)hi << 32) | lo);
 }
@@ -254,9 +254,11 @@ __device__ __forceinline__ void bank_dft(const float2* u, const float* keep, con
 // The parity of the block being polled, written by its poller of pair 0.
 __shared__ int block_parity;
 
-// The ops' descriptors (a retune rewrites the mutable words). At file
-// scope, as block_parity, so that the host simulator's threads share them.
+// The ops' descriptors (a retune rewrites the mutable words), and a
+// retune's image headers as loaded. At file scope, as block_parity, so
+// that the host simulator's threads share them.
 __shared__ i64 ops[ZC_MAX_OPS * OP_WORDS];
+__shared__ float par_hdr[ZC_MAX_OPS * 2 * PAR_WORDS];
 
 // chain_body runs ops[0..nops) on every block: bsize frames of C
 // channels, complex (I/Q interleaved) when incplx, in slots of inwords
@@ -358,26 +360,42 @@ __device__ __forceinline__ void chain_body(CHAIN_PERSISTENT_ARGS) {
             __threadfence_system();
             const volatile float* pb = params + curpar * (PARAM_HDR + ptcap) + PARAM_HDR;
             __syncthreads();  // every thread has read block_parity
+            // The whole image in one pass, every thread's loads in flight
+            // at once (one PCIe round trip, where one thread reading an op's
+            // header word by word took one each): the headers into
+            // par_hdr, and the ops' branches, which follow them in the
+            // image in the order and sizes they have in shared memory
+            // from float 0 (planZCChain), straight into place.
+            const int hdr = nop * 2 * PAR_WORDS;
+            int image = hdr;
+            for (int k = 0; k < nop; k++) {
+                const i64* o = ops + k * OP_WORDS;
+                image += (int)((o[OP_BANK] > 0 ? o[OP_BANK] : o[OP_L]) * o[OP_QCAP]);
+            }
+            for (int i = threadIdx.x; i < image; i += blockDim.x) {
+                const float v = pb[i];
+                if (i < hdr) {
+                    par_hdr[i] = v;
+                } else {
+                    sm[i - hdr] = v;
+                }
+            }
+            __syncthreads();
             if (threadIdx.x < nop) {
                 i64* o = ops + threadIdx.x * OP_WORDS;
-                const volatile float* h = pb + threadIdx.x * 2 * PAR_WORDS;
+                const float* h = par_hdr + threadIdx.x * 2 * PAR_WORDS;
                 if (o[OP_SHIFT]) {
                     // Resumed where this block starts, with the phase the
                     // old shift has there.
                     o[OP_OFF] = __double_as_longlong(c0[threadIdx.x]);
                     o[OP_BASE] = t[threadIdx.x];
-                    o[OP_NUM] = ld_word(h);
-                    o[OP_DEN] = ld_word(h + 2);
-                    o[OP_CPS] = ld_word(h + 4);
+                    o[OP_NUM] = word_at(h);
+                    o[OP_DEN] = word_at(h + 2);
+                    o[OP_CPS] = word_at(h + 4);
                 }
-                o[OP_Q] = ld_word(h + 6);
+                o[OP_Q] = word_at(h + 6);
             }
             __syncthreads();
-            for (int k = 0; k < nop; k++) {
-                const i64* o = ops + k * OP_WORDS;
-                const int n = (int)((o[OP_BANK] > 0 ? o[OP_BANK] : o[OP_L]) * o[OP_Q]);
-                for (int i = threadIdx.x; i < n; i += blockDim.x) sm[o[OP_TAPS] + i] = pb[o[OP_PAR] + i];
-            }
             if (ops[OP_SHIFT]) {
                 // Op 0's values of this block, written unshifted.
                 float2* b2 = reinterpret_cast<float2*>(sm + ops[OP_BUF] + cur[0] * ops[OP_BUFLEN]);

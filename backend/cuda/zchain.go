@@ -60,8 +60,8 @@ const zcBankRetuneTaps = 4096
 const zcParWords = 4
 
 // zcChainStaticSmem is the chain kernel's static shared memory: its ops'
-// descriptors and the polled block's parity.
-const zcChainStaticSmem = zcMaxOps*zcOpWords*8 + 16
+// descriptors, a retune's image headers and the polled block's parity.
+const zcChainStaticSmem = zcMaxOps*zcOpWords*8 + zcMaxOps*2*zcParWords*4 + 16
 
 // zcChain is a stage chain as the persistent chain kernel runs it on
 // blocks of a fixed number of frames: a list of ops, each a polyphase

@@ -80,9 +80,11 @@ func TestPlanZCChain(t *testing.T) {
 				if want := w[zcOpQCap] - 1; w[zcOpBank] > 0 && w[zcOpHist] != w[zcOpQCap]*br-1 || w[zcOpBank] == 0 && w[zcOpHist] != want {
 					t.Errorf("op %d: history %d samples, %d taps a branch of %d", k, w[zcOpHist], w[zcOpQCap], br)
 				}
-				// Its branches are its own stage's taps (the identity's: 1).
-				if w[zcOpTaps] != int64(tapsEnd) {
-					t.Errorf("op %d: taps at %d, want %d (after the ops before it)", k, w[zcOpTaps], tapsEnd)
+				// Its branches are its own stage's taps (the identity's: 1),
+				// and lie in a parameter image as in shared memory, after the
+				// headers: the kernel loads the image's branches in one pass.
+				if w[zcOpTaps] != int64(tapsEnd) || w[zcOpPar]-w[zcOpTaps] != int64(zcParWords*2*tc.ops) {
+					t.Errorf("op %d: taps at %d, in the image at %d; want %d and %d more", k, w[zcOpTaps], w[zcOpPar], tapsEnd, zcParWords*2*tc.ops)
 				}
 				if m := p.meta[k]; m.filterAt >= 0 {
 					ntaps := int64(len(c.Stages[m.filterAt].Taps))
