@@ -55,6 +55,14 @@ const zcChainRetuneTaps = 1024
 // its channels times the taps a branch (64 channels of 16 to 64).
 const zcBankRetuneTaps = 4096
 
+// zcRetuneRoom is the taps a retunable op of stage s keeps room for.
+func zcRetuneRoom(s stage.Stage) int64 {
+	if s.Kind == stage.KindChannelize {
+		return zcBankRetuneTaps
+	}
+	return zcChainRetuneTaps
+}
+
 // zcParWords is the 64-bit words of an op's header in a parameter image
 // (PAR_WORDS): the shift's num, den and cps bits, the taps per branch.
 const zcParWords = 4
@@ -69,9 +77,10 @@ const zcChainStaticSmem = zcMaxOps*zcOpWords*8 + zcMaxOps*2*zcParWords*4 + 16
 // identity) or a filter bank (a channelize, with the select after it) with
 // the shift before it, if any, applied as its input is written; every
 // op's branches and its two [history | block] buffers in shared memory, a
-// bank's kept channels, twiddles and sums too. It also counts, block by block, the outputs the kernel
-// writes (blockOut), as the host must know how many tagged words to
-// read, and writes the parameter image a retune hands the kernel (image).
+// bank's kept channels, twiddles and sums too. It also counts, block by
+// block, the outputs the kernel writes (blockOut), as the host must know
+// how many tagged words to read, and writes the parameter image a retune
+// hands the kernel (image).
 type zcChain struct {
 	ops        []int64 // zcOpWords an op
 	meta       []zcOpMeta
@@ -168,11 +177,7 @@ func planZCChainCap(c stage.Chain, block int, room bool) (*zcChain, error) {
 			q := (int64(len(s.Taps)) + op.br - 1) / op.br
 			op.qcap = q
 			if op.tune && room {
-				capTaps := int64(zcChainRetuneTaps)
-				if op.bank > 0 {
-					capTaps = zcBankRetuneTaps
-				}
-				op.qcap = max(q, (capTaps+op.br-1)/op.br)
+				op.qcap = max(q, (zcRetuneRoom(s)+op.br-1)/op.br)
 			}
 			plans = append(plans, op)
 			cplx = cplx || pending >= 0 || op.bank > 0
@@ -290,13 +295,9 @@ func (p *zcChain) setParams(c stage.Chain, dst []float32, image bool) error {
 			s := c.Stages[m.filterAt]
 			q = (int64(len(s.Taps)) + m.br - 1) / m.br
 			if q > m.qcap {
-				room := zcChainRetuneTaps
-				if s.Kind == stage.KindChannelize {
-					room = zcBankRetuneTaps
-				}
 				return &stage.StageError{Index: m.filterAt, Field: "taps", Msg: fmt.Sprintf(
 					"%d taps: the running zero-copy chain keeps the history for at most %d (the larger of its start taps and %d, as shared memory allows); restart with the longer filter",
-					len(s.Taps), m.qcap*m.br, room)}
+					len(s.Taps), m.qcap*m.br, zcRetuneRoom(s))}
 			}
 			taps = s.Taps
 		}
