@@ -122,12 +122,15 @@ func Open(ctx context.Context, cfg *config.Config, p Params) (r *Run, err error)
 		// where the blocks are read into it after all.
 		if r.Backend.Name() != "cpu" {
 			r.Pipeline.Source.MinSlots = gpuRingMin(cfg, src)
+			if c, ok := r.Backend.(interface{ LiveSlotCeiling(pipeline.Layout) int }); ok && r.Pipeline.Source.Live {
+				r.Pipeline.Source.MaxSlots = c.LiveSlotCeiling(r.Pipeline.Layout())
+			}
 		} else {
 			// A locked ring is faulted in whole: views gain it nothing.
 			r.Pipeline.Source.Views = floatViews(cfg, src) && !rt.Mlock
 		}
 		rs, l := r.Pipeline.Source, r.Pipeline.Layout()
-		p.Log.Debug().Int("ring_slots", l.Slots).Bool("live", rs.Live).Bool("views", rs.Views).Int64("frames", rs.Frames).
+		p.Log.Debug().Int("ring_slots", l.Slots).Bool("live", rs.Live).Int("max_slots", rs.MaxSlots).Bool("views", rs.Views).Int64("frames", rs.Frames).
 			Int("ring_mib", l.Size()>>20).Msg("ring sized from its budget: bytes for an unpaced source (more where its blocks may be views), seconds of slack for a live one")
 	}
 	// The config checks ring_slots against a block_size it gives; a block

@@ -55,6 +55,12 @@ type RingSource struct {
 	Frames int64
 	// MinSlots is a backend's floor, applied before the Frames cap.
 	MinSlots int
+	// MaxSlots, when > 0, is a backend's ceiling on a live source's
+	// slack, applied before MinSlots: a backend whose source writes each
+	// block into a slot the device reads in place (the CUDA zero-copy
+	// transport) finds a slot not written for tens of milliseconds too slow
+	// to write within a small block's period.
+	MaxSlots int
 	// Views says the backend may take the blocks in place from the
 	// source's memory (a CPU backend, a file stored as float32), which
 	// Run knows only once the backend has started: the ring is sized
@@ -69,7 +75,7 @@ type RingSource struct {
 // values float32 values when ring_slots is not given: a power of two, at
 // least 2. An unpaced source gets RingBudgetBytes of slots (between
 // MinUnpacedSlots and MaxUnpacedSlots); a live source at least LiveSlots
-// and up to LiveSlackSeconds of blocks; ViewBudgetBytes replaces
+// and up to LiveSlackSeconds of blocks (or src.MaxSlots); ViewBudgetBytes replaces
 // RingBudgetBytes where src.Views.
 func DefaultSlots(blockSize, values int, src RingSource) int {
 	blockSize, values = max(blockSize, 1), max(values, 1)
@@ -82,6 +88,9 @@ func DefaultSlots(blockSize, values int, src RingSource) int {
 			for slots < maxSlots && float64(slots) < want && 2*slots*slotBytes <= LiveMaxBytes {
 				slots *= 2
 			}
+		}
+		if src.MaxSlots > 0 {
+			slots = min(slots, int64(src.MaxSlots))
 		}
 	} else {
 		budget := int64(RingBudgetBytes)

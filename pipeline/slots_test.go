@@ -46,6 +46,10 @@ func TestDefaultSlots(t *testing.T) {
 		{"live capped by LiveMaxBytes", 256, 2, RingSource{Live: true, Rate: 1e9}, 32768},
 		{"live huge blocks keep 64", 4 * mi, 2, RingSource{Live: true, Rate: 1e9}, 64},
 		{"live bounded run", 4800, 2, RingSource{Live: true, Rate: 48000, Frames: 48000}, 16},
+		{"live, backend ceiling", 2048, 2, RingSource{Live: true, Rate: 102.4e6, MaxSlots: 64}, 64},
+		{"live, backend ceiling above the slack", 4800, 2, RingSource{Live: true, Rate: 48000, MaxSlots: 1024}, 64},
+		{"live, backend floor over its ceiling", 256, 2, RingSource{Live: true, Rate: 1e9, MinSlots: 128, MaxSlots: 64}, 128},
+		{"unpaced ignores the ceiling", 256, 1, RingSource{MaxSlots: 64}, 1024},
 	} {
 		got := DefaultSlots(tt.block, tt.values, tt.src)
 		if got != tt.want {

@@ -210,6 +210,25 @@ func (b *backend) Preflight(l pipeline.Layout) error {
 	return err
 }
 
+// LiveSlotCeiling is the deepest default ring a live source should get
+// on the transport Start would pick for l (pipeline.RingSource.MaxSlots):
+// pipeline.LiveSlots on zero-copy, 0 (no ceiling) on the others or where
+// the device does not answer (Preflight says why). The zero-copy source
+// writes each block into its mapped slot: on an H100 host (2026-12-07) a
+// 2048-sample complex block every 20 µs fell behind its period on 69 and
+// 80 % of blocks with 1 024 and 4 096 slots, whose slots had gone 20-80 ms
+// unwritten, and on none with 64.
+func (b *backend) LiveSlotCeiling(l pipeline.Layout) int {
+	_, info, err := cudrv.GetDevice(b.opts.Device)
+	if err != nil {
+		return 0
+	}
+	if t, _ := b.resolveTransport(info, l); t != TransportZeroCopy {
+		return 0
+	}
+	return pipeline.LiveSlots
+}
+
 func (b *backend) alloc(n int64) (cudrv.DevicePtr, error) {
 	p, err := cudrv.MemAlloc(n)
 	if err != nil {

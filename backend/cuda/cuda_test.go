@@ -19,6 +19,7 @@ import (
 	"github.com/sigproc/sigproc/capture"
 	"github.com/sigproc/sigproc/filter"
 	"github.com/sigproc/sigproc/pipeline"
+	"github.com/sigproc/sigproc/stage"
 )
 
 // These tests need a CUDA device. Build them here with
@@ -444,5 +445,36 @@ func TestExplicitInPlaceTruncated(t *testing.T) {
 		}})
 	if !errors.Is(err, capture.ErrTruncated) {
 		t.Fatalf("after truncation: %v, want capture.ErrTruncated", err)
+	}
+}
+
+// A live source's default ring is bounded on the transport Start would
+// pick for zero-copy alone (run's ring sizing, pipeline.RingSource.MaxSlots).
+func TestLiveSlotCeiling(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	plain := stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{firStage(randSignal(r, 64), 1)}}
+	chain := stage.Chain{SampleRate: 2e6, Complex: true, Stages: []stage.Stage{shiftStage(1000), firStage(randSignal(r, 129), 8)}}
+	for _, tc := range []struct {
+		name  string
+		c     stage.Chain
+		tr    Transport
+		block int
+		want  int
+	}{
+		{"plain fir, zero-copy", plain, TransportZeroCopy, 256, pipeline.LiveSlots},
+		{"plain fir, explicit", plain, TransportExplicit, 256, 0},
+		{"plain fir, auto, small block", plain, TransportAuto, 256, pipeline.LiveSlots},
+		{"plain fir, auto, large block", plain, TransportAuto, 4 * ZeroCopyMaxBlock, 0},
+		{"chain, zero-copy", chain, TransportZeroCopy, 2048, pipeline.LiveSlots},
+		{"chain, auto", chain, TransportAuto, 2048, 0},
+	} {
+		be, err := NewChainBackend(tc.c, testOptions(tc.tr))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := be.(interface{ LiveSlotCeiling(pipeline.Layout) int }).LiveSlotCeiling(pipeline.Layout{BlockSize: tc.block, Channels: 2})
+		if got != tc.want {
+			t.Errorf("%s: ceiling %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

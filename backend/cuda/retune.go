@@ -194,6 +194,15 @@ func (b *chainBackend) Preflight(l pipeline.Layout) error {
 	return nil
 }
 
+// LiveSlotCeiling forwards the backend's bound on a live source's
+// default ring (backend.LiveSlotCeiling in cuda.go).
+func (b *chainBackend) LiveSlotCeiling(l pipeline.Layout) int {
+	if c, ok := b.Backend.(interface{ LiveSlotCeiling(pipeline.Layout) int }); ok {
+		return c.LiveSlotCeiling(l)
+	}
+	return 0
+}
+
 // ComputeTimes forwards the zero-copy kernel's compute times (probe).
 func (b *chainBackend) ComputeTimes() []float64 {
 	if t, ok := b.Backend.(interface{ ComputeTimes() []float64 }); ok {
