@@ -137,7 +137,9 @@ type Config struct {
 	// filter, a power of two in 2..MaxRingSlots. Omitted (0), the ring is
 	// sized from a budget (pipeline.DefaultSlots): about 1 MiB of blocks
 	// for a file or other unpaced source, and for a live one (LiveSource)
-	// at least 64 blocks and up to a second of slack.
+	// at least 64 blocks and up to a second of slack (on the CUDA
+	// zero-copy transport, up to 2 MiB of mapped words: cuda's
+	// LiveSlotCeiling).
 	RingSlots int `yaml:"ring_slots"`
 	// Overrun is block or drop. Empty means automatic: drop for live
 	// sources (paced synthetic, iio, alsa), block for file, stdin and unpaced

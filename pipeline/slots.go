@@ -58,8 +58,8 @@ type RingSource struct {
 	// MaxSlots, when > 0, is a backend's ceiling on a live source's
 	// slack, applied before MinSlots: a backend whose source writes each
 	// block into a slot the device reads in place (the CUDA zero-copy
-	// transport) finds a slot not written for tens of milliseconds too slow
-	// to write within a small block's period.
+	// transport) finds a slot that has left the cache too slow to write
+	// within a short block's period.
 	MaxSlots int
 	// Views says the backend may take the blocks in place from the
 	// source's memory (a CPU backend, a file stored as float32), which

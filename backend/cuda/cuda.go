@@ -212,12 +212,10 @@ func (b *backend) Preflight(l pipeline.Layout) error {
 
 // LiveSlotCeiling is the deepest default ring a live source should get
 // on the transport Start would pick for l (pipeline.RingSource.MaxSlots):
-// pipeline.LiveSlots on zero-copy, 0 (no ceiling) on the others or where
-// the device does not answer (Preflight says why). The zero-copy source
-// writes each block into its mapped slot: on an H100 host (2026-12-07) a
-// 2048-sample complex block every 20 µs fell behind its period on 69 and
-// 80 % of blocks with 1 024 and 4 096 slots, whose slots had gone 20-80 ms
-// unwritten, and on none with 64.
+// on zero-copy, as many slots as zeroCopyLiveBytes of tagged words hold (a
+// power of two, at least pipeline.LiveSlots); 0, no ceiling, on the
+// other transports or where the device does not answer (Preflight says
+// why).
 func (b *backend) LiveSlotCeiling(l pipeline.Layout) int {
 	_, info, err := cudrv.GetDevice(b.opts.Device)
 	if err != nil {
@@ -226,7 +224,7 @@ func (b *backend) LiveSlotCeiling(l pipeline.Layout) int {
 	if t, _ := b.resolveTransport(info, l); t != TransportZeroCopy {
 		return 0
 	}
-	return pipeline.LiveSlots
+	return zeroCopyLiveSlots(l)
 }
 
 func (b *backend) alloc(n int64) (cudrv.DevicePtr, error) {

@@ -461,9 +461,10 @@ func TestLiveSlotCeiling(t *testing.T) {
 		block int
 		want  int
 	}{
-		{"plain fir, zero-copy", plain, TransportZeroCopy, 256, pipeline.LiveSlots},
+		{"plain fir, zero-copy", plain, TransportZeroCopy, 256, 512},
+		{"plain fir, zero-copy, large block", plain, TransportZeroCopy, 2048, pipeline.LiveSlots},
 		{"plain fir, explicit", plain, TransportExplicit, 256, 0},
-		{"plain fir, auto, small block", plain, TransportAuto, 256, pipeline.LiveSlots},
+		{"plain fir, auto, small block", plain, TransportAuto, 256, 512},
 		{"plain fir, auto, large block", plain, TransportAuto, 4 * ZeroCopyMaxBlock, 0},
 		{"chain, zero-copy", chain, TransportZeroCopy, 2048, pipeline.LiveSlots},
 		{"chain, auto", chain, TransportAuto, 2048, 0},

@@ -133,3 +133,25 @@ func retuneCapacity(ntaps, block, lanes, optin int) int {
 // paramFloats is the size, in floats, of the zero-copy kernel's parameter
 // block for hcap taps: two buffers of a header and room for the taps.
 func paramFloats(hcap int) int { return 2 * (paramHdr + (hcap+3)&^3) }
+
+// zeroCopyLiveBytes bounds the mapped input words of a live source's
+// default ring on zero-copy (LiveSlotCeiling). The source writes each
+// block into its slot as the block arrives, and a slot the last level
+// cache no longer holds costs more than a short period to write: on an
+// H100 host (2026-12-07) 2048-sample complex blocks (32 KiB of words) every
+// 20 µs fell behind on 69 and 80 % of blocks with 1 024 and 4 096 slots
+// (32 and 128 MiB) and on none with 64 (2 MiB); on the H200 host 256-sample
+// real blocks every 5 µs ran 60 s without a drop with 1 024 slots (2 MiB),
+// where 64 dropped in millisecond host stalls (docs/DEPLOYMENT.md).
+const zeroCopyLiveBytes = 2 << 20
+
+// zeroCopyLiveSlots is LiveSlotCeiling's bound on zero-copy for l's
+// blocks: 8-byte words, a slot padded to whole pairs.
+func zeroCopyLiveSlots(l pipeline.Layout) int {
+	slot := int64(max(l.BlockSize*l.Channels, 2)+1) / 2 * 16
+	n := pipeline.LiveSlots
+	for int64(2*n)*slot <= zeroCopyLiveBytes {
+		n *= 2
+	}
+	return n
+}

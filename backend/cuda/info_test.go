@@ -73,6 +73,25 @@ func TestRetuneCapacity(t *testing.T) {
 	}
 }
 
+// A live source's default ring on zero-copy holds zeroCopyLiveBytes of
+// words, and never fewer than pipeline.LiveSlots blocks.
+func TestZeroCopyLiveSlots(t *testing.T) {
+	for _, tc := range []struct {
+		block, values, want int
+	}{
+		{256, 1, 1024}, // the H200's 60 s run without a drop
+		{256, 2, 512},
+		{2048, 2, 64}, // probe-chain.yaml: 64 kept up, 1 024 did not
+		{4096, 2, 64},
+		{1, 1, 1 << 17},
+		{255, 1, 1024}, // 128 pairs, the last padded
+	} {
+		if got := zeroCopyLiveSlots(pipeline.Layout{BlockSize: tc.block, Channels: tc.values}); got != tc.want {
+			t.Errorf("%d × %d values: %d slots, want %d", tc.block, tc.values, got, tc.want)
+		}
+	}
+}
+
 func TestChooseTransport(t *testing.T) {
 	const optin = 227 << 10 // the H200's
 	disc, integ := cudrv.DeviceInfo{SharedOptin: optin}, cudrv.DeviceInfo{Integrated: true, SharedOptin: optin}
