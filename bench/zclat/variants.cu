@@ -183,7 +183,8 @@ __device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 64
 // publish the next block (every output of this one), so no warp arrives twice on a barrier
 // before its consumer has synced once, which would complete the barrier without the
 // consumer: the hazard of named barriers with more than one block in flight, which the
-// product's kernel allows.
+// product's kernel allows. Barrier 5 runs the other way: warp 0 arrives once it has read
+// a buffer, warp 3 syncs before it writes the next block's history there.
 template <bool REG, bool NBAR>
 __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
   __shared__ float xb[2][H + B];
@@ -208,6 +209,11 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
       if ((++spins & STOP_EVERY) == 0 && *stop) return;
     }
     const int q = H + 2 * t;
+    // Back-pressure: nx was last read by warp 0's compute of block seq-1,
+    // which it announces on barrier 5 (not needed for the first block).
+    // With it the order no longer runs through the host alone (racecheck's
+    // two hazards), and a host that publishes blocks ahead stays correct.
+    if (NBAR && w == 3 && seq > 1) bar_sync(5);
     x[q] = __uint_as_float(a);
     x[q + 1] = __uint_as_float(c);
     if (q >= B) nx[q - B] = __uint_as_float(a);
@@ -235,7 +241,11 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
     } else {
       for (int k = 0; k < NT; k++) { y0 += h[k] * x[q - k]; y1 += h[k] * x[q + 1 - k]; }
     }
-    if (NBAR && w == 0) bar_sync(4);  // warp 3's samples of this block: the next one's history
+    if (NBAR && w == 0) {
+      bar_sync(4);    // warp 3's samples of this block: the next one's history
+      bar_arrive(5);  // done reading x: warp 3 may refill it for block seq+2. After the
+                      // sync, so that warp 0 never arrives twice before warp 3 has synced
+    }
     st4(out + 4 * t, __float_as_uint(y0), seq, __float_as_uint(y1), seq);
   }
 }
