@@ -9,11 +9,17 @@
 // function of this module), which tells a barrier from a spin that yields.
 // A trace with regions (runtime/trace.StartRegion: a retune's steps in the
 // cuda backend) also gets each region's count, p50, p99 and max, and how
-// much of it its goroutine spent off a core, or overlapped a GC.
+// much of it its goroutine spent off a core, or overlapped a GC. With
+// -gaps N, it lists the N longest times a goroutine was off a core, each
+// with the state it left for (runnable: preempted or yielded, waiting for
+// a core; waiting: blocked), the reason the runtime gave, and where it
+// stopped: what a soak's stalls are, where the blocks over 100 µs come
+// from.
 //
 //	sigproc run big.yaml --trace run.trace
 //	go run ./bench/traceuse run.trace
 //	go run ./bench/traceuse -bin 2ms run.trace
+//	go run ./bench/traceuse -gaps 20 soak.trace
 package main
 
 import (
@@ -33,12 +39,13 @@ import (
 
 func main() {
 	bin := flag.Duration("bin", 0, "print a timeline in intervals of this length (0: none)")
+	gaps := flag.Int("gaps", 0, "list the N longest times a goroutine was off a core (0: none)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: traceuse [-bin DURATION] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: traceuse [-bin DURATION] [-gaps N] TRACE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 || *bin < 0 {
+	if flag.NArg() != 1 || *bin < 0 || *gaps < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -48,7 +55,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer f.Close()
-	s, err := summarise(f, *bin)
+	s, err := summarise(f, *bin, *gaps)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "traceuse:", err)
 		os.Exit(1)
@@ -70,6 +77,27 @@ type summary struct {
 	stops   []map[string]int // by interval: stops by state and function
 
 	regions map[string][]region // by region type, in the order they ended
+
+	ngaps int   // how many of the longest gaps to keep (-gaps)
+	gaps  []gap // the longest so far, longest first
+}
+
+// gap is one time a goroutine was off a core: from its leaving the
+// running state to its next run.
+type gap struct {
+	g      trace.GoID
+	at, ns float64 // start (ns from the trace's start) and length
+	to     trace.GoState
+	reason string // the runtime's reason for the stop ("preempted", "chan receive", …)
+	where  string // the innermost function of this module on its stack, "-" for none
+}
+
+// stop is a goroutine's last exit from the running state.
+type stop struct {
+	at     trace.Time
+	to     trace.GoState
+	reason string
+	where  string
 }
 
 // region is one runtime/trace region that ended: its length, the part of
@@ -94,13 +122,14 @@ const module = "github.com/sigproc/sigproc/"
 // summarise reads a trace and sums, over its span, the time each count of
 // running goroutines lasted and each goroutine's running time, and with
 // bin > 0 the same by interval.
-func summarise(r io.Reader, bin time.Duration) (*summary, error) {
+func summarise(r io.Reader, bin time.Duration, ngaps int) (*summary, error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	s := &summary{atOnce: map[int]float64{}, byG: map[trace.GoID]float64{}, names: map[trace.GoID]string{}, bin: bin,
-		regions: map[string][]region{}}
+		regions: map[string][]region{}, ngaps: ngaps}
+	stops := map[trace.GoID]stop{}       // off a core since (-gaps)
 	since := map[trace.GoID]trace.Time{} // running since
 	ready := map[trace.GoID]trace.Time{} // runnable since
 	off := map[trace.GoID]trace.Time{}   // stopped running since (goroutines with open regions)
@@ -191,6 +220,10 @@ func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 				}
 				delete(off, g)
 			}
+			if p, ok := stops[g]; ok {
+				s.addGap(gap{g: g, at: float64(p.at - first), ns: float64(now - p.at), to: p.to, reason: p.reason, where: p.where})
+				delete(stops, g)
+			}
 		case from == trace.GoRunning && to != trace.GoRunning:
 			if t, ok := since[g]; ok {
 				s.byG[g] += float64(now - t)
@@ -199,6 +232,9 @@ func summarise(r io.Reader, bin time.Duration) (*summary, error) {
 			}
 			if len(open[g]) > 0 {
 				off[g] = now
+			}
+			if s.ngaps > 0 && to != trace.GoNotExist {
+				stops[g] = stop{at: now, to: to, reason: st.Reason, where: innermost(ev.Stack())}
 			}
 			s.stopped(float64(now-first), to, ev.Stack())
 		}
@@ -245,14 +281,30 @@ func (s *summary) stopped(t float64, to trace.GoState, st trace.Stack) {
 	if s.stops[k] == nil {
 		s.stops[k] = map[string]int{}
 	}
-	name := "-"
+	s.stops[k][to.String()+" "+innermost(st)]++
+}
+
+// innermost is the innermost function of this module on a stack, "-" for
+// none.
+func innermost(st trace.Stack) string {
 	for f := range st.Frames() {
 		if strings.HasPrefix(f.Func, module) {
-			name = strings.TrimPrefix(f.Func, module)
-			break
+			return strings.TrimPrefix(f.Func, module)
 		}
 	}
-	s.stops[k][to.String()+" "+name]++
+	return "-"
+}
+
+// addGap keeps p if it is among the ngaps longest.
+func (s *summary) addGap(p gap) {
+	if len(s.gaps) == s.ngaps && p.ns <= s.gaps[len(s.gaps)-1].ns {
+		return
+	}
+	i := sort.Search(len(s.gaps), func(i int) bool { return s.gaps[i].ns < p.ns })
+	s.gaps = slices.Insert(s.gaps, i, p)
+	if len(s.gaps) > s.ngaps {
+		s.gaps = s.gaps[:s.ngaps]
+	}
 }
 
 // outermost is the function a stack started in, "" for none.
@@ -299,6 +351,7 @@ func (s *summary) write(w io.Writer) {
 		fmt.Fprintf(w, "  %9.2f ms  %5.1f %%  g%d %s\n", s.byG[g]/1e6, 100*s.byG[g]/s.span, g, name)
 	}
 	s.writeRegions(w)
+	s.writeGaps(w)
 	if s.bin <= 0 {
 		return
 	}
@@ -343,5 +396,24 @@ func (s *summary) writeRegions(w io.Writer) {
 		q := func(v []float64, p float64) float64 { return v[int(p*float64(len(v)-1))] / 1e3 }
 		fmt.Fprintf(w, "  %-32s %6d  p50 %9.2f  p99 %9.2f  max %9.2f  off p50 %8.2f max %9.2f  gc %d\n",
 			t, len(rs), q(ns, .5), q(ns, .99), q(ns, 1), q(offs, .5), q(offs, 1), gc)
+	}
+}
+
+// writeGaps lists the longest times off a core (-gaps).
+func (s *summary) writeGaps(w io.Writer) {
+	if s.ngaps == 0 {
+		return
+	}
+	fmt.Fprintf(w, "the %d longest times a goroutine was off a core: at (ms), µs, goroutine, left for, reason, where\n", len(s.gaps))
+	for _, p := range s.gaps {
+		name := s.names[p.g]
+		if name == "" {
+			name = "?"
+		}
+		reason := p.reason
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(w, "  %10.3f  %10.1f  g%d %s  %s  %s  %s\n", p.at/1e6, p.ns/1e3, p.g, name, p.to, reason, p.where)
 	}
 }

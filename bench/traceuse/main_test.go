@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	exptrace "golang.org/x/exp/trace"
 )
 
 // spin keeps a core busy for d.
@@ -39,7 +41,7 @@ func TestSummarise(t *testing.T) {
 	}
 	wg.Wait()
 	trace.Stop()
-	s, err := summarise(&buf, 5*time.Millisecond)
+	s, err := summarise(&buf, 5*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestRegions(t *testing.T) {
 	}
 	trace.WithRegion(ctx, "gc", runtime.GC)
 	trace.Stop()
-	s, err := summarise(&buf, 0)
+	s, err := summarise(&buf, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +101,36 @@ func TestRegions(t *testing.T) {
 	check("gc", 1, 0, 0, 1e9, true)
 	if !strings.Contains(out.String(), "regions (µs)") || !strings.Contains(out.String(), "sleep") {
 		t.Fatalf("no region table:\n%s", out.String())
+	}
+}
+
+// -gaps lists the longest times off a core, longest first, with the
+// state a goroutine left for: a goroutine that sleeps 3 ms five times
+// is off a core for at least 3 ms each time, waiting.
+func TestGaps(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		time.Sleep(3 * time.Millisecond)
+	}
+	trace.Stop()
+	s, err := summarise(&buf, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s.write(&out)
+	if len(s.gaps) != 3 {
+		t.Fatalf("%d gaps, want 3:\n%s", len(s.gaps), out.String())
+	}
+	for i, p := range s.gaps {
+		if p.ns < 3e6 || p.to != exptrace.GoWaiting || i > 0 && p.ns > s.gaps[i-1].ns {
+			t.Fatalf("gap %d %+v: want at least 3 ms waiting, longest first:\n%s", i, p, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "longest times a goroutine was off a core") {
+		t.Fatalf("no gaps listed:\n%s", out.String())
 	}
 }
