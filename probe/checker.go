@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -17,13 +18,37 @@ import (
 // enough to drop blocks can (then counted as unverified, never as passed).
 const checkerSlots = 256
 
+// checkerSpin is how long the check goroutine spins for the next block
+// before it parks, where the host has checkerSpinProcs cores or more (the
+// source, the consumer and the check each spinning on one): a check that
+// parks between blocks is woken by the consumer, the goroutine that times
+// the blocks, through a futex wake at every block. On an H100 host at one
+// 2048-sample chain block per 20 µs (the CPU chain checks one in ~4 µs on
+// the dev machine, so the check waits for every block), the host took
+// 180 000 context switches and 90 000 interrupts a second, 3.6 and 1.8 a
+// block (vmstat, 2026-12-08, docs/data/zc-soak-2026-12-08.txt). With
+// fewer cores a spinning check would take the consumer's.
+const (
+	checkerSpin      = 50 * time.Millisecond
+	checkerSpinProcs = 4
+)
+
+// checkerSpinFor is the check's spin with procs cores (GOMAXPROCS).
+func checkerSpinFor(procs int) time.Duration {
+	if procs >= checkerSpinProcs {
+		return checkerSpin
+	}
+	return 0
+}
+
 // checker runs the shadow check (verifier) on its own goroutine, fed
 // through an SPSC ring. The consumer thread that times the blocks then only
 // copies each block into the ring and goes straight back to waiting for the
 // next one: the check's FIR and record lookups no longer sit between two
 // Next calls, where after any stall they stretched the catch-up and with it
 // the latency tail. The check is still done on every block, in order; when
-// the ring is full, submit waits.
+// the ring is full, submit waits. Where cores allow, the check spins for
+// the next block rather than parking (checkerSpin).
 type checker struct {
 	ring      *pipeline.Ring
 	ch        int
@@ -48,6 +73,7 @@ func startChecker(cfg Config, ch int, ver *verifier, verdict func(seq uint64, vd
 	if err != nil {
 		return nil, fmt.Errorf("probe: check ring: %w", err)
 	}
+	ring.SetSpin(checkerSpinFor(runtime.GOMAXPROCS(0)))
 	c := &checker{ring: ring, ch: ch, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)

@@ -503,3 +503,16 @@ func TestSoakFailsOnUnverifiedBlocks(t *testing.T) {
 		})
 	}
 }
+
+// The check spins between blocks only where the source, the consumer and
+// the check can each have a core.
+func TestCheckerSpinFor(t *testing.T) {
+	for _, tc := range []struct {
+		procs int
+		want  time.Duration
+	}{{1, 0}, {2, 0}, {3, 0}, {4, checkerSpin}, {16, checkerSpin}} {
+		if got := checkerSpinFor(tc.procs); got != tc.want {
+			t.Errorf("%d procs: spin %v, want %v", tc.procs, got, tc.want)
+		}
+	}
+}
