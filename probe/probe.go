@@ -92,6 +92,14 @@ type Config struct {
 	// RetuneTaps is the other tap set; empty = Taps × -0.5.
 	RetuneTaps []float32
 
+	// OnStall, if set, is called once per path, on the consumer
+	// goroutine, at the first measured block that took StallOver or more
+	// from its timestamp (0: DefaultStallOver), or that came after
+	// dropped blocks: where a flight recorder's window is worth keeping
+	// (probe --trace-stall). It must return at once.
+	OnStall   func(seq uint64, latency time.Duration, dropped uint64)
+	StallOver time.Duration
+
 	onLatency func(interval int, ns int64) // tests: every measured soak latency
 	records   int                          // tests: the source's input records (0: recordSlots)
 }
@@ -345,10 +353,12 @@ func runPath(ctx context.Context, cfg Config, p Path) (Result, error) {
 	started, stop := make(chan struct{}), make(chan struct{})
 	var retunes sync.WaitGroup
 	measuring := false
+	stall := newStallWatch(cfg)
 	onBlock := func(o pipeline.Output, seen int64) {
 		if o.Seq >= uint64(cfg.Warmup) {
 			lat = append(lat, seen-o.Timestamp)
 		}
+		stall.seen(o.Seq, seen-o.Timestamp)
 		if rt != nil {
 			if !measuring && o.Seq >= uint64(cfg.Warmup) {
 				measuring = true

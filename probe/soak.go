@@ -130,6 +130,7 @@ type meter struct {
 	next   uint64 // the sequence number expected next
 	ctx    context.Context
 	chk    *checker
+	stall  *stallWatch // nil without Config.OnStall
 
 	// Owned by the check goroutine; an interval's entry is read by the
 	// summariser once chk has checked the blocks submitted before its end.
@@ -151,7 +152,7 @@ func newMeter(ctx context.Context, cfg Config, path string, src *source, ver *ve
 	m := &meter{cfg: cfg, path: path, src: src, tol: tol, res: res, warmup: uint64(cfg.Warmup), ctx: ctx,
 		pending: make([]acc, 0, 4), spare: make([]acc, 0, 4),
 		notify: make(chan struct{}, 1), free: make(chan *Histogram, 2),
-		checks: make([]checks, cfg.intervals())}
+		checks: make([]checks, cfg.intervals()), stall: newStallWatch(cfg)}
 	var err error
 	if m.overall, err = NewHistogram(HistBucket, HistRange); err != nil {
 		return nil, err
@@ -189,6 +190,7 @@ func (m *meter) checked(seq uint64, vd verdict, e float64) {
 
 // onBlock is the pipeline's OnBlock hook.
 func (m *meter) onBlock(o pipeline.Output, seen int64) {
+	m.stall.seen(o.Seq, seen-o.Timestamp)
 	if o.Seq < m.warmup {
 		m.chk.submit(m.ctx, o)
 		m.next = o.Seq + 1

@@ -10,7 +10,8 @@
 // A trace with regions (runtime/trace.StartRegion: a retune's steps in the
 // cuda backend) also gets each region's count, p50, p99 and max, and how
 // much of it its goroutine spent off a core, or overlapped a GC. With
-// -gaps N, it lists the N longest times a goroutine was off a core, each
+// -gaps N, it lists the N longest times a goroutine was off a core (the
+// runtime's own goroutines, idle most of the time, left out), each
 // with the state it left for (runnable: preempted or yielded, waiting for
 // a core; waiting: blocked), the reason the runtime gave, and where it
 // stopped: what a soak's stalls are, where the blocks over 100 µs come
@@ -220,7 +221,7 @@ func summarise(r io.Reader, bin time.Duration, ngaps int) (*summary, error) {
 				}
 				delete(off, g)
 			}
-			if p, ok := stops[g]; ok {
+			if p, ok := stops[g]; ok && !strings.HasPrefix(s.names[g], "runtime") {
 				s.addGap(gap{g: g, at: float64(p.at - first), ns: float64(now - p.at), to: p.to, reason: p.reason, where: p.where})
 				delete(stops, g)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
+	"time"
 )
 
 // profiles are the Go CPU profile and execution trace a run writes when
@@ -89,4 +90,75 @@ func (p *profiles) close() error {
 		}
 	}
 	return err
+}
+
+// stallTrace keeps the last stallTraceAge of a Go execution trace in
+// memory (runtime/trace's flight recorder) and writes it to a file at the
+// first stall the probe reports (probe.Config.OnStall), stallTraceAfter
+// later so that the window holds the stall's end too: a soak's rare
+// millisecond stalls, which a whole-run --trace is far too large to keep
+// (3 s of a chain soak at 50 000 blocks a second took over 16 MiB).
+type stallTrace struct {
+	fr    *trace.FlightRecorder
+	f     *os.File
+	once  bool
+	done  chan error // the write's outcome, once started
+	wrote string     // what was written, for the report
+}
+
+const (
+	stallTraceAge   = 2 * time.Second
+	stallTraceBytes = 12 << 20 // under the 16 MiB a device call returns per file
+	stallTraceAfter = 100 * time.Millisecond
+)
+
+// startStallTrace creates path (refused if it exists, unless overwrite)
+// and starts the flight recorder.
+func startStallTrace(path string, overwrite bool) (*stallTrace, error) {
+	f, err := createOutput("--trace-stall", path, overwrite)
+	if err != nil {
+		return nil, err
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: stallTraceAge, MaxBytes: stallTraceBytes})
+	if err := fr.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("--trace-stall: %w", err), f.Close())
+	}
+	return &stallTrace{fr: fr, f: f, done: make(chan error, 1)}, nil
+}
+
+// stalled is probe.Config.OnStall: the first call starts the write,
+// stallTraceAfter later, on a goroutine of its own; later ones are
+// ignored. It returns at once (it runs on the probe's consumer).
+func (s *stallTrace) stalled(seq uint64, latency time.Duration, dropped uint64) {
+	if s.once {
+		return
+	}
+	s.once = true
+	s.wrote = fmt.Sprintf("block %d: %v from its timestamp, %d blocks dropped before it", seq, latency.Round(time.Microsecond), dropped)
+	go func() {
+		time.Sleep(stallTraceAfter)
+		_, err := s.fr.WriteTo(s.f)
+		s.done <- err
+	}()
+}
+
+// stop waits for a write under way, stops the recorder and closes the
+// file; it says what the file holds, or that no stall came.
+func (s *stallTrace) stop() (string, error) {
+	var err error
+	if s.once {
+		err = <-s.done
+	}
+	s.fr.Stop()
+	if e := s.f.Close(); e != nil {
+		err = errors.Join(err, fmt.Errorf("close %s: %w", s.f.Name(), e))
+	}
+	if err != nil {
+		return "", fmt.Errorf("--trace-stall: %w", err)
+	}
+	if !s.once {
+		return fmt.Sprintf("trace-stall: no stall, %s is empty", s.f.Name()), nil
+	}
+	return fmt.Sprintf("trace-stall: %s holds the %v before and %v after %s (go run ./bench/traceuse -gaps 20 %s)",
+		s.f.Name(), stallTraceAge, stallTraceAfter, s.wrote, s.f.Name()), nil
 }

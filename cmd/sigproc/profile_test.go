@@ -100,3 +100,35 @@ func TestProbeProfiles(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeTraceStall: --trace-stall writes the flight recorder's window
+// at the first stall (every block is one over 1 ns), says so, and leaves
+// the file empty when no block stalls; an existing file is refused.
+func TestProbeTraceStall(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "stall.trace")
+	probe := []string{"probe", "--paths", "cpu", "--blocks", "300", "--warmup", "20", "--period", "200us", "--log-level", "warn", "--trace-stall", tr}
+	stdout, stderr, err := execute(t, nil, nil, append(probe, "--stall-over", "1ns")...)
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "trace-stall: "+tr+" holds") {
+		t.Errorf("stdout does not say what the trace holds:\n%s", stdout)
+	}
+	if b, err := os.ReadFile(tr); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("%s: %v, %d bytes", tr, err, len(b))
+	}
+	if _, _, err := execute(t, nil, nil, probe...); err == nil || !strings.Contains(err.Error(), "--trace-stall "+tr+": the file exists") {
+		t.Errorf("an existing file: err = %v", err)
+	}
+	stdout, stderr, err = execute(t, nil, nil, append(probe, "--stall-over", "1h", "--overwrite")...)
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	if b, _ := os.ReadFile(tr); len(b) != 0 || !strings.Contains(stdout, "no stall") {
+		t.Errorf("no stall: %d bytes written, stdout:\n%s", len(b), stdout)
+	}
+	if _, _, err := execute(t, nil, nil, append(probe, "--stall-over", "0", "--overwrite")...); err == nil || !strings.Contains(err.Error(), "--stall-over") {
+		t.Errorf("--stall-over 0: err = %v", err)
+	}
+}
