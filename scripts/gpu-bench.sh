@@ -40,8 +40,9 @@
 #   soakchain   (not by default) issue 31's soak: the chain of zcchain for
 #               GPU_BENCH_SOAK (default 5m) of wall clock, a line a minute
 #               (`probe --duration`); about 5 min 20 s, so alone in a call;
-#               the 2 s of Go execution trace before its first stall (a block
-#               over 1 ms or a drop) in stall.trace (`probe --trace-stall`:
+#               with GPU_BENCH_STALL_TRACE=1, the 2 s of Go execution trace
+#               before its first stall (a block over 1 ms or a drop) in
+#               stall.trace (`probe --trace-stall`; read it with
 #               go run ./bench/traceuse -gaps 20 stall.trace)
 #   soakfloor   (not by default) the minimal kernel's soak to set beside it:
 #               .device/floor.cu's fir-ll row alone (its ping-pong row skipped,
@@ -202,7 +203,7 @@ for phase in $PHASES; do
     elif [[ $soak =~ ^([0-9]+)s$ ]]; then secs=$((10#${BASH_REMATCH[1]}))
     else say "$phase: GPU_BENCH_SOAK=$soak: want whole seconds or minutes (30s, 5m)"; continue; fi
     if [ "$phase" = soakchain ]; then
-      timeout "$(cap $((secs + 100)))" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "${secs}s" --interval "$((secs < 60 ? secs : 60))s" --json "$P/chain-soak.json" --trace-stall "$P/stall.trace" --overwrite > "$P/chain-soak.txt" 2>&1
+      timeout "$(cap $((secs + 100)))" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "${secs}s" --interval "$((secs < 60 ? secs : 60))s" --json "$P/chain-soak.json" ${GPU_BENCH_STALL_TRACE:+--trace-stall "$P/stall.trace" --overwrite} > "$P/chain-soak.txt" 2>&1
       say "chain soak ${secs}s (rc $?): $(grep -E '^soak zero-copy|^trace-stall' "$P/chain-soak.txt" | tr -s ' ' | tr '\n' ' ')"
     elif ! python3 bench/floorsoak.py .device/floor.cu "$W/floorsoak.cu" > "$P/patch.txt" 2>&1; then
       say "soakfloor: $(tail -1 "$P/patch.txt")"
