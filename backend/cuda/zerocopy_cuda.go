@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -27,11 +26,6 @@ import (
 // firs it retunes.
 type zeroCopy struct {
 	b *backend // the run's configuration, context, stream, device taps and allocations
-
-	// unlocked: the consumer's OS thread was unlocked for the stream
-	// (SIGPROC_ZC_UNLOCK=1, an A/B of the Go scheduler's 10 ms preemption
-	// of a locked spinning goroutine); close locks it again.
-	unlocked bool
 
 	l        pipeline.Layout
 	ring     *pipeline.Ring
@@ -409,10 +403,6 @@ func (z *zeroCopy) logBreakdown() {
 // next waits for the next block from the producer (its publish hook has
 // written the tagged input words) and spins on its output tags.
 func (z *zeroCopy) next(ctx context.Context) (pipeline.Output, error) {
-	if z.returned == 0 && !z.unlocked && os.Getenv("SIGPROC_ZC_UNLOCK") == "1" {
-		runtime.UnlockOSThread()
-		z.unlocked = true
-	}
 	blk, err := z.ring.Next(ctx)
 	if err != nil {
 		return pipeline.Output{}, err
@@ -493,13 +483,6 @@ func (z *zeroCopy) next(ctx context.Context) (pipeline.Output, error) {
 // by the watchdog; keep reports a kernel that did not stop, which still
 // reads the mapped rings.
 func (z *zeroCopy) close() (keep bool, err error) {
-	if z.unlocked {
-		runtime.LockOSThread()
-		z.unlocked = false
-		if err := z.b.ctx.MakeCurrent(); err != nil {
-			return true, fmt.Errorf("gpu: make the context current again: %w", err)
-		}
-	}
 	z.logBreakdown()
 	z.zr.stop()
 	if !z.launched {
