@@ -1,6 +1,9 @@
 package pipeline
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Default ring sizing (issue 29, docs/THROUGHPUT.md "Feeding the CPU"). A
 // file or other unpaced source needs only enough slots for the producer
@@ -56,7 +59,9 @@ type RingSource struct {
 	// MinSlots is a backend's floor, applied before the Frames cap.
 	MinSlots int
 	// MaxSlots, when > 0, is a backend's ceiling on a live source's
-	// slack, applied before MinSlots: a backend whose source writes each
+	// slack, applied before MinSlots; it never takes the ring below
+	// LiveSlots, and one not a power of two counts as the power of two
+	// below it. A backend whose source writes each
 	// block into a slot the device reads in place (the CUDA zero-copy
 	// transport) finds a slot that has left the cache too slow to write
 	// within a short block's period.
@@ -90,7 +95,7 @@ func DefaultSlots(blockSize, values int, src RingSource) int {
 			}
 		}
 		if src.MaxSlots > 0 {
-			slots = min(slots, int64(src.MaxSlots))
+			slots = min(slots, max(LiveSlots, int64(1)<<(bits.Len(uint(src.MaxSlots))-1)))
 		}
 	} else {
 		budget := int64(RingBudgetBytes)

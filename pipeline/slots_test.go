@@ -50,6 +50,8 @@ func TestDefaultSlots(t *testing.T) {
 		{"live, backend ceiling above the slack", 4800, 2, RingSource{Live: true, Rate: 48000, MaxSlots: 1024}, 64},
 		{"live, backend floor over its ceiling", 256, 2, RingSource{Live: true, Rate: 1e9, MinSlots: 128, MaxSlots: 64}, 128},
 		{"unpaced ignores the ceiling", 256, 1, RingSource{MaxSlots: 64}, 1024},
+		{"live, ceiling not a power of two", 256, 2, RingSource{Live: true, Rate: 1e9, MaxSlots: 1000}, 512},
+		{"live, ceiling below today's slack", 256, 2, RingSource{Live: true, Rate: 1e9, MaxSlots: 3}, LiveSlots},
 	} {
 		got := DefaultSlots(tt.block, tt.values, tt.src)
 		if got != tt.want {

@@ -19,8 +19,9 @@ import (
 const checkerSlots = 256
 
 // checkerSpin is how long the check goroutine spins for the next block
-// before it parks, where the host has checkerSpinProcs cores or more (the
-// source, the consumer and the check each spinning on one): a check that
+// before it parks, where GOMAXPROCS is checkerSpinProcs or more (the
+// source, the consumer and the check each spinning on a core of their
+// own, one left for the rest; --retune-spin takes that one): a check that
 // parks between blocks is woken by the consumer, the goroutine that times
 // the blocks, through a futex wake at every block. On an H100 host at one
 // 2048-sample chain block per 20 µs (the CPU chain checks one in ~4 µs on

@@ -35,9 +35,9 @@ func (w *stallWatch) seen(seq uint64, ns int64) {
 	if w == nil || w.fired {
 		return
 	}
-	var dropped uint64
-	if seq > w.next {
-		dropped = seq - w.next
+	var dropped uint64 // measured blocks only, as the soak counts its gaps
+	if from := max(w.next, w.warmup); seq > from {
+		dropped = seq - from
 	}
 	w.next = seq + 1
 	if seq < w.warmup || (ns < w.over && dropped == 0) {

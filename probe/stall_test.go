@@ -27,7 +27,8 @@ func TestStallWatch(t *testing.T) {
 		{"slow block", []blk{{0, 10}, {1, 10}, {2, 10}, {3, 2e6}, {4, 3e6}}, []fire{{3, 0}}},
 		{"a gap", []blk{{0, 10}, {1, 10}, {2, 10}, {3, 10}, {7, 10}, {8, 5e6}}, []fire{{7, 3}}},
 		{"warmup gap and stall ignored", []blk{{0, 10}, {1, 9e6}, {2, 10}, {3, 10}}, nil},
-		{"first measured block after a gap in the warmup", []blk{{0, 10}, {4, 10}}, []fire{{4, 3}}},
+		{"a gap from the warmup into the measured blocks", []blk{{0, 10}, {4, 10}}, []fire{{4, 2}}},
+		{"a gap that ends at the first measured block", []blk{{0, 10}, {2, 10}, {3, 10}}, nil},
 	} {
 		var got []fire
 		w := newStallWatch(Config{Warmup: 2, StallOver: time.Millisecond, OnStall: func(seq uint64, _ time.Duration, dropped uint64) {

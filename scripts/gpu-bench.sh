@@ -203,7 +203,9 @@ for phase in $PHASES; do
     elif [[ $soak =~ ^([0-9]+)s$ ]]; then secs=$((10#${BASH_REMATCH[1]}))
     else say "$phase: GPU_BENCH_SOAK=$soak: want whole seconds or minutes (30s, 5m)"; continue; fi
     if [ "$phase" = soakchain ]; then
-      timeout "$(cap $((secs + 100)))" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "${secs}s" --interval "$((secs < 60 ? secs : 60))s" --json "$P/chain-soak.json" ${GPU_BENCH_STALL_TRACE:+--trace-stall "$P/stall.trace" --overwrite} > "$P/chain-soak.txt" 2>&1
+      stalltrace=()
+      [ "${GPU_BENCH_STALL_TRACE:-0}" = 1 ] && stalltrace=(--trace-stall "$P/stall.trace" --overwrite)
+      timeout "$(cap $((secs + 100)))" $B probe -c configs/probe-chain.yaml --complex --paths zero-copy --duration "${secs}s" --interval "$((secs < 60 ? secs : 60))s" --json "$P/chain-soak.json" "${stalltrace[@]}" > "$P/chain-soak.txt" 2>&1
       say "chain soak ${secs}s (rc $?): $(grep -E '^soak zero-copy|^trace-stall' "$P/chain-soak.txt" | tr -s ' ' | tr '\n' ' ')"
     elif ! python3 bench/floorsoak.py .device/floor.cu "$W/floorsoak.cu" > "$P/patch.txt" 2>&1; then
       say "soakfloor: $(tail -1 "$P/patch.txt")"

@@ -11,7 +11,8 @@
 // cuda backend) also gets each region's count, p50, p99 and max, and how
 // much of it its goroutine spent off a core, or overlapped a GC. With
 // -gaps N, it lists the N longest times a goroutine was off a core (the
-// runtime's own goroutines, idle most of the time, left out), each
+// runtime's own goroutines and probe's stall-trace writer, idle by
+// design, left out), each
 // with the state it left for (runnable: preempted or yielded, waiting for
 // a core; waiting: blocked), the reason the runtime gave, and where it
 // stopped: what a soak's stalls are, where the blocks over 100 µs come
@@ -221,7 +222,7 @@ func summarise(r io.Reader, bin time.Duration, ngaps int) (*summary, error) {
 				}
 				delete(off, g)
 			}
-			if p, ok := stops[g]; ok && !strings.HasPrefix(s.names[g], "runtime") {
+			if p, ok := stops[g]; ok && !idle(s.names[g]) {
 				s.addGap(gap{g: g, at: float64(p.at - first), ns: float64(now - p.at), to: p.to, reason: p.reason, where: p.where})
 				delete(stops, g)
 			}
@@ -294,6 +295,13 @@ func innermost(st trace.Stack) string {
 		}
 	}
 	return "-"
+}
+
+// idle says whether a goroutine named name is off a core by design, so
+// that its gaps say nothing of a stall: the runtime's own, and the
+// goroutine that waits to write sigproc probe's stall trace.
+func idle(name string) bool {
+	return strings.HasPrefix(name, "runtime") || strings.Contains(name, "stallTrace")
 }
 
 // addGap keeps p if it is among the ngaps longest.

@@ -184,7 +184,8 @@ __device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 64
 // before its consumer has synced once, which would complete the barrier without the
 // consumer: the hazard of named barriers with more than one block in flight, which the
 // product's kernel allows. Barrier 5 runs the other way: warp 0 arrives once it has read
-// a buffer, warp 3 syncs before it writes the next block's history there.
+// a buffer, warp 3 syncs before it writes the next block's history there (the one reuse
+// racecheck reported); a port to a host that runs ahead needs the same on barriers 1-3.
 template <bool REG, bool NBAR>
 __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, volatile const unsigned* stop) {
   __shared__ float xb[2][H + B];
@@ -210,9 +211,11 @@ __global__ void k_warp(const unsigned* in, unsigned* out, const float* taps, vol
     }
     const int q = H + 2 * t;
     // Back-pressure: nx was last read by warp 0's compute of block seq-1,
-    // which it announces on barrier 5 (not needed for the first block).
-    // With it the order no longer runs through the host alone (racecheck's
-    // two hazards), and a host that publishes blocks ahead stays correct.
+    // which it announces on barrier 5 (not needed for the first block), so
+    // this reuse is ordered by a barrier racecheck sees (its two hazards)
+    // rather than through the host. The other hand-offs (barriers 1-3, the
+    // buffers warps 0-2 refill, the one input slot) still rely on the host
+    // publishing block seq+1 only after every output of block seq.
     if (NBAR && w == 3 && seq > 1) bar_sync(5);
     x[q] = __uint_as_float(a);
     x[q + 1] = __uint_as_float(c);

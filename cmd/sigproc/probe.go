@@ -168,7 +168,7 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
 	fl.BoolVar(&f.retuneSpin, "retune-spin", false, "with --retune-every: wait for each retune by spinning, not sleeping, so the Retune call runs on a core that is awake (an A/B of the call's own time)")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the probe to `FILE`, to read with go tool pprof (refused if it exists, unless --overwrite)")
 	fl.StringVar(&f.trace, "trace", "", "write a Go execution trace of the probe to `FILE`: each goroutine's runs and waits, and a retune's steps as regions (summarised by go run ./bench/traceuse FILE; refused if it exists, unless --overwrite)")
-	fl.StringVar(&f.traceStall, "trace-stall", "", "keep the last 2 s of a Go execution trace in memory and write it to `FILE` at the first block over --stall-over or after dropped blocks (0.1 s after it): what the process did in a soak's rare stall (go run ./bench/traceuse -gaps 20 FILE; refused if it exists, unless --overwrite)")
+	fl.StringVar(&f.traceStall, "trace-stall", "", "keep up to the last 2 s of a Go execution trace in memory and write it to `FILE` at the first block over --stall-over or after dropped blocks (0.1 s after it): what the process did in a soak's rare stall (go run ./bench/traceuse -gaps 20 FILE; refused if it exists, unless --overwrite)")
 	fl.DurationVar(&f.stallOver, "stall-over", probe.DefaultStallOver, "with --trace-stall: the latency that counts as a stall")
 	fl.DurationVar(&f.retune, "retune-every", 0, "retune this often while measuring (e.g. 10ms): a filter between its taps and a second set, a chain's first shift between its frequency and the opposite (else its first fir's taps); every block is still checked, and the result gives the time from each retune to its first block")
 	return cmd
@@ -284,20 +284,6 @@ func runProbe(cmd *cobra.Command, f probeFlags) (err error) {
 		defer func() { err = errors.Join(err, p.stop()) }()
 	}
 
-	var stalls *stallTrace
-	if f.traceStall != "" {
-		if stalls, err = startStallTrace(f.traceStall, f.overwrite); err != nil {
-			return err
-		}
-		defer func() {
-			what, e := stalls.stop()
-			if what != "" {
-				fmt.Fprintln(cmd.OutOrStdout(), what)
-			}
-			err = errors.Join(err, e)
-		}()
-	}
-
 	type point struct{ block, taps int }
 	points := []point{{block, 0}}
 	if f.sweep {
@@ -315,6 +301,20 @@ func runProbe(cmd *cobra.Command, f probeFlags) (err error) {
 				points = append(points, point{b, t})
 			}
 		}
+	}
+
+	var stalls *stallTrace
+	if f.traceStall != "" {
+		if stalls, err = startStallTrace(f.traceStall, f.overwrite); err != nil {
+			return err
+		}
+		defer func() {
+			what, e := stalls.stop()
+			if what != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), what)
+			}
+			err = errors.Join(err, e)
+		}()
 	}
 
 	var all []probe.Result

@@ -93,7 +93,7 @@ func (p *profiles) close() error {
 }
 
 // stallTrace keeps the last stallTraceAge of a Go execution trace in
-// memory (runtime/trace's flight recorder) and writes it to a file at the
+// memory (less where stallTraceBytes does not hold that much) (runtime/trace's flight recorder) and writes it to a file at the
 // first stall the probe reports (probe.Config.OnStall), stallTraceAfter
 // later so that the window holds the stall's end too: a soak's rare
 // millisecond stalls, which a whole-run --trace is far too large to keep
@@ -107,8 +107,10 @@ type stallTrace struct {
 }
 
 const (
-	stallTraceAge   = 2 * time.Second
-	stallTraceBytes = 12 << 20 // under the 16 MiB a device call returns per file
+	stallTraceAge = 2 * time.Second
+	// A hint the recorder may exceed by a generation of trace: well under
+	// the 16 MiB a device call returns per file.
+	stallTraceBytes = 8 << 20
 	stallTraceAfter = 100 * time.Millisecond
 )
 
@@ -159,6 +161,6 @@ func (s *stallTrace) stop() (string, error) {
 	if !s.once {
 		return fmt.Sprintf("trace-stall: no stall, %s is empty", s.f.Name()), nil
 	}
-	return fmt.Sprintf("trace-stall: %s holds the %v before and %v after %s (go run ./bench/traceuse -gaps 20 %s)",
+	return fmt.Sprintf("trace-stall: %s holds up to %v before and %v after %s (go run ./bench/traceuse -gaps 20 %s)",
 		s.f.Name(), stallTraceAge, stallTraceAfter, s.wrote, s.f.Name()), nil
 }
