@@ -133,7 +133,11 @@ of an H100 host), so blocks drop: check 1 in N there. --json holds every interva
   sigproc-cuda probe -c configs/probe-chain.yaml --complex --paths zero-copy --retune-every 10ms --blocks 20000
 
   # Soak: 10 minutes of the paced zero-copy path, a report line per minute
-  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json`,
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --interval 1m --json soak.json
+
+  # The same, keeping a Go execution trace of the first block over 1 ms (or drop), then reading it
+  sigproc-cuda probe -c configs/probe.yaml --paths zero-copy --duration 10m --trace-stall stall.trace
+  go run ./bench/traceuse -gaps 20 stall.trace`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runProbe(cmd, f) },
 	}
