@@ -1,9 +1,6 @@
 package pipeline
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // Default ring sizing (issue 29, docs/THROUGHPUT.md "Feeding the CPU"). A
 // file or other unpaced source needs only enough slots for the producer
@@ -90,12 +87,10 @@ func DefaultSlots(blockSize, values int, src RingSource) int {
 		slots = LiveSlots
 		if src.Rate > 0 && !math.IsInf(src.Rate, 0) {
 			want := math.Ceil(LiveSlackSeconds * src.Rate / float64(blockSize))
-			for slots < maxSlots && float64(slots) < want && 2*slots*slotBytes <= LiveMaxBytes {
+			for slots < maxSlots && float64(slots) < want && 2*slots*slotBytes <= LiveMaxBytes &&
+				(src.MaxSlots <= 0 || 2*slots <= int64(src.MaxSlots)) {
 				slots *= 2
 			}
-		}
-		if src.MaxSlots > 0 {
-			slots = min(slots, max(LiveSlots, int64(1)<<(bits.Len(uint(src.MaxSlots))-1)))
 		}
 	} else {
 		budget := int64(RingBudgetBytes)

@@ -71,10 +71,7 @@ func CheckRetune(c Chain, i int, s Stage) (Stage, error) {
 		// makes no channels cannot change the frames: its own check is the
 		// chain's. (A retune's time counts: on an H100 host the check took
 		// a third of a zero-copy chain's retune call.)
-		rate := c.SampleRate
-		for _, st := range c.Stages[:i] {
-			rate = st.Rate(rate)
-		}
+		rate := Chain{SampleRate: c.SampleRate, Stages: c.Stages[:i]}.OutRate()
 		if err := s.Def().Check(s, rate); err != nil {
 			err.Index = i
 			return s, err
